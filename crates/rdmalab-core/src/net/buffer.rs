@@ -1,0 +1,295 @@
+//! A switch's shared packet buffer: admission, PFC decisions and ECN marking.
+//!
+//! Lossless mode follows the Broadcom-style model of the ns-3 HPCC simulator
+//! (`switch-mmu.cc`): each (ingress port, class) has a small reserve, then
+//! draws on the shared pool up to a dynamic threshold
+//! `α · (buffer − headroom − reserve − shared in use)`, then on its port's
+//! headroom. Using headroom or crossing the threshold sends PAUSE upstream;
+//! RESUME follows once headroom is empty and shared use is `resume_offset`
+//! below the threshold. A packet is dropped only when headroom is exhausted.
+//!
+//! Lossy mode (PFC off) admits a packet unless the buffer is full or its
+//! egress queue exceeds the Choudhury–Hahne dynamic threshold
+//! `α_egress · (buffer − in use)`; a refused packet is dropped and counted.
+
+use crate::packet::{TrafficClass, NUM_CLASSES};
+use crate::rng::RngStream;
+use crate::time::Rate;
+
+/// RED-style ECN marking on dequeue, per egress queue (the DCQCN switch rule).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct EcnConfig {
+    /// Below this many queued bytes, never mark.
+    pub kmin_bytes: u64,
+    /// Above this many queued bytes, always mark.
+    pub kmax_bytes: u64,
+    /// Marking probability at `kmax_bytes`, rising linearly from 0 at `kmin_bytes`.
+    pub pmax: f64,
+}
+
+impl EcnConfig {
+    /// Defaults scaled by link rate as in the ns-3 HPCC simulator's `run.py`
+    /// (Kmin 100 KB and Kmax 400 KB per 25 Gb/s, Pmax 0.2; "from Alibaba production").
+    pub fn scaled_for(rate: Rate) -> Self {
+        let per_25g = rate.bps() as f64 / 25e9;
+        EcnConfig {
+            kmin_bytes: (100_000.0 * per_25g) as u64,
+            kmax_bytes: (400_000.0 * per_25g) as u64,
+            pmax: 0.2,
+        }
+    }
+
+    #[inline]
+    pub fn should_mark(&self, queued_bytes: u64, rng: &mut RngStream) -> bool {
+        if queued_bytes > self.kmax_bytes {
+            true
+        } else if queued_bytes > self.kmin_bytes {
+            let span = (self.kmax_bytes - self.kmin_bytes).max(1) as f64;
+            rng.chance(self.pmax * (queued_bytes - self.kmin_bytes) as f64 / span)
+        } else {
+            false
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct BufferConfig {
+    pub size_bytes: u64,
+    pub pfc_enabled: bool,
+    /// Dynamic PFC threshold factor α (ns-3 HPCC: 1/8 at the NIC rate, ×2 per doubling of port rate).
+    pub pfc_alpha: f64,
+    /// Per (ingress port, class) reserve, bytes (ns-3 HPCC: 4 KB).
+    pub reserve_bytes: u64,
+    /// RESUME once shared use is this far below the threshold (ns-3 HPCC: 3 KB).
+    pub resume_offset_bytes: u64,
+    /// Per-port headroom in bytes; `None` = 3 × rate × delay of the port's link (ns-3 HPCC).
+    pub headroom_bytes: Option<u64>,
+    /// Lossy mode: egress dynamic-threshold factor.
+    pub egress_alpha: f64,
+    /// Scale PFC α with port rate over this reference rate (ns-3 uses the first host's NIC rate).
+    pub pfc_alpha_reference_rate: Option<Rate>,
+}
+
+/// Outcome of offering a packet to the buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Admission {
+    Admitted,
+    Dropped,
+}
+
+/// Buffer state of one switch. Ports are the switch's local port indices.
+pub struct SharedBuffer {
+    pub cfg: BufferConfig,
+    headroom: Vec<u64>,
+    alpha: Vec<f64>,
+    ingress: Vec<[u64; NUM_CLASSES]>,
+    hdrm_used: Vec<[u64; NUM_CLASSES]>,
+    egress: Vec<[u64; NUM_CLASSES]>,
+    /// Whether we have paused the upstream of (port, class).
+    pub paused_upstream: Vec<[bool; NUM_CLASSES]>,
+    shared_used: u64,
+    total_used: u64,
+    total_headroom: u64,
+    total_reserve: u64,
+}
+
+impl SharedBuffer {
+    /// `ports`: (rate, one-way delay in ps) of each local port's link.
+    pub fn new(cfg: BufferConfig, ports: &[(Rate, u64)]) -> Self {
+        let n = ports.len();
+        let headroom: Vec<u64> = ports
+            .iter()
+            .map(|&(rate, delay_ps)| {
+                cfg.headroom_bytes.unwrap_or_else(|| {
+                    // 3 × bandwidth-delay product of the link.
+                    (3 * rate.bytes_in(crate::time::Duration(delay_ps))).max(1)
+                })
+            })
+            .collect();
+        let alpha: Vec<f64> = ports
+            .iter()
+            .map(|&(rate, _)| match cfg.pfc_alpha_reference_rate {
+                Some(nic) if rate > nic => {
+                    let doublings = (rate.bps() as f64 / nic.bps() as f64).log2().floor() as i32;
+                    cfg.pfc_alpha * 2f64.powi(doublings)
+                }
+                _ => cfg.pfc_alpha,
+            })
+            .collect();
+        let total_headroom = if cfg.pfc_enabled { headroom.iter().sum() } else { 0 };
+        let total_reserve = if cfg.pfc_enabled { cfg.reserve_bytes * (n * (NUM_CLASSES - 1)) as u64 } else { 0 };
+        SharedBuffer {
+            headroom,
+            alpha,
+            ingress: vec![[0; NUM_CLASSES]; n],
+            hdrm_used: vec![[0; NUM_CLASSES]; n],
+            egress: vec![[0; NUM_CLASSES]; n],
+            paused_upstream: vec![[false; NUM_CLASSES]; n],
+            shared_used: 0,
+            total_used: 0,
+            total_headroom,
+            total_reserve,
+            cfg,
+        }
+    }
+
+    #[inline]
+    fn pfc_threshold(&self, port: usize) -> u64 {
+        let free = self
+            .cfg
+            .size_bytes
+            .saturating_sub(self.total_headroom + self.total_reserve + self.shared_used);
+        (free as f64 * self.alpha[port]) as u64
+    }
+
+    /// Offer a packet arriving on `in_port` for `out_port`, class `c`. On success the
+    /// bytes are accounted until [`SharedBuffer::release`].
+    #[inline]
+    pub fn admit(&mut self, in_port: usize, out_port: usize, c: TrafficClass, bytes: u64) -> Admission {
+        let c = c as usize;
+        if self.cfg.pfc_enabled {
+            let reserve = self.cfg.reserve_bytes;
+            let new_ingress = self.ingress[in_port][c] + bytes;
+            if new_ingress > reserve {
+                let thresh = self.pfc_threshold(in_port);
+                let over_threshold = new_ingress - reserve > thresh;
+                if over_threshold {
+                    if self.hdrm_used[in_port][c] + bytes > self.headroom[in_port] {
+                        return Admission::Dropped;
+                    }
+                    self.hdrm_used[in_port][c] += bytes;
+                } else {
+                    self.shared_used += bytes.min(new_ingress - reserve);
+                }
+            }
+            self.ingress[in_port][c] = new_ingress;
+        } else {
+            let free = self.cfg.size_bytes.saturating_sub(self.total_used);
+            let limit = (free as f64 * self.cfg.egress_alpha) as u64;
+            if self.total_used + bytes > self.cfg.size_bytes || self.egress[out_port][c] + bytes > limit {
+                return Admission::Dropped;
+            }
+            self.ingress[in_port][c] += bytes;
+        }
+        self.egress[out_port][c] += bytes;
+        self.total_used += bytes;
+        Admission::Admitted
+    }
+
+    /// Free the bytes of a packet leaving through `out_port` that came in on `in_port`.
+    #[inline]
+    pub fn release(&mut self, in_port: usize, out_port: usize, c: TrafficClass, bytes: u64) {
+        let c = c as usize;
+        if self.cfg.pfc_enabled {
+            let from_hdrm = self.hdrm_used[in_port][c].min(bytes);
+            let over_reserve = self.ingress[in_port][c].saturating_sub(self.cfg.reserve_bytes);
+            let from_shared = (bytes - from_hdrm).min(over_reserve);
+            self.hdrm_used[in_port][c] -= from_hdrm;
+            self.shared_used -= from_shared;
+        }
+        self.ingress[in_port][c] -= bytes;
+        self.egress[out_port][c] -= bytes;
+        self.total_used -= bytes;
+    }
+
+    /// Should (port, class) send PAUSE now? (It is in headroom or at the threshold.)
+    #[inline]
+    pub fn should_pause(&self, port: usize, c: TrafficClass) -> bool {
+        let c = c as usize;
+        if !self.cfg.pfc_enabled || self.paused_upstream[port][c] {
+            return false;
+        }
+        let shared = self.ingress[port][c].saturating_sub(self.cfg.reserve_bytes);
+        self.hdrm_used[port][c] > 0 || shared >= self.pfc_threshold(port)
+    }
+
+    /// Should a paused (port, class) send RESUME now?
+    #[inline]
+    pub fn should_resume(&self, port: usize, c: TrafficClass) -> bool {
+        let c = c as usize;
+        if !self.paused_upstream[port][c] {
+            return false;
+        }
+        let shared = self.ingress[port][c].saturating_sub(self.cfg.reserve_bytes);
+        self.hdrm_used[port][c] == 0
+            && (shared == 0 || shared + self.cfg.resume_offset_bytes <= self.pfc_threshold(port))
+    }
+
+    pub fn egress_bytes(&self, port: usize, c: TrafficClass) -> u64 {
+        self.egress[port][c as usize]
+    }
+
+    pub fn used_bytes(&self) -> u64 {
+        self.total_used
+    }
+
+    pub fn headroom_of(&self, port: usize) -> u64 {
+        self.headroom[port]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(pfc: bool) -> BufferConfig {
+        BufferConfig {
+            size_bytes: 1_000_000,
+            pfc_enabled: pfc,
+            pfc_alpha: 0.125,
+            reserve_bytes: 4_000,
+            resume_offset_bytes: 3_000,
+            headroom_bytes: Some(40_000),
+            egress_alpha: 1.0,
+            pfc_alpha_reference_rate: None,
+        }
+    }
+
+    #[test]
+    fn lossless_pauses_before_dropping_and_resumes_when_drained() {
+        let mut b = SharedBuffer::new(cfg(true), &[(Rate::gbps(100), 1_000_000); 3]);
+        let mut admitted = 0;
+        while !b.should_pause(0, 3) {
+            assert_eq!(b.admit(0, 2, 3, 1000), Admission::Admitted);
+            admitted += 1;
+        }
+        assert!(admitted > 4, "reserve and shared pool are used before pausing");
+        b.paused_upstream[0][3] = true;
+        // Headroom (40 KB) absorbs what is still in flight, then the port drops.
+        let mut after_pause = 0;
+        while b.admit(0, 2, 3, 1000) == Admission::Admitted {
+            after_pause += 1;
+            assert!(after_pause < 100, "headroom must run out");
+        }
+        assert!((38..=45).contains(&after_pause), "{after_pause}");
+        admitted += after_pause;
+        assert!(!b.should_resume(0, 3));
+        for _ in 0..admitted {
+            b.release(0, 2, 3, 1000);
+        }
+        assert!(b.should_resume(0, 3));
+        assert_eq!(b.used_bytes(), 0);
+    }
+
+    #[test]
+    fn lossy_mode_drops_at_the_egress_threshold() {
+        let mut b = SharedBuffer::new(cfg(false), &[(Rate::gbps(100), 1_000_000); 2]);
+        let mut n = 0;
+        while b.admit(0, 1, 3, 1000) == Admission::Admitted {
+            n += 1;
+        }
+        // α = 1: a single queue may use half the buffer.
+        assert!((490..=510).contains(&n), "{n}");
+        assert!(!b.should_pause(0, 3));
+    }
+
+    #[test]
+    fn red_marks_linearly_between_kmin_and_kmax() {
+        let e = EcnConfig { kmin_bytes: 100, kmax_bytes: 200, pmax: 0.5 };
+        let mut rng = RngStream::new(1, "t");
+        assert!(!e.should_mark(100, &mut rng));
+        assert!(e.should_mark(201, &mut rng));
+        let marks = (0..100_000).filter(|_| e.should_mark(150, &mut rng)).count();
+        assert!((24_000..26_000).contains(&marks), "{marks}");
+    }
+}

@@ -1,0 +1,129 @@
+//! Switch forwarding: ingress admission and PFC, routing to an egress queue,
+//! and the dequeue step where ECN marking and INT happen.
+
+use super::buffer::{Admission, BufferConfig, EcnConfig, SharedBuffer};
+use super::CONTROL_CLASS;
+use crate::packet::{IntHop, Packet, PacketId, PacketKind};
+use crate::rng::RngStream;
+use crate::time::Rate;
+use crate::world::World;
+
+#[derive(Clone, Debug)]
+pub struct SwitchConfig {
+    pub buffer: BufferConfig,
+    pub ecn_enabled: bool,
+    /// ECN thresholds per link rate; rates not listed use [`EcnConfig::scaled_for`].
+    pub ecn_by_rate: Vec<(Rate, EcnConfig)>,
+    /// Push an INT hop record onto data packets at every egress.
+    pub int_enabled: bool,
+}
+
+impl SwitchConfig {
+    pub fn ecn_for(&self, rate: Rate) -> Option<EcnConfig> {
+        self.ecn_by_rate.iter().find(|(r, _)| *r == rate).map(|(_, e)| *e)
+    }
+}
+
+pub struct Switch {
+    pub node: u32,
+    pub first_port: u32,
+    pub buffer: SharedBuffer,
+    pub ecn_rng: RngStream,
+}
+
+impl World {
+    /// A frame arrived at switch port `in_port`: route, admit, enqueue.
+    pub(crate) fn switch_receive(&mut self, in_port: u32, pkt: PacketId) {
+        let node = self.ports[in_port as usize].node;
+        let sw = self.node_index[node as usize] as usize;
+        let p = *self.pkts.get(pkt);
+        let Some(out_port) = self.routing.select(node, p.src, p.dst, p.udp_sport) else {
+            let local = self.ports[in_port as usize].local;
+            self.drop_packet(node, local, "no_route", pkt);
+            return;
+        };
+        let in_local = self.ports[in_port as usize].local as usize;
+        let out_local = self.ports[out_port as usize].local as usize;
+        let class = if p.kind.is_control() { CONTROL_CLASS } else { p.class };
+        if class != CONTROL_CLASS {
+            let adm = self.switches[sw].buffer.admit(in_local, out_local, class, p.frame_bytes as u64);
+            if adm == Admission::Dropped {
+                self.drop_packet(node, in_local as u32, "buffer_full", pkt);
+                return;
+            }
+            self.pkts.get_mut(pkt).ingress_port = in_local as u32;
+        }
+        self.ports[out_port as usize].enqueue(class, pkt, p.frame_bytes);
+        if class != CONTROL_CLASS && self.switches[sw].buffer.should_pause(in_local, class) {
+            self.send_pfc(sw, in_port, class, true);
+        }
+        self.try_transmit(out_port);
+    }
+
+    /// Pick the next frame of a switch egress port; apply ECN and INT.
+    pub(crate) fn switch_dequeue(&mut self, port: u32) -> Option<PacketId> {
+        let class = self.ports[port as usize].pick_class()?;
+        let pkts = &self.pkts;
+        let pkt = self.ports[port as usize].dequeue(class, |id| pkts.get(id).frame_bytes)?;
+        if class == CONTROL_CLASS {
+            return Some(pkt);
+        }
+        let node = self.ports[port as usize].node;
+        let sw = self.node_index[node as usize] as usize;
+        let out_local = self.ports[port as usize].local as usize;
+        let p: &mut Packet = self.pkts.get_mut(pkt);
+        let in_local = p.ingress_port as usize;
+        let frame = p.frame_bytes as u64;
+        let switch = &mut self.switches[sw];
+        switch.buffer.release(in_local, out_local, class, frame);
+        if p.kind == PacketKind::Data {
+            let port_ref = &self.ports[port as usize];
+            if self.switch_cfg.ecn_enabled && p.ect && !p.ecn_ce {
+                let queued = switch.buffer.egress_bytes(out_local, class);
+                if port_ref.ecn.should_mark(queued, &mut switch.ecn_rng) {
+                    p.ecn_ce = true;
+                    self.stats.ecn_marked += 1;
+                }
+            }
+            if self.switch_cfg.int_enabled {
+                p.push_int(IntHop {
+                    qlen_bytes: port_ref.queued_total,
+                    tx_bytes: port_ref.tx_bytes + frame,
+                    timestamp: self.q.now(),
+                    link_rate: port_ref.rate,
+                });
+            }
+        }
+        if switch.buffer.should_resume(in_local, class) {
+            let in_port = self.node_ports[node as usize][in_local];
+            self.send_pfc(sw, in_port, class, false);
+        }
+        Some(pkt)
+    }
+
+    /// Send PAUSE or RESUME for `class` out of `port` (to the upstream on that link).
+    fn send_pfc(&mut self, sw: usize, port: u32, class: u8, pause: bool) {
+        let local = self.ports[port as usize].local as usize;
+        self.switches[sw].buffer.paused_upstream[local][class as usize] = pause;
+        let mut f = Packet::new(PacketKind::Pfc { class, pause });
+        f.frame_bytes = self.nic_cfg.wire.pfc_frame;
+        f.class = CONTROL_CLASS;
+        let id = self.pkts.alloc(f);
+        self.ports[port as usize].enqueue(CONTROL_CLASS, id, f.frame_bytes);
+        if pause {
+            self.stats.pfc_pauses_sent += 1;
+        } else {
+            self.stats.pfc_resumes_sent += 1;
+        }
+        self.try_transmit(port);
+    }
+
+    pub(crate) fn drop_packet(&mut self, node: u32, local_port: u32, reason: &'static str, pkt: PacketId) {
+        let p = self.pkts.get(pkt);
+        if p.kind == PacketKind::Data {
+            self.stats.data_payload_dropped += p.payload as u64;
+        }
+        self.rec.count_drop(node, local_port, reason, p.frame_bytes as u64);
+        self.pkts.free(pkt);
+    }
+}

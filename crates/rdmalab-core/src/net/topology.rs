@@ -1,0 +1,272 @@
+//! Topologies: which nodes exist and which links join them.
+//!
+//! A [`Topology`] is a plain description (no runtime state). Builders make the
+//! standard shapes; [`Topology::from_hpcc_file`] reads the ns-3 HPCC simulator's
+//! topology format. Host and switch names (`h0`, `s3`, ...) are what scenarios
+//! refer to.
+
+use crate::time::{Duration, Rate};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NodeKind {
+    Host,
+    Switch,
+}
+
+#[derive(Clone, Debug)]
+pub struct NodeSpec {
+    pub name: String,
+    pub kind: NodeKind,
+}
+
+/// A full-duplex point-to-point link.
+#[derive(Clone, Debug)]
+pub struct LinkSpec {
+    pub a: u32,
+    pub b: u32,
+    pub rate: Rate,
+    pub delay: Duration,
+    /// Probability that a frame is lost on this link (each direction independently).
+    pub loss: f64,
+    /// Intervals during which the link is down: frames sent then are lost.
+    pub down: Vec<(Duration, Duration)>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Topology {
+    pub nodes: Vec<NodeSpec>,
+    pub links: Vec<LinkSpec>,
+}
+
+/// Link parameters used by the builders.
+#[derive(Clone, Copy, Debug)]
+pub struct LinkParams {
+    pub rate: Rate,
+    pub delay: Duration,
+}
+
+impl Topology {
+    pub fn add_node(&mut self, name: String, kind: NodeKind) -> u32 {
+        self.nodes.push(NodeSpec { name, kind });
+        (self.nodes.len() - 1) as u32
+    }
+
+    pub fn add_link(&mut self, a: u32, b: u32, p: LinkParams) {
+        self.links.push(LinkSpec { a, b, rate: p.rate, delay: p.delay, loss: 0.0, down: Vec::new() });
+    }
+
+    pub fn hosts(&self) -> impl Iterator<Item = u32> + '_ {
+        self.nodes.iter().enumerate().filter(|(_, n)| n.kind == NodeKind::Host).map(|(i, _)| i as u32)
+    }
+
+    pub fn host_count(&self) -> usize {
+        self.hosts().count()
+    }
+
+    pub fn find(&self, name: &str) -> Option<u32> {
+        self.nodes.iter().position(|n| n.name == name).map(|i| i as u32)
+    }
+
+    /// `n` hosts on one switch.
+    pub fn single_switch(n: u32, host: LinkParams) -> Self {
+        let mut t = Topology::default();
+        let hosts: Vec<u32> = (0..n).map(|i| t.add_node(format!("h{i}"), NodeKind::Host)).collect();
+        let s = t.add_node("s0".into(), NodeKind::Switch);
+        for h in hosts {
+            t.add_link(h, s, host);
+        }
+        t
+    }
+
+    /// Two switches joined by one bottleneck link; `left` hosts on s0, `right` on s1.
+    /// Hosts are numbered left first.
+    pub fn dumbbell(left: u32, right: u32, host: LinkParams, bottleneck: LinkParams) -> Self {
+        let mut t = Topology::default();
+        let l: Vec<u32> = (0..left).map(|i| t.add_node(format!("h{i}"), NodeKind::Host)).collect();
+        let r: Vec<u32> =
+            (0..right).map(|i| t.add_node(format!("h{}", left + i), NodeKind::Host)).collect();
+        let s0 = t.add_node("s0".into(), NodeKind::Switch);
+        let s1 = t.add_node("s1".into(), NodeKind::Switch);
+        for h in l {
+            t.add_link(h, s0, host);
+        }
+        for h in r {
+            t.add_link(h, s1, host);
+        }
+        t.add_link(s0, s1, bottleneck);
+        t
+    }
+
+    /// Two-tier Clos: every leaf connects to every spine with `uplinks_per_spine` links.
+    /// Oversubscription = (hosts_per_leaf × host rate) / (spines × uplinks × fabric rate).
+    pub fn leaf_spine(
+        leaves: u32,
+        spines: u32,
+        hosts_per_leaf: u32,
+        uplinks_per_spine: u32,
+        host: LinkParams,
+        fabric: LinkParams,
+    ) -> Self {
+        let mut t = Topology::default();
+        let mut host_ids = Vec::new();
+        for i in 0..leaves * hosts_per_leaf {
+            host_ids.push(t.add_node(format!("h{i}"), NodeKind::Host));
+        }
+        let leaf: Vec<u32> = (0..leaves).map(|i| t.add_node(format!("leaf{i}"), NodeKind::Switch)).collect();
+        let spine: Vec<u32> = (0..spines).map(|i| t.add_node(format!("spine{i}"), NodeKind::Switch)).collect();
+        for (i, h) in host_ids.iter().enumerate() {
+            t.add_link(*h, leaf[i / hosts_per_leaf as usize], host);
+        }
+        for &l in &leaf {
+            for &s in &spine {
+                for _ in 0..uplinks_per_spine {
+                    t.add_link(l, s, fabric);
+                }
+            }
+        }
+        t
+    }
+
+    /// The 3-tier fat-tree of Al-Fares et al. (SIGCOMM'08) for even `k`: k pods of
+    /// k/2 edge and k/2 aggregation switches, (k/2)² core switches, k³/4 hosts.
+    pub fn fat_tree(k: u32, host: LinkParams, fabric: LinkParams) -> Self {
+        let half = k / 2;
+        let mut t = Topology::default();
+        let n_hosts = k * half * half;
+        let hosts: Vec<u32> = (0..n_hosts).map(|i| t.add_node(format!("h{i}"), NodeKind::Host)).collect();
+        let mut edge = Vec::new();
+        let mut agg = Vec::new();
+        for p in 0..k {
+            for i in 0..half {
+                edge.push(t.add_node(format!("edge{p}_{i}"), NodeKind::Switch));
+            }
+        }
+        for p in 0..k {
+            for i in 0..half {
+                agg.push(t.add_node(format!("agg{p}_{i}"), NodeKind::Switch));
+            }
+        }
+        let core: Vec<u32> =
+            (0..half * half).map(|i| t.add_node(format!("core{i}"), NodeKind::Switch)).collect();
+        for (i, h) in hosts.iter().enumerate() {
+            t.add_link(*h, edge[i / half as usize], host);
+        }
+        for p in 0..k {
+            for e in 0..half {
+                for a in 0..half {
+                    t.add_link(edge[(p * half + e) as usize], agg[(p * half + a) as usize], fabric);
+                }
+            }
+            for a in 0..half {
+                for c in 0..half {
+                    t.add_link(agg[(p * half + a) as usize], core[(a * half + c) as usize], fabric);
+                }
+            }
+        }
+        t
+    }
+
+    /// Parse the ns-3 HPCC simulator's topology format:
+    /// `N S L`, then the S switch ids, then L lines `a b rate delay error_rate`.
+    /// Lines after the L-th are ignored, as ns-3 does (the shipped files append prose).
+    pub fn from_hpcc_file(text: &str) -> Result<Self, String> {
+        let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+        let head = lines.next().ok_or("empty topology file")?;
+        let nums: Vec<&str> = head.split_whitespace().collect();
+        if nums.len() < 3 {
+            return Err(format!("first line `{head}` must be `<nodes> <switches> <links>`"));
+        }
+        let parse_u = |s: &str, what: &str| -> Result<u32, String> {
+            s.parse::<u32>().map_err(|_| format!("{what} `{s}` is not a non-negative integer"))
+        };
+        let n = parse_u(nums[0], "node count")?;
+        let s = parse_u(nums[1], "switch count")?;
+        let l = parse_u(nums[2], "link count")?;
+        let mut is_switch = vec![false; n as usize];
+        let mut got = 0;
+        while got < s {
+            let line = lines.next().ok_or(format!("expected {s} switch ids, found {got}"))?;
+            for tok in line.split_whitespace() {
+                let id = parse_u(tok, "switch id")?;
+                if id >= n {
+                    return Err(format!("switch id {id} is not below the node count {n}"));
+                }
+                is_switch[id as usize] = true;
+                got += 1;
+            }
+        }
+        let mut t = Topology::default();
+        for (i, sw) in is_switch.iter().enumerate() {
+            let kind = if *sw { NodeKind::Switch } else { NodeKind::Host };
+            let name = if *sw { format!("s{i}") } else { format!("h{i}") };
+            t.nodes.push(NodeSpec { name, kind });
+        }
+        for k in 0..l {
+            let line = lines.next().ok_or(format!("expected {l} link lines, found {k}"))?;
+            let f: Vec<&str> = line.split_whitespace().collect();
+            if f.len() < 4 {
+                return Err(format!("link line {} `{line}` needs `src dst rate delay [error_rate]`", k + 1));
+            }
+            let a = parse_u(f[0], "link endpoint")?;
+            let b = parse_u(f[1], "link endpoint")?;
+            if a >= n || b >= n {
+                return Err(format!("link line {} `{line}`: node id not below {n}", k + 1));
+            }
+            let rate = crate::scenario::units::parse_rate(f[2])
+                .map_err(|e| format!("link line {} rate: {e}", k + 1))?;
+            let delay = crate::scenario::units::parse_duration(f[3])
+                .map_err(|e| format!("link line {} delay: {e}", k + 1))?;
+            let loss = match f.get(4) {
+                Some(x) => x.parse::<f64>().map_err(|_| format!("link line {} error rate `{x}`", k + 1))?,
+                None => 0.0,
+            };
+            t.links.push(LinkSpec { a, b, rate, delay, loss, down: Vec::new() });
+        }
+        Ok(t)
+    }
+
+    /// Ids of nodes with no link at all.
+    pub fn isolated(&self) -> Vec<u32> {
+        let mut deg = vec![0u32; self.nodes.len()];
+        for l in &self.links {
+            deg[l.a as usize] += 1;
+            deg[l.b as usize] += 1;
+        }
+        (0..self.nodes.len() as u32).filter(|&i| deg[i as usize] == 0).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lp(g: u64) -> LinkParams {
+        LinkParams { rate: Rate::gbps(g), delay: Duration::from_us(1) }
+    }
+
+    #[test]
+    fn fat_tree_k4_has_16_hosts_and_20_switches() {
+        let t = Topology::fat_tree(4, lp(100), lp(100));
+        assert_eq!(t.host_count(), 16);
+        assert_eq!(t.nodes.len() - 16, 20);
+        // k³/4 host links + k·(k/2)² edge-agg + k·(k/2)² agg-core
+        assert_eq!(t.links.len(), 16 + 16 + 16);
+    }
+
+    #[test]
+    fn hpcc_320_host_file_parses() {
+        let text = include_str!("../../data/topologies/hpcc-fat-tree-320-hosts.txt");
+        let t = Topology::from_hpcc_file(text).unwrap();
+        assert_eq!(t.nodes.len(), 376);
+        assert_eq!(t.host_count(), 320);
+        assert_eq!(t.links.len(), 480);
+        assert_eq!(t.links[0].rate, Rate::gbps(100));
+        assert_eq!(t.links[479].rate, Rate::gbps(400));
+    }
+
+    #[test]
+    fn hpcc_file_errors_name_the_problem() {
+        let e = Topology::from_hpcc_file("3 1 1\n5\n0 1 100Gbps 1us 0").unwrap_err();
+        assert!(e.contains("switch id 5"), "{e}");
+    }
+}

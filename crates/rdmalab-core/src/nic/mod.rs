@@ -1,0 +1,179 @@
+//! The RDMA NIC: QP scheduler and packetiser on the TX side, ACK/NACK/CNP
+//! generation on the RX side, go-back-N loss recovery, and the hooks that
+//! turn what happens into control-plane events.
+//!
+//! TX order at a NIC port: control frames (ACK, NACK, CNP) first, then READ
+//! requests, then one data packet from the next eligible QP in round-robin
+//! order. A QP is eligible when it has PSNs ready to send, its dequeue rate
+//! allows (`next_avail ≤ now`), its window is open, and its traffic class is
+//! not paused by PFC.
+
+pub mod cc;
+pub mod qp;
+pub mod reliability;
+pub mod rx;
+
+use crate::control::CcEvent;
+use crate::net::CONTROL_CLASS;
+use crate::packet::{Packet, PacketId, PacketKind, WireFormat};
+use crate::time::{Duration, Rate, Time};
+use crate::world::{Event, World};
+use qp::Verb;
+use std::collections::VecDeque;
+
+#[derive(Clone, Debug)]
+pub struct NicConfig {
+    pub wire: WireFormat,
+    /// Send a cumulative ACK after this many in-order packets (and always at a message's end).
+    pub ack_every_packets: u32,
+    /// Minimum time between CNPs for one QP at the notification point.
+    pub cnp_interval: Duration,
+    /// A NACK for the same expected PSN is repeated at most this often.
+    pub nack_repeat_interval: Duration,
+    /// Retransmission timeout: with data outstanding and no ACK progress for this
+    /// long, go back to the oldest unacknowledged PSN.
+    pub rto: Duration,
+    /// Traffic class of data packets.
+    pub data_class: u8,
+    /// Per-QP window in bytes in flight (`None`: no window, rate only).
+    pub window_bytes: Option<u64>,
+}
+
+pub struct Nic {
+    pub node: u32,
+    pub port: u32,
+    pub line_rate: Rate,
+    /// QPs with PSNs ready to send, in round-robin order.
+    pub active: VecDeque<u32>,
+    /// READ requests waiting for the port.
+    pub requests: VecDeque<PacketId>,
+    /// Time of the pending wake-up event, if any.
+    pub wake_at: Time,
+}
+
+impl Nic {
+    pub fn new(node: u32, port: u32, line_rate: Rate) -> Self {
+        Nic { node, port, line_rate, active: VecDeque::new(), requests: VecDeque::new(), wake_at: Time::NEVER }
+    }
+}
+
+impl World {
+    /// Pick the next frame a NIC port sends, or schedule a wake-up if QPs are
+    /// only held back by their dequeue rate.
+    pub(crate) fn nic_dequeue(&mut self, port: u32) -> Option<PacketId> {
+        let node = self.ports[port as usize].node;
+        let nic_i = self.node_index[node as usize] as usize;
+        let pkts = &self.pkts;
+        if let Some(p) = self.ports[port as usize].dequeue(CONTROL_CLASS, |id| pkts.get(id).frame_bytes) {
+            return Some(p);
+        }
+        if let Some(&req) = self.nics[nic_i].requests.front() {
+            if !self.ports[port as usize].paused[self.pkts.get(req).class as usize] {
+                return self.nics[nic_i].requests.pop_front();
+            }
+        }
+        let now = self.now();
+        let mut earliest = Time::NEVER;
+        let n = self.nics[nic_i].active.len();
+        for _ in 0..n {
+            let qi = self.nics[nic_i].active.pop_front().expect("counted");
+            let qp = &mut self.qps[qi as usize];
+            if !qp.has_unsent() {
+                qp.in_active = false;
+                continue;
+            }
+            self.nics[nic_i].active.push_back(qi);
+            if self.ports[port as usize].paused[qp.class as usize] {
+                continue;
+            }
+            if let Some(w) = qp.window {
+                if qp.bytes_in_flight() >= w {
+                    continue;
+                }
+            }
+            if qp.next_avail > now {
+                earliest = earliest.min(qp.next_avail);
+                continue;
+            }
+            return Some(self.packetize(qi));
+        }
+        if earliest != Time::NEVER && earliest < self.nics[nic_i].wake_at {
+            self.nics[nic_i].wake_at = earliest;
+            self.q.schedule(earliest, Event::NicWake { nic: nic_i as u32 });
+        }
+        None
+    }
+
+    /// Build the data packet for `snd_nxt` of QP `qi` and advance the QP.
+    fn packetize(&mut self, qi: u32) -> PacketId {
+        let now = self.now();
+        let wire = self.nic_cfg.wire;
+        let qp = &mut self.qps[qi as usize];
+        while qp.msgs[qp.tx_cursor].end_psn() <= qp.snd_nxt {
+            qp.tx_cursor += 1;
+        }
+        let m = qp.msgs[qp.tx_cursor];
+        let psn = qp.snd_nxt;
+        let last = psn + 1 == m.end_psn();
+        let payload = if last { m.bytes - (m.packets as u64 - 1) * wire.mtu_payload as u64 } else { wire.mtu_payload as u64 };
+        let mut frame = wire.data_overhead + payload as u32;
+        if qp.verb == Verb::Write && psn == m.first_psn {
+            frame += wire.write_first_extra;
+        }
+        let is_retx = psn < qp.highest_sent;
+        let mut p = Packet::new(PacketKind::Data);
+        p.qp = qi;
+        p.src = qp.src_node;
+        p.dst = qp.dst_node;
+        p.udp_sport = qp.udp_sport;
+        p.class = qp.class;
+        p.psn = psn;
+        p.payload = payload as u32;
+        p.frame_bytes = frame;
+        p.ect = true;
+        p.tx_timestamp = now;
+        p.msg_last = last;
+        qp.snd_nxt += 1;
+        qp.snd_nxt_off += payload;
+        if qp.snd_nxt > qp.highest_sent {
+            qp.highest_sent = qp.snd_nxt;
+        }
+        let wire_bytes = wire.on_wire(frame);
+        qp.next_avail = now + qp.rate.serialization(wire_bytes as u64);
+        qp.last_tx_start = now;
+        qp.last_tx_wire = wire_bytes;
+        qp.sent_payload += payload;
+        if is_retx {
+            qp.retransmitted_packets += 1;
+            self.stats.retransmitted_packets += 1;
+        }
+        self.stats.data_payload_sent += payload;
+        let wants_tx = qp.cc_mask.has(crate::control::EventMask::TX);
+        self.arm_rto(qi);
+        if wants_tx {
+            self.raise_cc(qi, CcEvent::Tx { bytes: payload as u32, packets: 1 });
+        }
+        self.pkts.alloc(p)
+    }
+
+    /// Make sure QP `qi` is in its sending NIC's round robin and kick the port.
+    pub(crate) fn activate(&mut self, qi: u32) {
+        let qp = &mut self.qps[qi as usize];
+        if qp.has_unsent() && !qp.in_active {
+            qp.in_active = true;
+            let nic = qp.tx_nic as usize;
+            self.nics[nic].active.push_back(qi);
+        }
+        let port = self.nics[self.qps[qi as usize].tx_nic as usize].port;
+        self.try_transmit(port);
+    }
+
+    /// Queue a control frame (ACK, NACK, CNP) at a NIC.
+    pub(crate) fn send_control(&mut self, nic: u32, p: Packet) {
+        let port = self.nics[nic as usize].port;
+        let frame = p.frame_bytes;
+        let id = self.pkts.alloc(p);
+        self.ports[port as usize].enqueue(CONTROL_CLASS, id, frame);
+        self.try_transmit(port);
+    }
+}

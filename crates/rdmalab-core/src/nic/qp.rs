@@ -1,0 +1,162 @@
+//! Reliable-connected queue pairs.
+//!
+//! A [`Qp`] holds both ends of one RC connection: the requester NIC posts
+//! WQEs; the data sender (the requester for WRITE and SEND, the responder for
+//! READ) packetises them, paces them at the QP's dequeue rate and keeps the
+//! go-back-N state; the data receiver tracks the expected PSN, ACKs, NACKs and
+//! generates CNPs. PSNs are counted from 0 per QP without the 24-bit wrap
+//! (a QP would need 16 M packets in flight for the wrap to matter).
+
+use crate::control::{Cc, EventMask, CC_TIMER_SLOTS};
+use crate::time::{Rate, Time};
+use std::collections::VecDeque;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Verb {
+    Write,
+    Read,
+    Send,
+}
+
+impl Verb {
+    pub fn name(self) -> &'static str {
+        match self {
+            Verb::Write => "write",
+            Verb::Read => "read",
+            Verb::Send => "send",
+        }
+    }
+}
+
+/// Who posted a message, so its completion can be reported.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Origin {
+    Flow(u32),
+    App(u32),
+}
+
+/// One posted WQE (a message) and the PSNs it occupies.
+#[derive(Clone, Copy, Debug)]
+pub struct Message {
+    pub origin: Origin,
+    pub bytes: u64,
+    pub first_psn: u32,
+    pub packets: u32,
+    /// Byte offset of the message's first byte in the QP's stream.
+    pub first_byte: u64,
+    pub posted_at: Time,
+}
+
+impl Message {
+    #[inline]
+    pub fn end_psn(&self) -> u32 {
+        self.first_psn + self.packets
+    }
+}
+
+/// Timer slots of a QP: retransmission, READ-request retry, then the controller's.
+pub const RTO_SLOT: usize = 0;
+pub const READ_RETRY_SLOT: usize = 1;
+pub const CC_SLOT_BASE: usize = 2;
+pub const TIMER_SLOTS: usize = CC_SLOT_BASE + CC_TIMER_SLOTS;
+
+/// A lazily rescheduled timer: at most one engine event is pending; when it
+/// fires early (the deadline moved later) it re-arms itself.
+#[derive(Clone, Copy, Debug)]
+pub struct QpTimer {
+    pub deadline: Time,
+    pub pending_at: Time,
+    pub gen: u32,
+}
+
+impl Default for QpTimer {
+    fn default() -> Self {
+        QpTimer { deadline: Time::NEVER, pending_at: Time::NEVER, gen: 0 }
+    }
+}
+
+pub struct Qp {
+    pub id: u32,
+    pub verb: Verb,
+    pub requester: u32,
+    pub responder: u32,
+    /// NIC index and node of the data sender and receiver.
+    pub tx_nic: u32,
+    pub rx_nic: u32,
+    pub src_node: u32,
+    pub dst_node: u32,
+    pub udp_sport: u16,
+    pub class: u8,
+
+    // --- data sender ---
+    pub msgs: VecDeque<Message>,
+    /// Messages removed from the front of `msgs` so far.
+    pub msgs_popped: u64,
+    pub psn_end: u32,
+    pub byte_end: u64,
+    /// PSNs below this may be sent (READ: the request has reached the responder).
+    pub ready_psn_end: u32,
+    pub snd_nxt: u32,
+    pub snd_una: u32,
+    /// One past the highest PSN ever sent (to tell retransmissions apart).
+    pub highest_sent: u32,
+    pub snd_nxt_off: u64,
+    pub snd_una_off: u64,
+    /// Index in `msgs` of the message holding `snd_nxt`.
+    pub tx_cursor: usize,
+    pub rate: Rate,
+    pub window: Option<u64>,
+    pub next_avail: Time,
+    pub last_tx_start: Time,
+    pub last_tx_wire: u32,
+    pub in_active: bool,
+    pub cc: Cc,
+    pub cc_mask: EventMask,
+    pub timers: [QpTimer; TIMER_SLOTS],
+
+    // --- data receiver ---
+    pub epsn: u32,
+    pub rx_unacked: u32,
+    pub nacked_psn: Option<(u32, Time)>,
+    pub last_cnp: Option<Time>,
+    /// Absolute index of the next message to complete at the receiver (READ).
+    pub rx_next_msg: u64,
+    /// When in-order data last arrived (or the READ was requested).
+    pub last_rx_progress: Time,
+
+    // --- counters ---
+    /// Payload bytes delivered in order to the receiver.
+    pub delivered_bytes: u64,
+    pub sent_payload: u64,
+    pub retransmitted_packets: u64,
+    pub timeouts: u64,
+    /// `delivered_bytes` at the previous sample.
+    pub sampled_delivered: u64,
+}
+
+impl Qp {
+    /// Bytes sent and not yet acknowledged.
+    #[inline]
+    pub fn bytes_in_flight(&self) -> u64 {
+        self.snd_nxt_off - self.snd_una_off
+    }
+
+    #[inline]
+    pub fn has_unsent(&self) -> bool {
+        self.snd_nxt < self.ready_psn_end
+    }
+
+    /// The message holding PSN `psn` among those not yet removed.
+    pub fn message_of(&self, psn: u32) -> Option<(usize, &Message)> {
+        let i = self.msgs.partition_point(|m| m.end_psn() <= psn);
+        self.msgs.get(i).filter(|m| m.first_psn <= psn).map(|m| (i, m))
+    }
+
+    /// Stream byte offset of the first byte of PSN `psn` (or of the end of the stream).
+    pub fn byte_offset_of(&self, psn: u32, mtu: u32) -> u64 {
+        match self.message_of(psn) {
+            Some((_, m)) => m.first_byte + (psn - m.first_psn) as u64 * mtu as u64,
+            None => self.byte_end,
+        }
+    }
+}

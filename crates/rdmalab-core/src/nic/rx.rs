@@ -1,0 +1,232 @@
+//! What a NIC does with a frame that arrives: the receiver side of data
+//! (in-order delivery, ACK coalescing, NACK on a PSN gap, CNP on an ECN
+//! mark), and the sender side of ACK, NACK, CNP and READ requests.
+
+use super::qp::Verb;
+use crate::control::{CcEvent, EventMask};
+use crate::net::CONTROL_CLASS;
+use crate::packet::{Packet, PacketId, PacketKind};
+use crate::world::World;
+
+impl World {
+    pub(crate) fn nic_receive(&mut self, _port: u32, pkt: PacketId) {
+        let p = *self.pkts.get(pkt);
+        self.pkts.free(pkt);
+        match p.kind {
+            PacketKind::Data => self.receive_data(&p),
+            PacketKind::Ack => self.receive_ack(&p),
+            PacketKind::Nack => self.receive_nack(&p),
+            PacketKind::Cnp => {
+                if self.qps[p.qp as usize].cc_mask.has(EventMask::CNP) {
+                    self.raise_cc(p.qp, CcEvent::Cnp);
+                }
+            }
+            PacketKind::ReadRequest => self.receive_read_request(&p),
+            PacketKind::Pfc { .. } => unreachable!("PFC frames are handled at the port"),
+        }
+    }
+
+    fn control_packet(&self, kind: PacketKind, qi: u32, psn: u32, frame: u32) -> Packet {
+        let qp = &self.qps[qi as usize];
+        let mut a = Packet::new(kind);
+        a.qp = qi;
+        // Control frames flow from the data receiver back to the data sender.
+        a.src = qp.dst_node;
+        a.dst = qp.src_node;
+        a.udp_sport = qp.udp_sport;
+        a.class = CONTROL_CLASS;
+        a.psn = psn;
+        a.frame_bytes = frame;
+        a
+    }
+
+    fn receive_data(&mut self, p: &Packet) {
+        let now = self.now();
+        let qi = p.qp;
+        self.stats.data_payload_arrived += p.payload as u64;
+        let wire = self.nic_cfg.wire;
+        let rx_nic = self.qps[qi as usize].rx_nic;
+        if p.ecn_ce {
+            let qp = &mut self.qps[qi as usize];
+            let due = qp.last_cnp.map_or(true, |t| now - t >= self.nic_cfg.cnp_interval);
+            if due {
+                qp.last_cnp = Some(now);
+                let c = self.control_packet(PacketKind::Cnp, qi, p.psn, wire.cnp_frame);
+                self.stats.cnps_sent += 1;
+                self.send_control(rx_nic, c);
+            }
+        }
+        let qp = &mut self.qps[qi as usize];
+        if p.psn == qp.epsn {
+            qp.epsn += 1;
+            qp.last_rx_progress = now;
+            qp.nacked_psn = None;
+            qp.delivered_bytes += p.payload as u64;
+            qp.rx_unacked += 1;
+            let ack_now = p.msg_last || qp.rx_unacked >= self.nic_cfg.ack_every_packets;
+            if p.msg_last && qp.verb == Verb::Read {
+                self.complete_read_messages(qi);
+            }
+            if ack_now {
+                let qp = &mut self.qps[qi as usize];
+                qp.rx_unacked = 0;
+                let epsn = qp.epsn;
+                let mut a = self.control_packet(PacketKind::Ack, qi, epsn, wire.ack_frame);
+                a.tx_timestamp = p.tx_timestamp;
+                self.stats.acks_sent += 1;
+                self.send_control(rx_nic, a);
+            }
+        } else if p.psn > qp.epsn {
+            // Go-back-N receiver: discard, and ask once per gap (repeat after the interval).
+            let epsn = qp.epsn;
+            let repeat = match qp.nacked_psn {
+                Some((psn, at)) => psn != epsn || now - at >= self.nic_cfg.nack_repeat_interval,
+                None => true,
+            };
+            if repeat {
+                qp.nacked_psn = Some((epsn, now));
+                let mut n = self.control_packet(PacketKind::Nack, qi, epsn, wire.ack_frame);
+                n.tx_timestamp = p.tx_timestamp;
+                self.stats.nacks_sent += 1;
+                self.send_control(rx_nic, n);
+            }
+        } else {
+            // Duplicate: re-acknowledge so a sender whose ACK was lost moves on.
+            let epsn = qp.epsn;
+            let mut a = self.control_packet(PacketKind::Ack, qi, epsn, wire.ack_frame);
+            a.tx_timestamp = p.tx_timestamp;
+            self.stats.acks_sent += 1;
+            self.send_control(rx_nic, a);
+        }
+    }
+
+    /// Complete READ messages whose last byte has arrived at the requester.
+    fn complete_read_messages(&mut self, qi: u32) {
+        loop {
+            let qp = &self.qps[qi as usize];
+            let idx = qp.rx_next_msg.checked_sub(qp.msgs_popped).map(|i| i as usize);
+            let Some(m) = idx.and_then(|i| qp.msgs.get(i)).copied() else { break };
+            if m.end_psn() > qp.epsn {
+                break;
+            }
+            self.qps[qi as usize].rx_next_msg += 1;
+            self.message_completed(qi, m.origin, m.bytes, m.posted_at);
+        }
+    }
+
+    /// Advance `snd_una` to `psn`: drop acknowledged messages, complete WRITEs and SENDs.
+    /// Returns the newly acknowledged payload bytes.
+    fn advance_una(&mut self, qi: u32, psn: u32) -> u64 {
+        let mtu = self.nic_cfg.wire.mtu_payload;
+        let mut completed = Vec::new();
+        let qp = &mut self.qps[qi as usize];
+        if psn <= qp.snd_una {
+            return 0;
+        }
+        let psn = psn.min(qp.highest_sent.max(qp.snd_nxt));
+        while let Some(m) = qp.msgs.front() {
+            if m.end_psn() > psn {
+                break;
+            }
+            let m = qp.msgs.pop_front().expect("front");
+            qp.msgs_popped += 1;
+            qp.tx_cursor = qp.tx_cursor.saturating_sub(1);
+            if qp.verb != Verb::Read {
+                completed.push(m);
+            }
+        }
+        let new_off = qp.byte_offset_of(psn, mtu);
+        let acked = new_off - qp.snd_una_off;
+        qp.snd_una = psn;
+        qp.snd_una_off = new_off;
+        if qp.snd_nxt < psn {
+            qp.snd_nxt = psn;
+            qp.snd_nxt_off = new_off;
+            qp.tx_cursor = 0;
+        }
+        for m in completed {
+            self.message_completed(qi, m.origin, m.bytes, m.posted_at);
+        }
+        acked
+    }
+
+    fn receive_ack(&mut self, p: &Packet) {
+        let qi = p.qp;
+        let acked = self.advance_una(qi, p.psn);
+        if acked == 0 {
+            return;
+        }
+        self.rearm_rto_on_progress(qi);
+        if self.qps[qi as usize].cc_mask.has(EventMask::ACK) {
+            let rtt = self.now() - p.tx_timestamp;
+            self.raise_cc(qi, CcEvent::Ack { acked_bytes: acked, rtt });
+        }
+        // An ACK may open the window.
+        let port = self.nics[self.qps[qi as usize].tx_nic as usize].port;
+        self.try_transmit(port);
+    }
+
+    fn receive_nack(&mut self, p: &Packet) {
+        let qi = p.qp;
+        let acked = self.advance_una(qi, p.psn);
+        if acked > 0 {
+            self.rearm_rto_on_progress(qi);
+        }
+        self.go_back_n(qi);
+        if self.qps[qi as usize].cc_mask.has(EventMask::NACK) {
+            self.raise_cc(qi, CcEvent::Nack { expected_psn: p.psn });
+        }
+        self.activate(qi);
+    }
+
+    /// Resend from the oldest unacknowledged PSN.
+    pub(crate) fn go_back_n(&mut self, qi: u32) {
+        let qp = &mut self.qps[qi as usize];
+        qp.snd_nxt = qp.snd_una;
+        qp.snd_nxt_off = qp.snd_una_off;
+        qp.tx_cursor = 0;
+    }
+
+    fn receive_read_request(&mut self, p: &Packet) {
+        let qi = p.qp;
+        let qp = &mut self.qps[qi as usize];
+        // Everything below the requested PSN has reached the requester.
+        let end = match qp.message_of(p.psn) {
+            Some((_, m)) => m.end_psn(),
+            None => return, // a stale retry for a message already acknowledged
+        };
+        if end > qp.ready_psn_end {
+            qp.ready_psn_end = end;
+        }
+        if p.psn < qp.snd_nxt {
+            // A retried request: the responses it asks for were lost.
+            let psn = p.psn.max(qp.snd_una);
+            qp.snd_nxt = psn;
+            qp.snd_nxt_off = qp.byte_offset_of(psn, self.nic_cfg.wire.mtu_payload);
+            qp.tx_cursor = 0;
+        }
+        self.arm_rto(qi);
+        self.activate(qi);
+    }
+
+    /// The requester NIC sends a READ request for the message holding `psn`.
+    pub(crate) fn send_read_request(&mut self, qi: u32, psn: u32) {
+        let qp = &self.qps[qi as usize];
+        let mut r = Packet::new(PacketKind::ReadRequest);
+        r.qp = qi;
+        // Requests travel requester → responder, i.e. against the data direction.
+        r.src = qp.dst_node;
+        r.dst = qp.src_node;
+        r.udp_sport = qp.udp_sport;
+        r.class = qp.class;
+        r.psn = psn;
+        r.frame_bytes = self.nic_cfg.wire.read_request_frame;
+        let nic = qp.requester;
+        self.qps[qi as usize].last_rx_progress = self.now();
+        let port = self.nics[nic as usize].port;
+        let id = self.pkts.alloc(r);
+        self.nics[nic as usize].requests.push_back(id);
+        self.arm_read_retry(qi);
+        self.try_transmit(port);
+    }
+}

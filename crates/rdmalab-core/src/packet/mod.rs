@@ -1,0 +1,166 @@
+//! Packets on the wire: what they carry, how many bytes they take, and the pool
+//! they live in.
+//!
+//! A packet is created once (by a NIC or a switch's PFC logic), moves between
+//! queues as a [`PacketId`] index, and is returned to the [`PacketPool`] when
+//! it is consumed or dropped. Nothing on the hot path allocates.
+
+pub mod wire;
+
+pub use wire::WireFormat;
+
+use crate::time::{Rate, Time};
+
+pub type PacketId = u32;
+pub type QpId = u32;
+pub type NodeId = u32;
+
+/// Traffic class (802.1p priority / switch queue index), 0..8.
+pub type TrafficClass = u8;
+pub const NUM_CLASSES: usize = 8;
+
+/// What a packet is, in RoCEv2 terms.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PacketKind {
+    /// Payload of a WRITE, SEND or READ response.
+    Data,
+    /// RC acknowledgement: AETH with the cumulative PSN.
+    Ack,
+    /// RC negative acknowledgement (PSN sequence error): the sender goes back to `psn`.
+    Nack,
+    /// Congestion notification packet (RoCEv2 opcode 0x81), sent by the notification point.
+    Cnp,
+    /// A READ request asking the responder for `len` bytes starting at PSN `psn`.
+    ReadRequest,
+    /// 802.1Qbb priority flow control frame for one class; `pause == false` is a resume.
+    Pfc { class: TrafficClass, pause: bool },
+}
+
+impl PacketKind {
+    /// Control packets travel in the strict-priority class and are never paused.
+    #[inline]
+    pub fn is_control(self) -> bool {
+        !matches!(self, PacketKind::Data | PacketKind::ReadRequest)
+    }
+}
+
+/// One in-band network telemetry record, pushed by a switch egress port at dequeue
+/// (the fields HPCC uses).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct IntHop {
+    /// Egress port queue length (all classes), bytes, after this packet left.
+    pub qlen_bytes: u64,
+    /// Bytes the egress port has transmitted since the start of the run.
+    pub tx_bytes: u64,
+    pub timestamp: Time,
+    pub link_rate: Rate,
+}
+
+/// Up to this many INT hops are recorded (the ns-3 HPCC simulator's limit, too).
+pub const MAX_INT_HOPS: usize = 5;
+
+#[derive(Clone, Copy, Debug)]
+pub struct Packet {
+    pub kind: PacketKind,
+    pub qp: QpId,
+    pub src: NodeId,
+    pub dst: NodeId,
+    /// UDP source port: the entropy ECMP hashes on (and the path a sender can choose).
+    pub udp_sport: u16,
+    pub class: TrafficClass,
+    pub psn: u32,
+    /// Payload bytes (for Data) or requested bytes (for ReadRequest).
+    pub payload: u32,
+    /// Frame bytes: headers + payload + FCS, without preamble and inter-frame gap.
+    pub frame_bytes: u32,
+    /// ECN codepoint: set to CE by a switch that marks it.
+    pub ecn_ce: bool,
+    /// Last packet of its message (the receiver ACKs it at once).
+    pub msg_last: bool,
+    /// ECN-capable transport (RoCEv2 data sets ECT; control packets do not).
+    pub ect: bool,
+    /// When the sender put the first bit of the data packet on the wire (echoed in ACKs for RTT).
+    pub tx_timestamp: Time,
+    /// Ingress port at the switch currently holding the packet (buffer accounting).
+    pub ingress_port: u32,
+    pub int_hops: u8,
+    pub int: [IntHop; MAX_INT_HOPS],
+}
+
+impl Packet {
+    pub fn new(kind: PacketKind) -> Self {
+        Packet {
+            kind,
+            qp: 0,
+            src: 0,
+            dst: 0,
+            udp_sport: 0,
+            class: 0,
+            psn: 0,
+            payload: 0,
+            frame_bytes: 0,
+            msg_last: false,
+            ecn_ce: false,
+            ect: false,
+            tx_timestamp: Time::ZERO,
+            ingress_port: u32::MAX,
+            int_hops: 0,
+            int: [IntHop::default(); MAX_INT_HOPS],
+        }
+    }
+
+    pub fn push_int(&mut self, hop: IntHop) {
+        if (self.int_hops as usize) < MAX_INT_HOPS {
+            self.int[self.int_hops as usize] = hop;
+            self.int_hops += 1;
+        }
+    }
+}
+
+/// Preallocated packet storage with a free list.
+#[derive(Default)]
+pub struct PacketPool {
+    slots: Vec<Packet>,
+    free: Vec<PacketId>,
+    live: usize,
+}
+
+impl PacketPool {
+    #[inline]
+    pub fn alloc(&mut self, p: Packet) -> PacketId {
+        self.live += 1;
+        if let Some(id) = self.free.pop() {
+            self.slots[id as usize] = p;
+            id
+        } else {
+            self.slots.push(p);
+            (self.slots.len() - 1) as PacketId
+        }
+    }
+
+    #[inline]
+    pub fn free(&mut self, id: PacketId) {
+        self.live -= 1;
+        self.free.push(id);
+    }
+
+    #[inline]
+    pub fn get(&self, id: PacketId) -> &Packet {
+        &self.slots[id as usize]
+    }
+
+    #[inline]
+    pub fn get_mut(&mut self, id: PacketId) -> &mut Packet {
+        &mut self.slots[id as usize]
+    }
+
+    /// Packets currently allocated (in a queue or on a link).
+    pub fn live(&self) -> usize {
+        self.live
+    }
+
+    /// High-water mark of simultaneously live packets.
+    pub fn capacity_used(&self) -> usize {
+        self.slots.len()
+    }
+}

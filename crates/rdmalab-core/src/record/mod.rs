@@ -1,0 +1,354 @@
+//! What a run records, and the text formats it is written in.
+//!
+//! Tables (columns documented in `docs/outputs.md`):
+//! * `flows`: one row per completed flow, with FCT, ideal FCT and slowdown;
+//! * `qp_samples`: per open QP and sample period, dequeue rate and delivered throughput;
+//! * `port_samples`: per switch egress port and sample period, queued bytes;
+//! * `pfc_events`: every PAUSE and RESUME as received by the paused port;
+//! * `drops`: dropped frames per (node, port, reason);
+//! * `apps`: per perftest-like application, messages, bytes and latency percentiles.
+//!
+//! Writers take any `io::Write`; the core never opens files itself.
+
+use crate::nic::qp::Verb;
+use crate::time::{Duration, Rate, Time};
+use crate::world::World;
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct FlowRecord {
+    pub flow: u32,
+    pub qp: u32,
+    pub src: u32,
+    pub dst: u32,
+    pub verb: Verb,
+    pub udp_sport: u16,
+    pub bytes: u64,
+    pub start: Time,
+    pub finish: Time,
+    pub ideal: Duration,
+    pub retransmitted_packets: u64,
+    pub timeouts: u64,
+}
+
+impl FlowRecord {
+    pub fn fct(&self) -> Duration {
+        self.finish - self.start
+    }
+    pub fn slowdown(&self) -> f64 {
+        self.fct().ps() as f64 / self.ideal.ps().max(1) as f64
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct QpSample {
+    pub time: Time,
+    pub qp: u32,
+    pub rate: Rate,
+    pub throughput_bps: u64,
+    pub bytes_in_flight: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PortSample {
+    pub time: Time,
+    pub node: u32,
+    pub port: u32,
+    pub queued_bytes: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PfcEvent {
+    pub time: Time,
+    /// The node whose port was paused (it received the frame).
+    pub node: u32,
+    pub port: u32,
+    /// The node that sent the frame.
+    pub from_node: u32,
+    pub class: u8,
+    pub pause: bool,
+}
+
+#[derive(Default)]
+pub struct Recorder {
+    pub flows: Vec<FlowRecord>,
+    /// (flow, qp) in start order.
+    pub flow_qp: Vec<(u32, u32)>,
+    pub qp_samples: Vec<QpSample>,
+    pub port_samples: Vec<PortSample>,
+    pub pfc_events: Vec<PfcEvent>,
+    /// (node, port, reason) → (frames, frame bytes).
+    pub drops: BTreeMap<(u32, u32, &'static str), (u64, u64)>,
+}
+
+impl Recorder {
+    pub fn count_drop(&mut self, node: u32, port: u32, reason: &'static str, bytes: u64) {
+        let e = self.drops.entry((node, port, reason)).or_insert((0, 0));
+        e.0 += 1;
+        e.1 += bytes;
+    }
+
+    pub fn pfc(&mut self, time: Time, node: u32, port: u32, from_node: u32, class: u8, pause: bool) {
+        self.pfc_events.push(PfcEvent { time, node, port, from_node, class, pause });
+    }
+
+    pub fn dropped_frames(&self) -> u64 {
+        self.drops.values().map(|v| v.0).sum()
+    }
+}
+
+impl World {
+    pub(crate) fn record_flow(&mut self, f: u32, qi: u32, start: Time, finish: Time) {
+        let spec = &self.workload.flows[f as usize];
+        let qp = &self.qps[qi as usize];
+        let ideal = self.ideal_fct(spec.src, spec.dst, qp.udp_sport, spec.verb, spec.bytes);
+        self.rec.flows.push(FlowRecord {
+            flow: f,
+            qp: qi,
+            src: spec.src,
+            dst: spec.dst,
+            verb: spec.verb,
+            udp_sport: qp.udp_sport,
+            bytes: spec.bytes,
+            start,
+            finish,
+            ideal,
+            retransmitted_packets: qp.retransmitted_packets,
+            timeouts: qp.timeouts,
+        });
+    }
+
+    /// Links (rate, delay) that a frame from `src` to `dst` with this source port crosses.
+    pub fn path_links(&self, src: u32, dst: u32, sport: u16) -> Vec<(Rate, Duration)> {
+        let mut links = Vec::new();
+        let mut port = self.node_ports[src as usize][0];
+        for _ in 0..64 {
+            let p = &self.ports[port as usize];
+            links.push((p.rate, p.delay));
+            let next = self.ports[p.peer as usize].node;
+            if next == dst || !self.is_switch(next) {
+                break;
+            }
+            match self.routing.select(next, src, dst, sport) {
+                Some(np) => port = np,
+                None => break,
+            }
+        }
+        links
+    }
+
+    /// FCT of the message alone on an idle network: the data crosses the path
+    /// (store-and-forward, paced by the bottleneck), then the ACK comes back
+    /// (WRITE, SEND), or the READ request goes out first (READ).
+    pub fn ideal_fct(&self, src: u32, dst: u32, sport: u16, verb: Verb, bytes: u64) -> Duration {
+        let w = self.nic_cfg.wire;
+        // Data travels requester→responder, except for READ.
+        let (dsrc, ddst) = if verb == Verb::Read { (dst, src) } else { (src, dst) };
+        let links = self.path_links(dsrc, ddst, sport);
+        let n = w.packets_for(bytes) as u64;
+        let last_payload = bytes - (n - 1) * w.mtu_payload as u64;
+        let full = w.on_wire(w.data_overhead + w.mtu_payload) as u64;
+        let last = w.on_wire(w.data_overhead + last_payload as u32) as u64;
+        let extra = if verb == Verb::Write { w.write_first_extra as u64 } else { 0 };
+        let total_wire = (n - 1) * full + last + extra;
+        let bottleneck = links.iter().map(|l| l.0).min().unwrap_or(Rate(1));
+        let prop: u64 = links.iter().map(|l| l.1.ps()).sum();
+        let mut t = prop + bottleneck.serialization(total_wire).ps();
+        for l in &links {
+            t += l.0.serialization(last).ps();
+        }
+        t -= bottleneck.serialization(last).ps();
+        let ctrl_frame = if verb == Verb::Read { w.read_request_frame } else { w.ack_frame };
+        let ctrl = w.on_wire(ctrl_frame) as u64;
+        t += prop + links.iter().map(|l| l.0.serialization(ctrl).ps()).sum::<u64>();
+        Duration(t)
+    }
+
+    pub(crate) fn take_samples(&mut self) {
+        let now = self.now();
+        let Some(iv) = self.run.sample_interval else { return };
+        for qp in self.qps.iter_mut() {
+            let open = qp.epsn < qp.psn_end || qp.snd_una < qp.psn_end;
+            let moved = qp.delivered_bytes - qp.sampled_delivered;
+            if !open && moved == 0 {
+                continue;
+            }
+            let tput = (moved as u128 * 8 * crate::time::PS_PER_S as u128 / iv.ps() as u128) as u64;
+            qp.sampled_delivered = qp.delivered_bytes;
+            self.rec.qp_samples.push(QpSample {
+                time: now,
+                qp: qp.id,
+                rate: qp.rate,
+                throughput_bps: tput,
+                bytes_in_flight: qp.bytes_in_flight(),
+            });
+        }
+        for sw in &self.switches {
+            for &p in &self.node_ports[sw.node as usize] {
+                let port = &self.ports[p as usize];
+                self.rec.port_samples.push(PortSample {
+                    time: now,
+                    node: sw.node,
+                    port: port.local,
+                    queued_bytes: port.queued_total,
+                });
+            }
+        }
+        if now + iv <= self.run.stop_at {
+            self.q.schedule(now + iv, crate::world::Event::Sample);
+        }
+    }
+
+    // ------------------------------------------------------------------ writers
+
+    pub fn write_flows_csv(&self, w: &mut dyn Write) -> io::Result<()> {
+        writeln!(
+            w,
+            "flow_id,qp,src,dst,src_name,dst_name,verb,udp_sport,size_bytes,start_ps,finish_ps,fct_ps,ideal_fct_ps,slowdown,retransmitted_packets,timeouts"
+        )?;
+        let mut rows: Vec<&FlowRecord> = self.rec.flows.iter().collect();
+        rows.sort_by_key(|r| r.flow);
+        for r in rows {
+            writeln!(
+                w,
+                "{},{},{},{},{},{},{},{},{},{},{},{},{},{:.6},{},{}",
+                r.flow,
+                r.qp,
+                r.src,
+                r.dst,
+                self.topo.nodes[r.src as usize].name,
+                self.topo.nodes[r.dst as usize].name,
+                r.verb.name(),
+                r.udp_sport,
+                r.bytes,
+                r.start.ps(),
+                r.finish.ps(),
+                r.fct().ps(),
+                r.ideal.ps(),
+                r.slowdown(),
+                r.retransmitted_packets,
+                r.timeouts
+            )?;
+        }
+        Ok(())
+    }
+
+    /// The ns-3 HPCC simulator's FCT file: `sip dip sport dport size start_ns fct_ns ideal_ns`,
+    /// IPs in hex as `0x0b000001 + (id / 256) << 16 + (id % 256) << 8`, in completion order.
+    pub fn write_hpcc_fct(&self, w: &mut dyn Write) -> io::Result<()> {
+        let ip = |id: u32| 0x0b00_0001u32 + ((id / 256) << 16) + ((id % 256) << 8);
+        for r in &self.rec.flows {
+            // The data direction, as ns-3 reports it.
+            let (s, d) = if r.verb == Verb::Read { (r.dst, r.src) } else { (r.src, r.dst) };
+            writeln!(
+                w,
+                "{:08x} {:08x} {} {} {} {} {} {}",
+                ip(s),
+                ip(d),
+                r.udp_sport,
+                100,
+                r.bytes,
+                r.start.ns(),
+                r.fct().ps() / 1000,
+                r.ideal.ps() / 1000
+            )?;
+        }
+        Ok(())
+    }
+
+    pub fn write_qp_samples_csv(&self, w: &mut dyn Write) -> io::Result<()> {
+        writeln!(w, "time_ps,qp,dequeue_rate_bps,throughput_bps,bytes_in_flight")?;
+        for s in &self.rec.qp_samples {
+            writeln!(w, "{},{},{},{},{}", s.time.ps(), s.qp, s.rate.bps(), s.throughput_bps, s.bytes_in_flight)?;
+        }
+        Ok(())
+    }
+
+    pub fn write_port_samples_csv(&self, w: &mut dyn Write) -> io::Result<()> {
+        writeln!(w, "time_ps,node,node_name,port,queued_bytes")?;
+        for s in &self.rec.port_samples {
+            writeln!(
+                w,
+                "{},{},{},{},{}",
+                s.time.ps(),
+                s.node,
+                self.topo.nodes[s.node as usize].name,
+                s.port,
+                s.queued_bytes
+            )?;
+        }
+        Ok(())
+    }
+
+    pub fn write_pfc_csv(&self, w: &mut dyn Write) -> io::Result<()> {
+        writeln!(w, "time_ps,node,node_name,port,from_node,class,event")?;
+        for e in &self.rec.pfc_events {
+            writeln!(
+                w,
+                "{},{},{},{},{},{},{}",
+                e.time.ps(),
+                e.node,
+                self.topo.nodes[e.node as usize].name,
+                e.port,
+                e.from_node,
+                e.class,
+                if e.pause { "pause" } else { "resume" }
+            )?;
+        }
+        Ok(())
+    }
+
+    /// The ns-3 HPCC simulator's PFC file: `time_ns node_id node_type if_index type`
+    /// (node_type 0 host, 1 switch; type 1 pause, 0 resume).
+    pub fn write_hpcc_pfc(&self, w: &mut dyn Write) -> io::Result<()> {
+        for e in &self.rec.pfc_events {
+            let t = if self.is_switch(e.node) { 1 } else { 0 };
+            writeln!(w, "{} {} {} {} {}", e.time.ns(), e.node, t, e.port, if e.pause { 1 } else { 0 })?;
+        }
+        Ok(())
+    }
+
+    pub fn write_drops_csv(&self, w: &mut dyn Write) -> io::Result<()> {
+        writeln!(w, "node,node_name,port,reason,frames,bytes")?;
+        for (&(node, port, reason), &(n, b)) in &self.rec.drops {
+            writeln!(w, "{},{},{},{},{},{}", node, self.topo.nodes[node as usize].name, port, reason, n, b)?;
+        }
+        Ok(())
+    }
+
+    pub fn write_apps_csv(&self, w: &mut dyn Write) -> io::Result<()> {
+        writeln!(
+            w,
+            "app,name,qp,verb,message_bytes,queue_depth,messages_completed,bytes_completed,latency_mean_ps,latency_p50_ps,latency_p99_ps"
+        )?;
+        for (i, (spec, st)) in self.workload.apps.iter().zip(&self.apps).enumerate() {
+            let mut l = st.latencies_ps.clone();
+            l.sort_unstable();
+            let pct = |q: f64| -> u64 {
+                if l.is_empty() {
+                    0
+                } else {
+                    l[((l.len() - 1) as f64 * q).round() as usize]
+                }
+            };
+            let mean = if l.is_empty() { 0 } else { l.iter().sum::<u64>() / l.len() as u64 };
+            writeln!(
+                w,
+                "{},{},{},{},{},{},{},{},{},{},{}",
+                i,
+                spec.name,
+                st.qp.map_or(-1, |q| q as i64),
+                spec.verb.name(),
+                spec.message_bytes,
+                spec.queue_depth,
+                st.completed,
+                st.completed_bytes,
+                mean,
+                pct(0.5),
+                pct(0.99)
+            )?;
+        }
+        Ok(())
+    }
+}

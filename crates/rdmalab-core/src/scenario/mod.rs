@@ -1,0 +1,951 @@
+//! Scenarios: the typed configuration of a run, parsed and validated from a
+//! JSON value (the Python front end turns YAML into it).
+//!
+//! Every problem is reported before the run starts, each naming the key (as a
+//! dotted path), the value and what is allowed. Unknown keys are errors, never
+//! ignored. `docs/scenario-reference.md` lists every key with its unit,
+//! default, range and source.
+
+pub mod units;
+
+use crate::algo::dcqcn::DcqcnParams;
+use crate::algo::CcConfig;
+use crate::net::buffer::{BufferConfig, EcnConfig};
+use crate::net::switch::SwitchConfig;
+use crate::net::topology::{LinkParams, NodeKind, Topology};
+use crate::nic::qp::Verb;
+use crate::nic::NicConfig;
+use crate::packet::WireFormat;
+use crate::rng::RngStream;
+use crate::time::{Duration, Rate, Time};
+use crate::workload::cdf::FlowSizeCdf;
+use crate::workload::{poisson_flows, AppSpec, FlowSpec, Workload};
+use crate::world::{RunConfig, World};
+use serde_json::{Map, Value};
+use std::fmt;
+
+/// One problem with a scenario.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScenarioError {
+    /// Dotted path of the key, e.g. `workload.flows[2].dst`.
+    pub key: String,
+    /// The offending value as written (empty for a missing key).
+    pub value: String,
+    /// What would be accepted.
+    pub allowed: String,
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.value.is_empty() {
+            write!(f, "{}: {}", self.key, self.allowed)
+        } else {
+            write!(f, "{}: {} — {}", self.key, self.value, self.allowed)
+        }
+    }
+}
+
+/// All problems found in a scenario.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScenarioErrors(pub Vec<ScenarioError>);
+
+impl fmt::Display for ScenarioErrors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let n = self.0.len();
+        writeln!(f, "the scenario has {n} problem{}:", if n == 1 { "" } else { "s" })?;
+        for e in &self.0 {
+            writeln!(f, "  - {e}")?;
+        }
+        Ok(())
+    }
+}
+
+/// A validated scenario, ready to build a [`World`].
+#[derive(Clone, Debug)]
+pub struct Scenario {
+    pub name: String,
+    pub run: RunConfig,
+    pub topology: Topology,
+    pub nic: NicConfig,
+    pub switch: SwitchConfig,
+    pub cc: CcConfig,
+    pub workload: Workload,
+}
+
+impl Scenario {
+    pub fn from_json_str(text: &str) -> Result<Scenario, ScenarioErrors> {
+        let v: Value = serde_json::from_str(text).map_err(|e| {
+            ScenarioErrors(vec![ScenarioError { key: "(scenario)".into(), value: String::new(), allowed: format!("not valid JSON: {e}") }])
+        })?;
+        Self::from_value(&v)
+    }
+
+    pub fn from_value(v: &Value) -> Result<Scenario, ScenarioErrors> {
+        let mut p = Parser { errs: Vec::new() };
+        let s = p.scenario(v);
+        if p.errs.is_empty() {
+            Ok(s.expect("no errors means a scenario"))
+        } else {
+            Err(ScenarioErrors(p.errs))
+        }
+    }
+
+    pub fn build(&self) -> Result<World, String> {
+        World::new(
+            self.topology.clone(),
+            self.run.clone(),
+            self.nic.clone(),
+            self.switch.clone(),
+            self.cc.clone(),
+            self.workload.clone(),
+        )
+    }
+}
+
+/// Shows a JSON value the way the user wrote it.
+fn show(v: &Value) -> String {
+    match v {
+        Value::String(s) => format!("`{s}`"),
+        other => format!("`{other}`"),
+    }
+}
+
+struct Parser {
+    errs: Vec<ScenarioError>,
+}
+
+/// A JSON object being read, with its path and the keys it allows.
+struct Obj<'a> {
+    path: String,
+    map: &'a Map<String, Value>,
+}
+
+impl<'a> Obj<'a> {
+    fn key(&self, k: &str) -> String {
+        if self.path.is_empty() {
+            k.to_string()
+        } else {
+            format!("{}.{}", self.path, k)
+        }
+    }
+    fn get(&self, k: &str) -> Option<&'a Value> {
+        self.map.get(k).filter(|v| !v.is_null())
+    }
+}
+
+impl Parser {
+    fn err(&mut self, key: impl Into<String>, value: impl Into<String>, allowed: impl Into<String>) {
+        self.errs.push(ScenarioError { key: key.into(), value: value.into(), allowed: allowed.into() });
+    }
+
+    fn obj<'a>(&mut self, v: &'a Value, path: &str, allowed: &[&str]) -> Option<Obj<'a>> {
+        match v {
+            Value::Object(map) => {
+                for k in map.keys() {
+                    if !allowed.contains(&k.as_str()) {
+                        let key = if path.is_empty() { k.clone() } else { format!("{path}.{k}") };
+                        self.err(key, "", format!("unknown key; allowed here: {}", allowed.join(", ")));
+                    }
+                }
+                Some(Obj { path: path.to_string(), map })
+            }
+            other => {
+                self.err(if path.is_empty() { "(scenario)" } else { path }, show(other), "must be a mapping of keys to values");
+                None
+            }
+        }
+    }
+
+    fn sub<'a>(&mut self, o: &Obj<'a>, k: &str, allowed: &[&str]) -> Option<Obj<'a>> {
+        let v = o.get(k)?;
+        self.obj(v, &o.key(k), allowed)
+    }
+
+    fn string(&mut self, o: &Obj, k: &str, default: Option<&str>) -> Option<String> {
+        match o.get(k) {
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(other) => {
+                self.err(o.key(k), show(other), "must be a string");
+                None
+            }
+            None => match default {
+                Some(d) => Some(d.to_string()),
+                None => {
+                    self.err(o.key(k), "", "is required");
+                    None
+                }
+            },
+        }
+    }
+
+    fn choice(&mut self, o: &Obj, k: &str, options: &[&str], default: Option<&str>) -> Option<String> {
+        let s = self.string(o, k, default)?;
+        if options.contains(&s.as_str()) {
+            Some(s)
+        } else {
+            self.err(o.key(k), format!("`{s}`"), format!("allowed: {}", options.join(", ")));
+            None
+        }
+    }
+
+    fn unit_value<T>(
+        &mut self,
+        o: &Obj,
+        k: &str,
+        default: Option<T>,
+        parse: fn(&str) -> Result<T, String>,
+        example: &str,
+    ) -> Option<T> {
+        match o.get(k) {
+            Some(Value::String(s)) => match parse(s) {
+                Ok(v) => Some(v),
+                Err(e) => {
+                    self.err(o.key(k), format!("`{s}`"), e);
+                    None
+                }
+            },
+            Some(Value::Number(n)) => {
+                self.err(o.key(k), format!("`{n}`"), format!("has no unit; write it with one, like `{example}`"));
+                None
+            }
+            Some(other) => {
+                self.err(o.key(k), show(other), format!("must be a quantity with a unit, like `{example}`"));
+                None
+            }
+            None => {
+                if default.is_none() {
+                    self.err(o.key(k), "", format!("is required (a quantity like `{example}`)"));
+                }
+                default
+            }
+        }
+    }
+
+    fn rate(&mut self, o: &Obj, k: &str, default: Option<Rate>) -> Option<Rate> {
+        let r = self.unit_value(o, k, default, units::parse_rate, "100Gbps")?;
+        if r.bps() == 0 {
+            self.err(o.key(k), format!("`{}`", r), "must be greater than 0 bit/s");
+            return None;
+        }
+        Some(r)
+    }
+
+    fn duration(&mut self, o: &Obj, k: &str, default: Option<Duration>) -> Option<Duration> {
+        self.unit_value(o, k, default, units::parse_duration, "10us")
+    }
+
+    fn positive_duration(&mut self, o: &Obj, k: &str, default: Option<Duration>) -> Option<Duration> {
+        let d = self.duration(o, k, default)?;
+        if d.ps() == 0 {
+            self.err(o.key(k), format!("`{d}`"), "must be greater than 0");
+            return None;
+        }
+        Some(d)
+    }
+
+    fn bytes(&mut self, o: &Obj, k: &str, default: Option<u64>) -> Option<u64> {
+        self.unit_value(o, k, default, units::parse_bytes, "64KB")
+    }
+
+    fn int(&mut self, o: &Obj, k: &str, default: Option<u64>, min: u64, max: u64) -> Option<u64> {
+        match o.get(k) {
+            Some(Value::Number(n)) if n.as_u64().is_some() => {
+                let v = n.as_u64().unwrap();
+                if v < min || v > max {
+                    self.err(o.key(k), format!("`{v}`"), format!("allowed: an integer from {min} to {max}"));
+                    None
+                } else {
+                    Some(v)
+                }
+            }
+            Some(other) => {
+                self.err(o.key(k), show(other), format!("allowed: an integer from {min} to {max}"));
+                None
+            }
+            None => {
+                if default.is_none() {
+                    self.err(o.key(k), "", format!("is required (an integer from {min} to {max})"));
+                }
+                default
+            }
+        }
+    }
+
+    fn float(&mut self, o: &Obj, k: &str, default: Option<f64>, min: f64, max: f64, min_open: bool) -> Option<f64> {
+        match o.get(k) {
+            Some(Value::Number(n)) => {
+                let v = n.as_f64().unwrap_or(f64::NAN);
+                let low_ok = if min_open { v > min } else { v >= min };
+                if !(low_ok && v <= max) {
+                    let lo = if min_open { "greater than" } else { "at least" };
+                    self.err(o.key(k), format!("`{v}`"), format!("allowed: a number {lo} {min} and at most {max}"));
+                    None
+                } else {
+                    Some(v)
+                }
+            }
+            Some(other) => {
+                self.err(o.key(k), show(other), format!("must be a number from {min} to {max}"));
+                None
+            }
+            None => {
+                if default.is_none() {
+                    self.err(o.key(k), "", "is required");
+                }
+                default
+            }
+        }
+    }
+
+    fn boolean(&mut self, o: &Obj, k: &str, default: bool) -> bool {
+        match o.get(k) {
+            Some(Value::Bool(b)) => *b,
+            Some(other) => {
+                self.err(o.key(k), show(other), "must be true or false");
+                default
+            }
+            None => default,
+        }
+    }
+
+    // ------------------------------------------------------------- sections
+
+    fn scenario(&mut self, v: &Value) -> Option<Scenario> {
+        const TOP: &[&str] = &["name", "description", "seed", "duration", "max_events", "topology", "links", "switch", "nic", "cc", "workload", "records"];
+        let o = self.obj(v, "", TOP)?;
+        let name = self.string(&o, "name", Some("scenario")).unwrap_or_default();
+        let _ = self.string(&o, "description", Some(""));
+        let seed = self.int(&o, "seed", Some(1), 0, u64::MAX).unwrap_or(1);
+        let duration = self.positive_duration(&o, "duration", None);
+        let max_events = self.int(&o, "max_events", Some(2_000_000_000), 1, u64::MAX).unwrap_or(1);
+        let records = self.records(&o);
+
+        let topology = match o.get("topology") {
+            Some(t) => self.topology(t),
+            None => {
+                self.err("topology", "", "is required (kind: single_switch, dumbbell, leaf_spine, fat_tree or hpcc_file)");
+                None
+            }
+        };
+        let mut topology = topology;
+        if let Some(t) = topology.as_mut() {
+            self.links(&o, t);
+        }
+        let nic = self.nic(&o);
+        let switch = self.switch(&o);
+        let cc = self.cc(&o);
+        let workload = match (&topology, duration) {
+            (Some(t), Some(d)) => self.workload(&o, t, d, seed),
+            _ => None,
+        };
+        if let (Some(t), Some(w)) = (&topology, &workload) {
+            self.check_connected(t, w);
+        }
+        if !self.errs.is_empty() {
+            return None;
+        }
+        let duration = duration?;
+        Some(Scenario {
+            name,
+            run: RunConfig { seed, stop_at: Time::ZERO + duration, max_events, sample_interval: records? },
+            topology: topology?,
+            nic: nic?,
+            switch: switch?,
+            cc: cc?,
+            workload: workload?,
+        })
+    }
+
+    fn records(&mut self, o: &Obj) -> Option<Option<Duration>> {
+        let Some(r) = self.sub(o, "records", &["sample_interval"]) else {
+            return Some(Some(Duration::from_us(10)));
+        };
+        match r.get("sample_interval") {
+            Some(Value::String(s)) if s == "off" => Some(None),
+            _ => self.positive_duration(&r, "sample_interval", Some(Duration::from_us(10))).map(Some),
+        }
+    }
+
+    fn link_params(&mut self, o: &Obj, k: &str) -> Option<LinkParams> {
+        let Some(l) = self.sub(o, k, &["rate", "delay"]) else {
+            self.err(o.key(k), "", "is required (a mapping with rate and delay, e.g. {rate: 100Gbps, delay: 1us})");
+            return None;
+        };
+        let rate = self.rate(&l, "rate", None);
+        let delay = self.duration(&l, "delay", Some(Duration::from_us(1)));
+        Some(LinkParams { rate: rate?, delay: delay? })
+    }
+
+    fn topology(&mut self, v: &Value) -> Option<Topology> {
+        const KINDS: &[&str] = &["single_switch", "dumbbell", "leaf_spine", "fat_tree", "hpcc_file"];
+        let kind = match v.get("kind") {
+            Some(Value::String(s)) => s.clone(),
+            Some(other) => {
+                self.err("topology.kind", show(other), format!("allowed: {}", KINDS.join(", ")));
+                return None;
+            }
+            None => {
+                self.err("topology.kind", "", format!("is required; allowed: {}", KINDS.join(", ")));
+                return None;
+            }
+        };
+        let t = match kind.as_str() {
+            "single_switch" => {
+                let o = self.obj(v, "topology", &["kind", "hosts", "host_link"])?;
+                let n = self.int(&o, "hosts", None, 2, 100_000);
+                let hl = self.link_params(&o, "host_link");
+                Topology::single_switch(n? as u32, hl?)
+            }
+            "dumbbell" => {
+                let o = self.obj(v, "topology", &["kind", "left_hosts", "right_hosts", "host_link", "bottleneck_link"])?;
+                let l = self.int(&o, "left_hosts", None, 1, 100_000);
+                let r = self.int(&o, "right_hosts", None, 1, 100_000);
+                let hl = self.link_params(&o, "host_link");
+                let bl = self.link_params(&o, "bottleneck_link");
+                Topology::dumbbell(l? as u32, r? as u32, hl?, bl?)
+            }
+            "leaf_spine" => {
+                let o = self.obj(v, "topology", &["kind", "leaves", "spines", "hosts_per_leaf", "uplinks_per_spine", "host_link", "fabric_link"])?;
+                let l = self.int(&o, "leaves", None, 1, 10_000);
+                let s = self.int(&o, "spines", None, 1, 10_000);
+                let h = self.int(&o, "hosts_per_leaf", None, 1, 10_000);
+                let u = self.int(&o, "uplinks_per_spine", Some(1), 1, 64);
+                let hl = self.link_params(&o, "host_link");
+                let fl = self.link_params(&o, "fabric_link");
+                Topology::leaf_spine(l? as u32, s? as u32, h? as u32, u? as u32, hl?, fl?)
+            }
+            "fat_tree" => {
+                let o = self.obj(v, "topology", &["kind", "k", "host_link", "fabric_link"])?;
+                let k = self.int(&o, "k", None, 2, 64);
+                if let Some(k) = k {
+                    if k % 2 != 0 {
+                        self.err("topology.k", format!("`{k}`"), "must be even (k/2 edge and aggregation switches per pod)");
+                        return None;
+                    }
+                }
+                let hl = self.link_params(&o, "host_link");
+                let fl = self.link_params(&o, "fabric_link");
+                Topology::fat_tree(k? as u32, hl?, fl?)
+            }
+            "hpcc_file" => {
+                let o = self.obj(v, "topology", &["kind", "builtin", "text"])?;
+                let text = match (o.get("builtin"), o.get("text")) {
+                    (Some(Value::String(b)), None) => match builtin_topology(b) {
+                        Some(t) => t.to_string(),
+                        None => {
+                            self.err("topology.builtin", format!("`{b}`"), format!("allowed: {}", BUILTIN_TOPOLOGIES.iter().map(|x| x.0).collect::<Vec<_>>().join(", ")));
+                            return None;
+                        }
+                    },
+                    (None, Some(Value::String(t))) => t.clone(),
+                    _ => {
+                        self.err("topology", "", "hpcc_file needs exactly one of `builtin` (a shipped topology) or `path` (read by the front end)");
+                        return None;
+                    }
+                };
+                match Topology::from_hpcc_file(&text) {
+                    Ok(t) => t,
+                    Err(e) => {
+                        self.err("topology", "", format!("the ns-3 HPCC topology file is malformed: {e}"));
+                        return None;
+                    }
+                }
+            }
+            other => {
+                self.err("topology.kind", format!("`{other}`"), format!("allowed: {}", KINDS.join(", ")));
+                return None;
+            }
+        };
+        for i in t.isolated() {
+            self.err("topology", format!("node `{}`", t.nodes[i as usize].name), "has no links");
+        }
+        for h in t.hosts() {
+            let links = t.links.iter().filter(|l| l.a == h || l.b == h).count();
+            if links > 1 {
+                self.err(
+                    "topology",
+                    format!("host `{}` with {links} links", t.nodes[h as usize].name),
+                    "rdmalab models one NIC port per host; multi-homed hosts are not supported yet",
+                );
+            }
+        }
+        Some(t)
+    }
+
+    fn node_ref(&mut self, t: &Topology, key: String, v: Option<&Value>, want_host: bool) -> Option<u32> {
+        let hosts: Vec<u32> = t.hosts().collect();
+        let what = if want_host { "host" } else { "node" };
+        let hint = || {
+            let first = t.nodes.iter().find(|n| !want_host || n.kind == NodeKind::Host).map(|n| n.name.clone()).unwrap_or_default();
+            format!("a {what} name such as `{first}`, or a {what} index from 0 to {}", if want_host { hosts.len() } else { t.nodes.len() }.saturating_sub(1))
+        };
+        match v {
+            Some(Value::String(s)) => match t.find(s) {
+                Some(id) if !want_host || t.nodes[id as usize].kind == NodeKind::Host => Some(id),
+                Some(_) => {
+                    self.err(key, format!("`{s}`"), format!("is a switch, not a host; allowed: {}", hint()));
+                    None
+                }
+                None => {
+                    self.err(key, format!("`{s}`"), format!("no such {what}; allowed: {}", hint()));
+                    None
+                }
+            },
+            Some(Value::Number(n)) if n.as_u64().is_some() => {
+                let i = n.as_u64().unwrap() as usize;
+                let found = if want_host { hosts.get(i).copied() } else { (i < t.nodes.len()).then_some(i as u32) };
+                if found.is_none() {
+                    self.err(key, format!("`{i}`"), format!("no such {what}; allowed: {}", hint()));
+                }
+                found
+            }
+            Some(other) => {
+                self.err(key, show(other), format!("allowed: {}", hint()));
+                None
+            }
+            None => {
+                self.err(key, "", format!("is required ({})", hint()));
+                None
+            }
+        }
+    }
+
+    fn links(&mut self, o: &Obj, t: &mut Topology) {
+        let Some(v) = o.get("links") else { return };
+        let Some(list) = v.as_array() else {
+            self.err("links", show(v), "must be a list of link settings");
+            return;
+        };
+        for (i, item) in list.iter().enumerate() {
+            let path = format!("links[{i}]");
+            let Some(lo) = self.obj(item, &path, &["between", "loss", "down"]) else { continue };
+            let ends = match lo.get("between").and_then(|b| b.as_array()) {
+                Some(a) if a.len() == 2 => {
+                    let x = self.node_ref(t, format!("{path}.between[0]"), a.first(), false);
+                    let y = self.node_ref(t, format!("{path}.between[1]"), a.get(1), false);
+                    x.zip(y)
+                }
+                _ => {
+                    self.err(format!("{path}.between"), "", "is required: a list of the two nodes the link joins, e.g. [h0, s0]");
+                    None
+                }
+            };
+            let loss = self.float(&lo, "loss", Some(0.0), 0.0, 1.0, false);
+            let mut down = Vec::new();
+            if let Some(dv) = lo.get("down") {
+                match dv.as_array() {
+                    Some(arr) => {
+                        for (j, iv) in arr.iter().enumerate() {
+                            let key = format!("{path}.down[{j}]");
+                            let pair = iv.as_array().filter(|a| a.len() == 2);
+                            let parsed = pair.map(|a| {
+                                (a[0].as_str().map(units::parse_duration), a[1].as_str().map(units::parse_duration))
+                            });
+                            match parsed {
+                                Some((Some(Ok(a)), Some(Ok(b)))) if b > a => down.push((a, b)),
+                                _ => self.err(key, show(iv), "must be [down_at, up_at] with units and up_at after down_at, e.g. [1ms, 2ms]"),
+                            }
+                        }
+                    }
+                    None => self.err(format!("{path}.down"), show(dv), "must be a list of [down_at, up_at] intervals"),
+                }
+            }
+            let Some((a, b)) = ends else { continue };
+            let found: Vec<usize> = t
+                .links
+                .iter()
+                .enumerate()
+                .filter(|(_, l)| (l.a == a && l.b == b) || (l.a == b && l.b == a))
+                .map(|(k, _)| k)
+                .collect();
+            if found.is_empty() {
+                self.err(format!("{path}.between"), format!("[{}, {}]", t.nodes[a as usize].name, t.nodes[b as usize].name), "no link joins these two nodes");
+                continue;
+            }
+            for k in found {
+                if let Some(l) = loss {
+                    t.links[k].loss = l;
+                }
+                t.links[k].down.extend(down.iter().copied());
+            }
+        }
+    }
+
+    fn nic(&mut self, o: &Obj) -> Option<NicConfig> {
+        const KEYS: &[&str] = &["mtu", "framing", "ack_every", "cnp_interval", "nack_repeat_interval", "rto", "data_class", "window"];
+        let empty = Map::new();
+        let n = match o.get("nic") {
+            Some(v) => self.obj(v, "nic", KEYS)?,
+            None => Obj { path: "nic".into(), map: &empty },
+        };
+        let mtu = self.bytes(&n, "mtu", Some(1024));
+        if let Some(m) = mtu {
+            if !(64..=9000).contains(&m) {
+                self.err("nic.mtu", format!("`{m}B`"), "allowed: 64B to 9000B of payload per packet (RoCE path MTUs are 256B to 4096B)");
+            }
+        }
+        let framing = self.choice(&n, "framing", &["rocev2", "ns3-hpcc"], Some("rocev2"));
+        let ack_every = self.int(&n, "ack_every", Some(1), 1, 1 << 20);
+        let cnp_interval = self.duration(&n, "cnp_interval", Some(Duration::from_us(4)));
+        let nack = self.duration(&n, "nack_repeat_interval", Some(Duration::from_us(500)));
+        let rto = self.positive_duration(&n, "rto", Some(Duration::from_ms(1)));
+        let class = self.int(&n, "data_class", Some(3), 1, 7);
+        let window = match n.get("window") {
+            Some(Value::String(s)) if s == "none" => Some(None),
+            None => Some(None),
+            _ => match self.bytes(&n, "window", None) {
+                Some(0) => {
+                    self.err("nic.window", "`0B`", "must be at least 1 byte, or `none`");
+                    None
+                }
+                w => w.map(Some),
+            },
+        };
+        let mtu = mtu? as u32;
+        let wire = match framing?.as_str() {
+            "ns3-hpcc" => WireFormat::ns3_hpcc(mtu),
+            _ => WireFormat::rocev2(mtu),
+        };
+        Some(NicConfig {
+            wire,
+            ack_every_packets: ack_every? as u32,
+            cnp_interval: cnp_interval?,
+            nack_repeat_interval: nack?,
+            rto: rto?,
+            data_class: class? as u8,
+            window_bytes: window?,
+        })
+    }
+
+    fn switch(&mut self, o: &Obj) -> Option<SwitchConfig> {
+        let empty = Map::new();
+        let s = match o.get("switch") {
+            Some(v) => self.obj(v, "switch", &["buffer", "pfc", "lossy_egress_alpha", "ecn", "int"])?,
+            None => Obj { path: "switch".into(), map: &empty },
+        };
+        let size = self.bytes(&s, "buffer", Some(32 << 20));
+        let egress_alpha = self.float(&s, "lossy_egress_alpha", Some(1.0), 0.0, 1024.0, true);
+        let int_enabled = self.boolean(&s, "int", false);
+        let pfc_empty = Map::new();
+        let pfc = match s.get("pfc") {
+            Some(v) => self.obj(v, "switch.pfc", &["enabled", "alpha", "reserve", "resume_offset", "headroom"])?,
+            None => Obj { path: "switch.pfc".into(), map: &pfc_empty },
+        };
+        let pfc_enabled = self.boolean(&pfc, "enabled", true);
+        let alpha = self.float(&pfc, "alpha", Some(0.125), 0.0, 1024.0, true);
+        let reserve = self.bytes(&pfc, "reserve", Some(4 * 1024));
+        let resume = self.bytes(&pfc, "resume_offset", Some(3 * 1024));
+        let headroom = match pfc.get("headroom") {
+            None => Some(None),
+            Some(Value::String(x)) if x == "auto" => Some(None),
+            Some(_) => self.bytes(&pfc, "headroom", None).map(Some),
+        };
+        let ecn_empty = Map::new();
+        let ecn = match s.get("ecn") {
+            Some(v) => self.obj(v, "switch.ecn", &["enabled", "thresholds"])?,
+            None => Obj { path: "switch.ecn".into(), map: &ecn_empty },
+        };
+        let ecn_enabled = self.boolean(&ecn, "enabled", true);
+        let mut by_rate = Vec::new();
+        if let Some(tv) = ecn.get("thresholds") {
+            match tv.as_array() {
+                Some(list) => {
+                    for (i, item) in list.iter().enumerate() {
+                        let path = format!("switch.ecn.thresholds[{i}]");
+                        let Some(to) = self.obj(item, &path, &["rate", "kmin", "kmax", "pmax"]) else { continue };
+                        let rate = self.rate(&to, "rate", None);
+                        let kmin = self.bytes(&to, "kmin", None);
+                        let kmax = self.bytes(&to, "kmax", None);
+                        let pmax = self.float(&to, "pmax", None, 0.0, 1.0, false);
+                        if let (Some(a), Some(b)) = (kmin, kmax) {
+                            if b < a {
+                                self.err(format!("{path}.kmax"), format!("`{b}B`"), format!("must be at least kmin ({a}B)"));
+                            }
+                        }
+                        if let (Some(r), Some(a), Some(b), Some(p)) = (rate, kmin, kmax, pmax) {
+                            by_rate.push((r, EcnConfig { kmin_bytes: a, kmax_bytes: b, pmax: p }));
+                        }
+                    }
+                }
+                None => self.err("switch.ecn.thresholds", show(tv), "must be a list of {rate, kmin, kmax, pmax}"),
+            }
+        }
+        Some(SwitchConfig {
+            buffer: BufferConfig {
+                size_bytes: size?,
+                pfc_enabled,
+                pfc_alpha: alpha?,
+                reserve_bytes: reserve?,
+                resume_offset_bytes: resume?,
+                headroom_bytes: headroom?,
+                egress_alpha: egress_alpha?,
+                pfc_alpha_reference_rate: None,
+            },
+            ecn_enabled,
+            ecn_by_rate: by_rate,
+            int_enabled,
+        })
+    }
+
+    fn cc(&mut self, o: &Obj) -> Option<CcConfig> {
+        let empty = Map::new();
+        let c = match o.get("cc") {
+            Some(v) => self.obj(v, "cc", &["algorithm", "params"])?,
+            None => Obj { path: "cc".into(), map: &empty },
+        };
+        let alg = self.choice(&c, "algorithm", &["dcqcn", "none"], Some("dcqcn"))?;
+        match alg.as_str() {
+            "none" => {
+                if c.get("params").is_some() {
+                    self.err("cc.params", "", "algorithm `none` takes no parameters");
+                }
+                Some(CcConfig::None)
+            }
+            _ => {
+                const KEYS: &[&str] = &[
+                    "g", "alpha_period", "decrease_period", "increase_period", "fast_recovery_stages", "rate_ai",
+                    "rate_hai", "min_rate", "clamp_target_rate", "rate_on_first_cnp", "byte_counter",
+                ];
+                let pempty = Map::new();
+                let p = match c.get("params") {
+                    Some(v) => self.obj(v, "cc.params", KEYS)?,
+                    None => Obj { path: "cc.params".into(), map: &pempty },
+                };
+                let d = DcqcnParams::default();
+                let params = DcqcnParams {
+                    g: self.float(&p, "g", Some(d.g), 0.0, 1.0, true)?,
+                    alpha_period: self.positive_duration(&p, "alpha_period", Some(d.alpha_period))?,
+                    decrease_period: self.positive_duration(&p, "decrease_period", Some(d.decrease_period))?,
+                    increase_period: self.positive_duration(&p, "increase_period", Some(d.increase_period))?,
+                    fast_recovery_stages: self.int(&p, "fast_recovery_stages", Some(d.fast_recovery_stages as u64), 0, 1000)? as u32,
+                    rate_ai: self.rate(&p, "rate_ai", Some(d.rate_ai))?,
+                    rate_hai: self.rate(&p, "rate_hai", Some(d.rate_hai))?,
+                    min_rate: self.rate(&p, "min_rate", Some(d.min_rate))?,
+                    clamp_target_rate: self.boolean(&p, "clamp_target_rate", d.clamp_target_rate),
+                    rate_on_first_cnp: self.float(&p, "rate_on_first_cnp", Some(d.rate_on_first_cnp), 0.0, 1.0, true)?,
+                    byte_counter: self.bytes(&p, "byte_counter", Some(d.byte_counter))?,
+                };
+                Some(CcConfig::Dcqcn(params))
+            }
+        }
+    }
+
+    fn verb(&mut self, o: &Obj) -> Option<Verb> {
+        Some(match self.choice(o, "verb", &["write", "read", "send"], Some("write"))?.as_str() {
+            "read" => Verb::Read,
+            "send" => Verb::Send,
+            _ => Verb::Write,
+        })
+    }
+
+    fn list<'a>(&mut self, o: &Obj<'a>, k: &str) -> Vec<(String, &'a Value)> {
+        match o.get(k) {
+            None => Vec::new(),
+            Some(Value::Array(a)) => a.iter().enumerate().map(|(i, v)| (format!("{}[{i}]", o.key(k)), v)).collect(),
+            Some(v @ Value::Object(_)) => vec![(o.key(k), v)],
+            Some(other) => {
+                self.err(o.key(k), show(other), "must be a mapping or a list of mappings");
+                Vec::new()
+            }
+        }
+    }
+
+    fn workload(&mut self, o: &Obj, t: &Topology, duration: Duration, seed: u64) -> Option<Workload> {
+        let Some(w) = self.sub(o, "workload", &["flows", "poisson", "perftest", "incast"]) else {
+            self.err("workload", "", "is required (flows, poisson, perftest and/or incast)");
+            return None;
+        };
+        let mut wl = Workload::default();
+        let before = self.errs.len();
+        for (path, v) in self.list(&w, "flows") {
+            let Some(f) = self.obj(v, &path, &["src", "dst", "verb", "size", "start"]) else { continue };
+            let src = self.node_ref(t, f.key("src"), f.get("src"), true);
+            let dst = self.node_ref(t, f.key("dst"), f.get("dst"), true);
+            let verb = self.verb(&f);
+            let size = self.bytes(&f, "size", None);
+            let start = self.duration(&f, "start", Some(Duration::ZERO));
+            if let (Some(s), Some(d)) = (src, dst) {
+                if s == d {
+                    self.err(f.key("dst"), format!("`{}`", t.nodes[d as usize].name), "must differ from src");
+                    continue;
+                }
+            }
+            if let (Some(src), Some(dst), Some(verb), Some(bytes), Some(start)) = (src, dst, verb, size, start) {
+                wl.flows.push(FlowSpec { src, dst, verb, bytes, start });
+            }
+        }
+        for (path, v) in self.list(&w, "incast") {
+            let Some(f) = self.obj(v, &path, &["senders", "receiver", "size", "start", "verb"]) else { continue };
+            let receiver = self.node_ref(t, f.key("receiver"), f.get("receiver"), true);
+            let size = self.bytes(&f, "size", None);
+            let start = self.duration(&f, "start", Some(Duration::ZERO));
+            let verb = self.verb(&f);
+            let mut senders = Vec::new();
+            match f.get("senders") {
+                Some(Value::Number(n)) if n.as_u64().is_some() => {
+                    let k = n.as_u64().unwrap() as usize;
+                    let others: Vec<u32> = t.hosts().filter(|&h| Some(h) != receiver).collect();
+                    if k == 0 || k > others.len() {
+                        self.err(f.key("senders"), format!("`{k}`"), format!("allowed: 1 to {} senders (the other hosts)", others.len()));
+                    } else {
+                        senders = others[..k].to_vec();
+                    }
+                }
+                Some(Value::Array(a)) => {
+                    for (i, s) in a.iter().enumerate() {
+                        if let Some(h) = self.node_ref(t, format!("{}[{i}]", f.key("senders")), Some(s), true) {
+                            if Some(h) == receiver {
+                                self.err(format!("{}[{i}]", f.key("senders")), show(s), "must differ from the receiver");
+                            }
+                            senders.push(h);
+                        }
+                    }
+                }
+                other => self.err(f.key("senders"), other.map(show).unwrap_or_default(), "is required: a count of hosts or a list of hosts"),
+            }
+            if let (Some(r), Some(b), Some(s), Some(v)) = (receiver, size, start, verb) {
+                for src in senders {
+                    wl.flows.push(FlowSpec { src, dst: r, verb: v, bytes: b, start: s });
+                }
+            }
+        }
+        for (path, v) in self.list(&w, "poisson") {
+            let Some(f) = self.obj(v, &path, &["cdf", "load", "hosts", "start", "duration", "verb"]) else { continue };
+            let cdf = match f.get("cdf") {
+                Some(Value::String(name)) => match FlowSizeCdf::builtin(name) {
+                    Some(c) => Some(c),
+                    None => {
+                        let names: Vec<_> = crate::workload::cdf::BUILTIN.iter().map(|x| x.0).collect();
+                        self.err(f.key("cdf"), format!("`{name}`"), format!("allowed: {}, or a list of [size_bytes, cdf_percent] points, or a file path (front end)", names.join(", ")));
+                        None
+                    }
+                },
+                Some(Value::Array(points)) => {
+                    let pts: Option<Vec<(f64, f64)>> = points
+                        .iter()
+                        .map(|p| {
+                            let a = p.as_array()?;
+                            Some((a.first()?.as_f64()?, a.get(1)?.as_f64()?))
+                        })
+                        .collect();
+                    match pts.map(FlowSizeCdf::from_points) {
+                        Some(Ok(c)) => Some(c),
+                        Some(Err(e)) => {
+                            self.err(f.key("cdf"), "", e);
+                            None
+                        }
+                        None => {
+                            self.err(f.key("cdf"), "", "points must be [size_bytes, cdf_percent] pairs of numbers");
+                            None
+                        }
+                    }
+                }
+                other => {
+                    self.err(f.key("cdf"), other.map(show).unwrap_or_default(), "is required: a shipped CDF name such as `websearch`, or points");
+                    None
+                }
+            };
+            let load = self.float(&f, "load", None, 0.0, 1.0, true);
+            let start = self.duration(&f, "start", Some(Duration::ZERO));
+            let dur = self.positive_duration(&f, "duration", Some(duration));
+            let verb = self.verb(&f);
+            let hosts: Option<Vec<u32>> = match f.get("hosts") {
+                None => Some(t.hosts().collect()),
+                Some(Value::String(s)) if s == "all" => Some(t.hosts().collect()),
+                Some(Value::Array(a)) => {
+                    let hs: Vec<Option<u32>> = a.iter().enumerate().map(|(i, h)| self.node_ref(t, format!("{}[{i}]", f.key("hosts")), Some(h), true)).collect();
+                    hs.into_iter().collect()
+                }
+                Some(other) => {
+                    self.err(f.key("hosts"), show(other), "allowed: `all` or a list of hosts");
+                    None
+                }
+            };
+            if let (Some(c), Some(l), Some(s), Some(d), Some(v), Some(hs)) = (cdf, load, start, dur, verb, hosts) {
+                if hs.len() < 2 {
+                    self.err(f.key("hosts"), "", "needs at least two hosts");
+                    continue;
+                }
+                // Load is relative to the host link rate, as in traffic_gen.py.
+                let rates: Vec<Rate> = hs.iter().map(|&h| host_rate(t, h)).collect();
+                let rate = *rates.iter().min().unwrap();
+                let mut rng = RngStream::new(seed, &format!("workload/{path}"));
+                wl.flows.extend(poisson_flows(&hs, rate, l, &c, s, d, v, &mut rng));
+            }
+        }
+        for (path, v) in self.list(&w, "perftest") {
+            let Some(f) = self.obj(v, &path, &["name", "src", "dst", "verb", "message_size", "queue_depth", "qps", "start"]) else { continue };
+            let name = self.string(&f, "name", Some("")).unwrap_or_default();
+            let src = self.node_ref(t, f.key("src"), f.get("src"), true);
+            let dst = self.node_ref(t, f.key("dst"), f.get("dst"), true);
+            let verb = self.verb(&f);
+            let size = self.bytes(&f, "message_size", None);
+            let depth = self.int(&f, "queue_depth", Some(1), 1, 1 << 16);
+            let qps = self.int(&f, "qps", Some(1), 1, 1 << 16);
+            let start = self.duration(&f, "start", Some(Duration::ZERO));
+            if let (Some(s), Some(d)) = (src, dst) {
+                if s == d {
+                    self.err(f.key("dst"), format!("`{}`", t.nodes[d as usize].name), "must differ from src");
+                    continue;
+                }
+            }
+            if let (Some(src), Some(dst), Some(verb), Some(mb), Some(qd), Some(n), Some(st)) = (src, dst, verb, size, depth, qps, start) {
+                if mb == 0 {
+                    self.err(f.key("message_size"), "`0B`", "must be at least 1 byte");
+                    continue;
+                }
+                for i in 0..n {
+                    let nm = if name.is_empty() { format!("{path}") } else { name.clone() };
+                    let nm = if n > 1 { format!("{nm}#{i}") } else { nm };
+                    wl.apps.push(AppSpec { name: nm, src, dst, verb, message_bytes: mb, queue_depth: qd as u32, start: st });
+                }
+            }
+        }
+        if self.errs.len() == before && wl.flows.is_empty() && wl.apps.is_empty() {
+            self.err("workload", "", "produces no flows and no applications; add flows, poisson, perftest or incast");
+        }
+        wl.flows.sort_by_key(|f| f.start);
+        Some(wl)
+    }
+
+    /// Every flow's endpoints must be joined through switches.
+    fn check_connected(&mut self, t: &Topology, w: &Workload) {
+        let n = t.nodes.len();
+        let mut parent: Vec<usize> = (0..n).collect();
+        fn find(p: &mut Vec<usize>, mut x: usize) -> usize {
+            while p[x] != x {
+                p[x] = p[p[x]];
+                x = p[x];
+            }
+            x
+        }
+        for l in &t.links {
+            // Hosts do not forward, but a host belongs to the component of its switch.
+            let (a, b) = (find(&mut parent, l.a as usize), find(&mut parent, l.b as usize));
+            parent[a] = b;
+        }
+        let mut reported = std::collections::BTreeSet::new();
+        let pairs = w.flows.iter().map(|f| (f.src, f.dst)).chain(w.apps.iter().map(|a| (a.src, a.dst)));
+        for (s, d) in pairs {
+            if find(&mut parent, s as usize) != find(&mut parent, d as usize) && reported.insert((s, d)) {
+                self.err(
+                    "topology",
+                    format!("{} → {}", t.nodes[s as usize].name, t.nodes[d as usize].name),
+                    "the topology does not connect these two endpoints of a flow",
+                );
+            }
+        }
+    }
+}
+
+fn host_rate(t: &Topology, h: u32) -> Rate {
+    t.links.iter().find(|l| l.a == h || l.b == h).map(|l| l.rate).unwrap_or(Rate(1))
+}
+
+/// Topologies shipped with rdmalab, in the ns-3 HPCC format.
+pub const BUILTIN_TOPOLOGIES: &[(&str, &str)] =
+    &[("hpcc-fat-tree-320-hosts", include_str!("../../data/topologies/hpcc-fat-tree-320-hosts.txt"))];
+
+pub fn builtin_topology(name: &str) -> Option<&'static str> {
+    BUILTIN_TOPOLOGIES.iter().find(|x| x.0 == name).map(|x| x.1)
+}

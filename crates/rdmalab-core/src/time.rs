@@ -1,0 +1,178 @@
+//! Units of the simulation: time in integer picoseconds, rates in integer bit/s,
+//! sizes in bytes.
+//!
+//! Integer time keeps runs bit-for-bit reproducible; a picosecond resolves the
+//! serialisation of one byte at 400 Gb/s (20 ps) without rounding drift.
+
+use std::fmt;
+use std::ops::{Add, AddAssign, Sub};
+
+/// A point in simulated time, in picoseconds since the start of the run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Time(pub u64);
+
+/// A span of simulated time, in picoseconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Duration(pub u64);
+
+pub const PS_PER_NS: u64 = 1_000;
+pub const PS_PER_US: u64 = 1_000_000;
+pub const PS_PER_MS: u64 = 1_000_000_000;
+pub const PS_PER_S: u64 = 1_000_000_000_000;
+
+impl Time {
+    pub const ZERO: Time = Time(0);
+    pub const NEVER: Time = Time(u64::MAX);
+    pub fn ps(self) -> u64 {
+        self.0
+    }
+    pub fn as_secs_f64(self) -> f64 {
+        self.0 as f64 / PS_PER_S as f64
+    }
+    /// Whole nanoseconds, truncated (the ns-3 HPCC output resolution).
+    pub fn ns(self) -> u64 {
+        self.0 / PS_PER_NS
+    }
+    pub fn saturating_sub(self, other: Time) -> Duration {
+        Duration(self.0.saturating_sub(other.0))
+    }
+}
+
+impl Duration {
+    pub const ZERO: Duration = Duration(0);
+    pub fn from_ns(ns: u64) -> Self {
+        Duration(ns * PS_PER_NS)
+    }
+    pub fn from_us(us: u64) -> Self {
+        Duration(us * PS_PER_US)
+    }
+    pub fn from_ms(ms: u64) -> Self {
+        Duration(ms * PS_PER_MS)
+    }
+    pub fn ps(self) -> u64 {
+        self.0
+    }
+    pub fn as_secs_f64(self) -> f64 {
+        self.0 as f64 / PS_PER_S as f64
+    }
+}
+
+impl Add<Duration> for Time {
+    type Output = Time;
+    fn add(self, d: Duration) -> Time {
+        Time(self.0.saturating_add(d.0))
+    }
+}
+impl AddAssign<Duration> for Time {
+    fn add_assign(&mut self, d: Duration) {
+        self.0 = self.0.saturating_add(d.0);
+    }
+}
+impl Sub for Time {
+    type Output = Duration;
+    fn sub(self, o: Time) -> Duration {
+        Duration(self.0 - o.0)
+    }
+}
+impl Add for Duration {
+    type Output = Duration;
+    fn add(self, o: Duration) -> Duration {
+        Duration(self.0 + o.0)
+    }
+}
+
+impl fmt::Display for Time {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", fmt_ps(self.0))
+    }
+}
+impl fmt::Display for Duration {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", fmt_ps(self.0))
+    }
+}
+
+fn fmt_ps(ps: u64) -> String {
+    if ps % PS_PER_S == 0 && ps > 0 {
+        format!("{}s", ps / PS_PER_S)
+    } else if ps % PS_PER_MS == 0 && ps > 0 {
+        format!("{}ms", ps / PS_PER_MS)
+    } else if ps % PS_PER_US == 0 && ps > 0 {
+        format!("{}us", ps / PS_PER_US)
+    } else if ps % PS_PER_NS == 0 {
+        format!("{}ns", ps / PS_PER_NS)
+    } else {
+        format!("{}ps", ps)
+    }
+}
+
+/// A data rate in bits per second.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Rate(pub u64);
+
+impl Rate {
+    pub const fn gbps(g: u64) -> Rate {
+        Rate(g * 1_000_000_000)
+    }
+    pub const fn mbps(m: u64) -> Rate {
+        Rate(m * 1_000_000)
+    }
+    pub fn bps(self) -> u64 {
+        self.0
+    }
+    pub fn as_gbps(self) -> f64 {
+        self.0 as f64 / 1e9
+    }
+    /// Time to serialise `bytes` at this rate, rounded up to a whole picosecond
+    /// so that a link is never faster than its nominal rate.
+    #[inline]
+    pub fn serialization(self, bytes: u64) -> Duration {
+        // bytes * 8 * 1e12 / rate; split to avoid overflow for large messages.
+        let bits = bytes as u128 * 8;
+        let ps = (bits * PS_PER_S as u128).div_ceil(self.0 as u128);
+        Duration(ps as u64)
+    }
+    /// Bytes that fit into `d` at this rate (rounded down).
+    pub fn bytes_in(self, d: Duration) -> u64 {
+        ((self.0 as u128 * d.0 as u128) / (8 * PS_PER_S as u128)) as u64
+    }
+    /// Scale by a factor in [0, ∞), rounding to the nearest bit/s.
+    pub fn scale(self, f: f64) -> Rate {
+        Rate((self.0 as f64 * f).round().max(0.0) as u64)
+    }
+}
+
+impl fmt::Display for Rate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let b = self.0;
+        if b % 1_000_000_000 == 0 && b > 0 {
+            write!(f, "{}Gbps", b / 1_000_000_000)
+        } else if b % 1_000_000 == 0 && b > 0 {
+            write!(f, "{}Mbps", b / 1_000_000)
+        } else {
+            write!(f, "{}bps", b)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn serialization_of_a_1000_byte_frame_at_100g_is_80ns() {
+        assert_eq!(Rate::gbps(100).serialization(1000), Duration::from_ns(80));
+    }
+
+    #[test]
+    fn serialization_rounds_up_so_links_are_never_fast() {
+        // 1 byte at 3 bit/s = 2.666.. s
+        assert_eq!(Rate(3).serialization(1).0, 2_666_666_666_667);
+    }
+
+    #[test]
+    fn bytes_in_inverts_serialization() {
+        let r = Rate::gbps(25);
+        assert_eq!(r.bytes_in(r.serialization(4096)), 4096);
+    }
+}

@@ -1,0 +1,218 @@
+//! Workloads: what the applications post, and when.
+//!
+//! * Flows: one QP and one message each, posted at a start time (explicit
+//!   lists, Poisson arrivals drawn from a flow-size CDF, incast).
+//! * Applications: perftest-like QPs that keep `queue_depth` messages posted
+//!   until the run stops.
+
+pub mod cdf;
+
+use crate::nic::qp::{Message, Origin, Qp, QpTimer, Verb, TIMER_SLOTS};
+use crate::rng::RngStream;
+use crate::time::{Duration, Rate, Time};
+use crate::world::World;
+use cdf::FlowSizeCdf;
+
+/// One flow: `src` posts one message of `bytes` to `dst` at `start`.
+/// For READ, `src` is the requester and the data flows from `dst` to `src`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FlowSpec {
+    pub src: u32,
+    pub dst: u32,
+    pub verb: Verb,
+    pub bytes: u64,
+    pub start: Duration,
+}
+
+/// A perftest-like application: one QP from `src` to `dst` keeping
+/// `queue_depth` messages of `message_bytes` posted from `start` until the end.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AppSpec {
+    pub name: String,
+    pub src: u32,
+    pub dst: u32,
+    pub verb: Verb,
+    pub message_bytes: u64,
+    pub queue_depth: u32,
+    pub start: Duration,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct AppState {
+    pub qp: Option<u32>,
+    pub posted: u64,
+    pub completed: u64,
+    pub completed_bytes: u64,
+    /// Completion latency of each message (post to completion), picoseconds.
+    pub latencies_ps: Vec<u64>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Workload {
+    pub flows: Vec<FlowSpec>,
+    pub apps: Vec<AppSpec>,
+}
+
+/// Poisson flow arrivals at every host in `hosts`, as the ns-3 HPCC
+/// simulator's `traffic_gen.py` makes them: per host, exponential
+/// inter-arrival times with mean `mean_size · 8 / (host_rate · load)`, a
+/// destination drawn uniformly among the other hosts, a size drawn from the CDF.
+/// Unlike `traffic_gen.py`, it is seeded and counts flows exactly.
+pub fn poisson_flows(
+    hosts: &[u32],
+    host_rate: Rate,
+    load: f64,
+    cdf: &FlowSizeCdf,
+    start: Duration,
+    duration: Duration,
+    verb: Verb,
+    rng: &mut RngStream,
+) -> Vec<FlowSpec> {
+    let mut flows = Vec::new();
+    if hosts.len() < 2 || load <= 0.0 {
+        return flows;
+    }
+    let mean_iat_s = cdf.mean() * 8.0 / (host_rate.bps() as f64 * load);
+    let end = start.ps() + duration.ps();
+    for (src_idx, &src) in hosts.iter().enumerate() {
+        let mut t = start.ps() as f64;
+        loop {
+            t += rng.exponential(mean_iat_s) * 1e12;
+            if t >= end as f64 {
+                break;
+            }
+            let mut di = rng.below(hosts.len() as u64 - 1) as usize;
+            if di >= src_idx {
+                di += 1;
+            }
+            let dst = hosts[di];
+            let bytes = cdf.sample(rng).max(1);
+            flows.push(FlowSpec { src, dst, verb, bytes, start: Duration(t as u64) });
+        }
+    }
+    // Stable: equal start times keep host order.
+    flows.sort_by_key(|f| f.start);
+    flows
+}
+
+impl World {
+    /// Create a QP from `requester` to `responder` (node ids).
+    pub(crate) fn create_qp(&mut self, requester: u32, responder: u32, verb: Verb) -> u32 {
+        let req_nic = self.node_index[requester as usize];
+        let resp_nic = self.node_index[responder as usize];
+        let (tx_nic, rx_nic, src_node, dst_node) = match verb {
+            Verb::Read => (resp_nic, req_nic, responder, requester),
+            _ => (req_nic, resp_nic, requester, responder),
+        };
+        let sport = {
+            let e = self.sport_next.entry((requester, responder)).or_insert(10000);
+            let s = *e;
+            *e = e.wrapping_add(1);
+            s
+        };
+        let qi = self.qps.len() as u32;
+        let line = self.nics[tx_nic as usize].line_rate;
+        self.qps.push(Qp {
+            id: qi,
+            verb,
+            requester: req_nic,
+            responder: resp_nic,
+            tx_nic,
+            rx_nic,
+            src_node,
+            dst_node,
+            udp_sport: sport,
+            class: self.nic_cfg.data_class,
+            msgs: Default::default(),
+            msgs_popped: 0,
+            psn_end: 0,
+            byte_end: 0,
+            ready_psn_end: 0,
+            snd_nxt: 0,
+            snd_una: 0,
+            highest_sent: 0,
+            snd_nxt_off: 0,
+            snd_una_off: 0,
+            tx_cursor: 0,
+            rate: line,
+            window: self.nic_cfg.window_bytes,
+            next_avail: Time::ZERO,
+            last_tx_start: Time::ZERO,
+            last_tx_wire: 0,
+            in_active: false,
+            cc: self.cc_cfg.make(),
+            cc_mask: crate::control::EventMask(0),
+            timers: [QpTimer::default(); TIMER_SLOTS],
+            epsn: 0,
+            rx_unacked: 0,
+            nacked_psn: None,
+            last_cnp: None,
+            rx_next_msg: 0,
+            last_rx_progress: Time::ZERO,
+            delivered_bytes: 0,
+            sent_payload: 0,
+            retransmitted_packets: 0,
+            timeouts: 0,
+            sampled_delivered: 0,
+        });
+        self.start_cc(qi);
+        qi
+    }
+
+    /// Post one message (WQE) on QP `qi`.
+    pub(crate) fn post(&mut self, qi: u32, bytes: u64, origin: Origin) {
+        let now = self.now();
+        let packets = self.nic_cfg.wire.packets_for(bytes);
+        let qp = &mut self.qps[qi as usize];
+        let m = Message { origin, bytes, first_psn: qp.psn_end, packets, first_byte: qp.byte_end, posted_at: now };
+        qp.msgs.push_back(m);
+        qp.psn_end += packets;
+        qp.byte_end += bytes;
+        if qp.verb == Verb::Read {
+            self.send_read_request(qi, m.first_psn);
+        } else {
+            qp.ready_psn_end = qp.psn_end;
+            self.activate(qi);
+        }
+    }
+
+    pub(crate) fn start_flow(&mut self, f: u32) {
+        let spec = self.workload.flows[f as usize].clone();
+        let qi = self.create_qp(spec.src, spec.dst, spec.verb);
+        self.rec.flow_qp.push((f, qi));
+        self.post(qi, spec.bytes, Origin::Flow(f));
+    }
+
+    pub(crate) fn start_app(&mut self, a: u32) {
+        let spec = self.workload.apps[a as usize].clone();
+        let qi = self.create_qp(spec.src, spec.dst, spec.verb);
+        self.apps[a as usize].qp = Some(qi);
+        for _ in 0..spec.queue_depth {
+            self.apps[a as usize].posted += 1;
+            self.post(qi, spec.message_bytes, Origin::App(a));
+        }
+    }
+
+    /// A message finished: the last byte was acknowledged (WRITE, SEND) or
+    /// arrived at the requester (READ).
+    pub(crate) fn message_completed(&mut self, qi: u32, origin: Origin, bytes: u64, posted_at: Time) {
+        let now = self.now();
+        match origin {
+            Origin::Flow(f) => {
+                self.flows_open -= 1;
+                self.record_flow(f, qi, posted_at, now);
+            }
+            Origin::App(a) => {
+                let st = &mut self.apps[a as usize];
+                st.completed += 1;
+                st.completed_bytes += bytes;
+                st.latencies_ps.push((now - posted_at).ps());
+                if now < self.run.stop_at {
+                    st.posted += 1;
+                    let size = self.workload.apps[a as usize].message_bytes;
+                    self.post(qi, size, Origin::App(a));
+                }
+            }
+        }
+    }
+}

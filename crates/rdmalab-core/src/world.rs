@@ -1,0 +1,422 @@
+//! The world: every node, port, NIC and QP of one run, and the loop that
+//! drives them.
+//!
+//! One event at a time is popped from the [`EventQueue`] and dispatched to its
+//! owner (a port, a NIC, a QP timer, a workload). Handlers live next to the
+//! model they belong to (`net::switch`, `nic::*`); this file only wires them
+//! together, runs the clock and checks invariants at the end.
+
+use crate::algo::CcConfig;
+use crate::engine::EventQueue;
+use crate::net::buffer::SharedBuffer;
+use crate::net::routing::{Adjacency, Routing};
+use crate::net::switch::{Switch, SwitchConfig};
+use crate::net::topology::{NodeKind, Topology};
+use crate::net::Port;
+use crate::nic::qp::Qp;
+use crate::nic::{Nic, NicConfig};
+use crate::packet::{PacketId, PacketKind, PacketPool};
+use crate::record::Recorder;
+use crate::rng::RngStream;
+use crate::time::{Duration, Time};
+use crate::workload::{AppState, Workload};
+
+/// Everything that can happen. Small and `Copy`: the queue holds millions.
+#[derive(Clone, Copy, Debug)]
+pub enum Event {
+    /// `port` finished serialising its current frame and may start the next.
+    TxDone { port: u32 },
+    /// A frame reaches the receiving end `port` of a link.
+    Arrive { port: u32, pkt: PacketId },
+    /// A NIC whose QPs were all held back by their dequeue rate tries again.
+    NicWake { nic: u32 },
+    /// Flow `flow` of the workload posts its WQE.
+    FlowStart { flow: u32 },
+    /// A perftest-like application starts posting.
+    AppStart { app: u32 },
+    /// A QP timer (retransmission, READ-request retry, or a controller's).
+    QpTimer { qp: u32, slot: u8, gen: u32 },
+    /// Take the periodic samples.
+    Sample,
+    /// A link goes down or comes back up.
+    LinkState { link: u32, up: bool },
+}
+
+#[derive(Clone, Debug)]
+pub struct RunConfig {
+    pub seed: u64,
+    /// Stop at this simulated time even if flows are unfinished.
+    pub stop_at: Time,
+    /// End the run with an error after this many events (a guard against runaway scenarios).
+    pub max_events: u64,
+    /// Period of the rate and queue samples; `None` disables them.
+    pub sample_interval: Option<Duration>,
+}
+
+/// Why a run ended early with an error.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RunError {
+    EventCap { limit: u64, at: Time },
+    Controller { controller: String, qp: u32, event: String, detail: String },
+}
+
+impl std::fmt::Display for RunError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RunError::EventCap { limit, at } => write!(
+                f,
+                "the run reached run.max_events = {limit} at simulated time {at}; raise run.max_events or shorten run.duration"
+            ),
+            RunError::Controller { controller, qp, event, detail } => {
+                write!(f, "controller `{controller}` on QP {qp} handling a {event} event {detail}")
+            }
+        }
+    }
+}
+
+/// How the run stands after [`World::run_until`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Progress {
+    /// More to do.
+    Running,
+    /// Every flow completed (and no application keeps posting).
+    AllFlowsDone,
+    /// The stop time was reached.
+    StopTime,
+}
+
+/// Counters of the whole run.
+#[derive(Clone, Debug, Default)]
+pub struct Stats {
+    /// Frames transmitted by switch ports (packet-hops through switches).
+    pub switch_tx_packets: u64,
+    pub nic_tx_packets: u64,
+    /// Data payload bytes NICs put on the wire, retransmissions included.
+    pub data_payload_sent: u64,
+    /// Data payload bytes that reached the destination NIC, duplicates included.
+    pub data_payload_arrived: u64,
+    /// Data payload bytes lost (buffer, link loss, link down).
+    pub data_payload_dropped: u64,
+    pub retransmitted_packets: u64,
+    pub timeouts: u64,
+    pub nacks_sent: u64,
+    pub cnps_sent: u64,
+    pub acks_sent: u64,
+    pub ecn_marked: u64,
+    pub pfc_pauses_sent: u64,
+    pub pfc_resumes_sent: u64,
+    pub peak_live_packets: u64,
+}
+
+pub struct World {
+    pub run: RunConfig,
+    pub nic_cfg: NicConfig,
+    pub switch_cfg: SwitchConfig,
+    pub cc_cfg: CcConfig,
+    pub q: EventQueue<Event>,
+    pub pkts: PacketPool,
+    pub topo: Topology,
+    pub ports: Vec<Port>,
+    /// node id → its ports (global port ids).
+    pub node_ports: Vec<Vec<u32>>,
+    /// node id → index into `switches` or `nics`.
+    pub node_index: Vec<u32>,
+    pub switches: Vec<Switch>,
+    pub nics: Vec<Nic>,
+    pub qps: Vec<Qp>,
+    pub routing: Routing,
+    pub workload: Workload,
+    pub apps: Vec<AppState>,
+    pub rec: Recorder,
+    pub stats: Stats,
+    pub error: Option<RunError>,
+    /// Flows not yet completed.
+    pub flows_open: u64,
+    /// (src, dst) pair → next UDP source port, as the ns-3 HPCC simulator assigns them.
+    pub sport_next: std::collections::BTreeMap<(u32, u32), u16>,
+}
+
+impl World {
+    pub fn new(
+        topo: Topology,
+        run: RunConfig,
+        nic_cfg: NicConfig,
+        switch_cfg: SwitchConfig,
+        cc_cfg: CcConfig,
+        workload: Workload,
+    ) -> Result<World, String> {
+        let n = topo.nodes.len();
+        let mut ports = Vec::with_capacity(topo.links.len() * 2);
+        let mut node_ports: Vec<Vec<u32>> = vec![Vec::new(); n];
+        let mut adj: Adjacency = vec![Vec::new(); n];
+        for (li, l) in topo.links.iter().enumerate() {
+            let pa = ports.len() as u32;
+            let pb = pa + 1;
+            for (me, other, id) in [(l.a, l.b, pa), (l.b, l.a, pb)] {
+                let local = node_ports[me as usize].len() as u32;
+                let rng = RngStream::new(run.seed, &format!("port/{me}/{local}"));
+                let mut p = Port::new(me, local, li as u32, l.rate, l.delay, rng);
+                p.loss = l.loss;
+                if let Some(e) = switch_cfg.ecn_for(l.rate) {
+                    p.ecn = e;
+                }
+                ports.push(p);
+                node_ports[me as usize].push(id);
+                adj[me as usize].push((id, other));
+            }
+            ports[pa as usize].peer = pb;
+            ports[pb as usize].peer = pa;
+        }
+        let is_host: Vec<bool> = topo.nodes.iter().map(|x| x.kind == NodeKind::Host).collect();
+        let mut node_index = vec![u32::MAX; n];
+        let mut switches = Vec::new();
+        let mut nics = Vec::new();
+        for (i, spec) in topo.nodes.iter().enumerate() {
+            match spec.kind {
+                NodeKind::Host => {
+                    if node_ports[i].len() != 1 {
+                        return Err(format!(
+                            "host `{}` has {} links; rdmalab models exactly one NIC port per host",
+                            spec.name,
+                            node_ports[i].len()
+                        ));
+                    }
+                    node_index[i] = nics.len() as u32;
+                    let port = node_ports[i][0];
+                    nics.push(Nic::new(i as u32, port, ports[port as usize].rate));
+                }
+                NodeKind::Switch => {
+                    node_index[i] = switches.len() as u32;
+                    let port_links: Vec<_> = node_ports[i]
+                        .iter()
+                        .map(|&p| (ports[p as usize].rate, ports[p as usize].delay.ps()))
+                        .collect();
+                    let mut bcfg = switch_cfg.buffer.clone();
+                    if bcfg.pfc_alpha_reference_rate.is_none() {
+                        // ns-3 HPCC scales α by port rate over the (first) NIC rate.
+                        bcfg.pfc_alpha_reference_rate = topo
+                            .hosts()
+                            .next()
+                            .map(|h| ports[node_ports[h as usize][0] as usize].rate);
+                    }
+                    switches.push(Switch {
+                        node: i as u32,
+                        first_port: node_ports[i].first().copied().unwrap_or(0),
+                        buffer: SharedBuffer::new(bcfg, &port_links),
+                        ecn_rng: RngStream::new(run.seed, &format!("switch/{i}/ecn")),
+                    });
+                }
+            }
+        }
+        // Switch ports are contiguous per switch only if links were listed per switch;
+        // the switch keeps a local index per port instead (`Port::local`).
+        let routing = Routing::build(&adj, &is_host, run.seed);
+        let mut q = EventQueue::new();
+        for (i, f) in workload.flows.iter().enumerate() {
+            q.schedule(Time::ZERO + f.start, Event::FlowStart { flow: i as u32 });
+        }
+        let mut apps = Vec::new();
+        for (i, a) in workload.apps.iter().enumerate() {
+            q.schedule(Time::ZERO + a.start, Event::AppStart { app: i as u32 });
+            apps.push(AppState::default());
+        }
+        if let Some(iv) = run.sample_interval {
+            q.schedule(Time::ZERO + iv, Event::Sample);
+        }
+        for (li, l) in topo.links.iter().enumerate() {
+            for &(down, up) in &l.down {
+                q.schedule(Time::ZERO + down, Event::LinkState { link: li as u32, up: false });
+                q.schedule(Time::ZERO + up, Event::LinkState { link: li as u32, up: true });
+            }
+        }
+        let flows_open = workload.flows.len() as u64;
+        Ok(World {
+            run,
+            nic_cfg,
+            switch_cfg,
+            cc_cfg,
+            q,
+            pkts: PacketPool::default(),
+            topo,
+            ports,
+            node_ports,
+            node_index,
+            switches,
+            nics,
+            qps: Vec::new(),
+            routing,
+            workload,
+            apps,
+            rec: Recorder::default(),
+            stats: Stats::default(),
+            error: None,
+            flows_open,
+            sport_next: Default::default(),
+        })
+    }
+
+    #[inline]
+    pub fn now(&self) -> Time {
+        self.q.now()
+    }
+
+    #[inline]
+    pub fn is_switch(&self, node: u32) -> bool {
+        self.topo.nodes[node as usize].kind == NodeKind::Switch
+    }
+
+    fn done(&self) -> bool {
+        self.flows_open == 0 && self.workload.apps.is_empty()
+    }
+
+    /// Process events up to and including simulated time `until` (capped at the
+    /// stop time). Returns how the run stands, or the error that ended it.
+    pub fn run_until(&mut self, until: Time) -> Result<Progress, RunError> {
+        let until = until.min(self.run.stop_at);
+        if self.done() {
+            return Ok(Progress::AllFlowsDone);
+        }
+        while let Some(t) = self.q.peek_time() {
+            if t > until {
+                break;
+            }
+            if self.q.processed() >= self.run.max_events {
+                return Err(RunError::EventCap { limit: self.run.max_events, at: t });
+            }
+            let (_, ev) = self.q.pop().expect("peeked");
+            self.dispatch(ev);
+            if let Some(e) = self.error.take() {
+                return Err(e);
+            }
+            if self.done() {
+                return Ok(Progress::AllFlowsDone);
+            }
+        }
+        if until >= self.run.stop_at {
+            return Ok(Progress::StopTime);
+        }
+        Ok(Progress::Running)
+    }
+
+    /// Run to the end.
+    pub fn run_to_end(&mut self) -> Result<Progress, RunError> {
+        self.run_until(self.run.stop_at)
+    }
+
+    #[inline]
+    fn dispatch(&mut self, ev: Event) {
+        match ev {
+            Event::TxDone { port } => {
+                self.ports[port as usize].busy = false;
+                self.try_transmit(port);
+            }
+            Event::Arrive { port, pkt } => self.on_arrive(port, pkt),
+            Event::NicWake { nic } => {
+                let n = &mut self.nics[nic as usize];
+                n.wake_at = Time::NEVER;
+                let port = n.port;
+                self.try_transmit(port);
+            }
+            Event::FlowStart { flow } => self.start_flow(flow),
+            Event::AppStart { app } => self.start_app(app),
+            Event::QpTimer { qp, slot, gen } => self.on_qp_timer(qp, slot, gen),
+            Event::Sample => self.take_samples(),
+            Event::LinkState { link, up } => self.set_link_state(link, up),
+        }
+        let live = self.pkts.live() as u64;
+        if live > self.stats.peak_live_packets {
+            self.stats.peak_live_packets = live;
+        }
+    }
+
+    /// Start sending the next frame on `port` if it is idle and has one.
+    #[inline]
+    pub fn try_transmit(&mut self, port: u32) {
+        if self.ports[port as usize].busy {
+            return;
+        }
+        let node = self.ports[port as usize].node;
+        let next = if self.is_switch(node) { self.switch_dequeue(port) } else { self.nic_dequeue(port) };
+        let Some(pkt) = next else { return };
+        let now = self.now();
+        let p = self.pkts.get(pkt);
+        let frame = p.frame_bytes;
+        let is_data = p.kind == PacketKind::Data;
+        let payload = p.payload as u64;
+        let wire = self.nic_cfg.wire.on_wire(frame) as u64;
+        let port_ref = &mut self.ports[port as usize];
+        port_ref.busy = true;
+        port_ref.tx_bytes += frame as u64;
+        let ser = port_ref.rate.serialization(wire);
+        let lost = !port_ref.up || port_ref.rng.chance(port_ref.loss);
+        let (peer, delay, up, local) = (port_ref.peer, port_ref.delay, port_ref.up, port_ref.local);
+        self.q.schedule(now + ser, Event::TxDone { port });
+        if self.is_switch(node) {
+            self.stats.switch_tx_packets += 1;
+        } else {
+            self.stats.nic_tx_packets += 1;
+        }
+        if lost {
+            let reason = if up { "link_loss" } else { "link_down" };
+            self.rec.count_drop(node, local, reason, frame as u64);
+            if is_data {
+                self.stats.data_payload_dropped += payload;
+            }
+            self.pkts.free(pkt);
+        } else {
+            self.q.schedule(now + ser + delay, Event::Arrive { port: peer, pkt });
+        }
+    }
+
+    fn on_arrive(&mut self, port: u32, pkt: PacketId) {
+        let node = self.ports[port as usize].node;
+        if let PacketKind::Pfc { class, pause } = self.pkts.get(pkt).kind {
+            self.pkts.free(pkt);
+            let p = &mut self.ports[port as usize];
+            p.paused[class as usize] = pause;
+            let (local, peer) = (p.local, p.peer);
+            let peer_node = self.ports[peer as usize].node;
+            self.rec.pfc(self.q.now(), node, local, peer_node, class, pause);
+            if !pause {
+                self.try_transmit(port);
+            }
+            return;
+        }
+        if self.is_switch(node) {
+            self.switch_receive(port, pkt);
+        } else {
+            self.nic_receive(port, pkt);
+        }
+    }
+
+    fn set_link_state(&mut self, link: u32, up: bool) {
+        for p in self.ports.iter_mut().filter(|p| p.link == link) {
+            p.up = up;
+        }
+    }
+
+    /// Data payload bytes currently queued in ports or travelling on links,
+    /// counted by walking the queues and pending arrivals (not from counters).
+    pub fn data_payload_in_network(&self) -> u64 {
+        let mut total = 0u64;
+        for p in &self.ports {
+            for q in &p.queues {
+                for &id in q {
+                    let pk = self.pkts.get(id);
+                    if pk.kind == PacketKind::Data {
+                        total += pk.payload as u64;
+                    }
+                }
+            }
+        }
+        for ev in self.q.iter_pending() {
+            if let Event::Arrive { pkt, .. } = ev {
+                let pk = self.pkts.get(*pkt);
+                if pk.kind == PacketKind::Data {
+                    total += pk.payload as u64;
+                }
+            }
+        }
+        total
+    }
+}
