@@ -33,9 +33,30 @@ impl<E> Ord for Entry<E> {
     }
 }
 
+/// Width of a calendar bucket: 2^10 ps ≈ 1 ns. Chosen by measurement on the
+/// 320-host benchmark (0.13 ns to 65 ns tried): packet events are dense, so
+/// narrow buckets keep the heap of the current bucket tiny, while a short
+/// ring keeps the buckets' memory in cache.
+const BUCKET_SHIFT: u32 = 10;
+/// Buckets in the ring: a horizon of 2048 × 1 ns ≈ 2.1 µs covers a 1 µs link
+/// delay plus serialisation; later events (timeouts, flow starts, longer
+/// links) wait in the far heap, which is correct, only slower.
+const RING_BUCKETS: usize = 2048;
+
 /// A min-queue of events of type `E`.
+///
+/// A calendar queue: events in the current bucket live in a small binary
+/// heap, events in the next `RING_BUCKETS` buckets in unsorted per-bucket
+/// vectors, and events beyond that horizon in a second heap. Packet events
+/// are dense in time, so most operations touch only the small heap. The
+/// order is exactly that of a single heap keyed by (time, sequence).
 pub struct EventQueue<E> {
-    heap: BinaryHeap<Entry<E>>,
+    near: BinaryHeap<Entry<E>>,
+    ring: Vec<Vec<Entry<E>>>,
+    ring_len: usize,
+    far: BinaryHeap<Entry<E>>,
+    /// Absolute index of the bucket whose events are in `near`.
+    cur: u64,
     next_seq: u64,
     now: Time,
     popped: u64,
@@ -50,7 +71,11 @@ impl<E: Copy> Default for EventQueue<E> {
 impl<E: Copy> EventQueue<E> {
     pub fn new() -> Self {
         EventQueue {
-            heap: BinaryHeap::with_capacity(1 << 12),
+            near: BinaryHeap::with_capacity(1 << 10),
+            ring: (0..RING_BUCKETS).map(|_| Vec::new()).collect(),
+            ring_len: 0,
+            far: BinaryHeap::new(),
+            cur: 0,
             next_seq: 0,
             now: Time::ZERO,
             popped: 0,
@@ -63,24 +88,77 @@ impl<E: Copy> EventQueue<E> {
         self.now
     }
 
+    #[inline]
+    fn bucket_of(at: Time) -> u64 {
+        at.0 >> BUCKET_SHIFT
+    }
+
+    #[inline]
+    fn place(&mut self, e: Entry<E>) {
+        let b = Self::bucket_of(e.at);
+        if b <= self.cur {
+            self.near.push(e);
+        } else if b < self.cur + RING_BUCKETS as u64 {
+            self.ring[(b as usize) & (RING_BUCKETS - 1)].push(e);
+            self.ring_len += 1;
+        } else {
+            self.far.push(e);
+        }
+    }
+
     /// Schedule `event` at `at`. Scheduling in the past is a logic error.
     #[inline]
     pub fn schedule(&mut self, at: Time, event: E) {
         debug_assert!(at >= self.now, "event scheduled in the past");
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.heap.push(Entry { at, seq, event });
+        self.place(Entry { at, seq, event });
+    }
+
+    /// Move to the next bucket that holds events; false if there are none.
+    fn advance(&mut self) -> bool {
+        while self.near.is_empty() {
+            if self.ring_len == 0 {
+                // Nothing within the horizon: jump straight to the earliest far event.
+                let Some(first) = self.far.peek() else { return false };
+                self.cur = Self::bucket_of(first.at);
+            } else {
+                self.cur += 1;
+            }
+            let horizon = self.cur + RING_BUCKETS as u64;
+            while let Some(f) = self.far.peek() {
+                if Self::bucket_of(f.at) >= horizon {
+                    break;
+                }
+                let e = self.far.pop().expect("peeked");
+                self.place(e);
+            }
+            let slot = (self.cur as usize) & (RING_BUCKETS - 1);
+            if !self.ring[slot].is_empty() {
+                let mut v = std::mem::take(&mut self.ring[slot]);
+                self.ring_len -= v.len();
+                self.near.extend(v.drain(..));
+                self.ring[slot] = v;
+            }
+        }
+        true
     }
 
     /// Time of the earliest pending event.
-    pub fn peek_time(&self) -> Option<Time> {
-        self.heap.peek().map(|e| e.at)
+    pub fn peek_time(&mut self) -> Option<Time> {
+        if self.near.is_empty() && !self.advance() {
+            return None;
+        }
+        self.near.peek().map(|e| e.at)
     }
 
     /// Remove the earliest event and advance the clock to its time.
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, E)> {
-        let e = self.heap.pop()?;
+        if self.near.is_empty() && !self.advance() {
+            return None;
+        }
+        let e = self.near.pop()?;
         self.now = e.at;
         self.popped += 1;
         Some((e.at, e.event))
@@ -92,12 +170,16 @@ impl<E: Copy> EventQueue<E> {
     }
 
     pub fn pending(&self) -> usize {
-        self.heap.len()
+        self.near.len() + self.ring_len + self.far.len()
     }
 
     /// Pending events in no particular order (for end-of-run accounting).
     pub fn iter_pending(&self) -> impl Iterator<Item = &E> {
-        self.heap.iter().map(|e| &e.event)
+        self.near
+            .iter()
+            .chain(self.ring.iter().flat_map(|b| b.iter()))
+            .chain(self.far.iter())
+            .map(|e| &e.event)
     }
 }
 
@@ -123,6 +205,40 @@ mod tests {
         }
         let order: Vec<u32> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
         assert_eq!(order, (0..100).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn the_calendar_gives_the_same_order_as_one_heap() {
+        // Random schedules spanning the bucket width, the ring horizon and beyond,
+        // with events scheduled while popping: compare against a plain heap.
+        let mut rng = crate::rng::RngStream::new(5, "engine-test");
+        let mut q = EventQueue::new();
+        let mut reference = BinaryHeap::new();
+        let mut seq = 0u64;
+        let mut out_q = Vec::new();
+        let mut out_ref = Vec::new();
+        let spans = [10u64, 10_000, 50_000_000, 2_000_000_000];
+        for i in 0..2000u32 {
+            let at = Time(rng.below(spans[(i % 4) as usize]));
+            q.schedule(at, i);
+            reference.push(Entry { at, seq, event: i });
+            seq += 1;
+        }
+        let mut next_id = 2000u32;
+        while let Some((t, e)) = q.pop() {
+            out_q.push((t, e));
+            let r = reference.pop().unwrap();
+            out_ref.push((r.at, r.event));
+            if next_id < 6000 && rng.below(2) == 0 {
+                let at = Time(t.0 + rng.below(spans[(next_id % 4) as usize]));
+                q.schedule(at, next_id);
+                reference.push(Entry { at, seq, event: next_id });
+                seq += 1;
+                next_id += 1;
+            }
+        }
+        assert!(reference.is_empty());
+        assert_eq!(out_q, out_ref);
     }
 
     #[test]

@@ -230,13 +230,14 @@ impl World {
             }
         }
         let flows_open = workload.flows.len() as u64;
+        let int_enabled = switch_cfg.int_enabled;
         Ok(World {
             run,
             nic_cfg,
             switch_cfg,
             cc_cfg,
             q,
-            pkts: PacketPool::default(),
+            pkts: PacketPool::with_int(int_enabled),
             topo,
             ports,
             node_ports,

@@ -1,1 +1,176 @@
-// placeholder
+//! Python bindings: a thin layer that turns scenarios (as JSON text) into
+//! runs, reports progress, and writes the core's tables to files. Nothing in
+//! the core depends on this crate.
+
+use pyo3::create_exception;
+use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use rdmalab_core::scenario::Scenario;
+use rdmalab_core::time::Time;
+use rdmalab_core::world::{Progress, World};
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+
+create_exception!(_core, ScenarioError, PyValueError, "A scenario was refused before the run; the message lists every problem.");
+create_exception!(_core, RunError, PyRuntimeError, "A run ended early with an error (event cap, failing controller).");
+
+fn parse(json: &str) -> PyResult<Scenario> {
+    Scenario::from_json_str(json).map_err(|e| ScenarioError::new_err(e.to_string()))
+}
+
+/// Check a scenario without running it. Returns a short description.
+#[pyfunction]
+fn validate(py: Python<'_>, json: &str) -> PyResult<PyObject> {
+    let s = parse(json)?;
+    let d = PyDict::new(py);
+    d.set_item("name", &s.name)?;
+    d.set_item("nodes", s.topology.nodes.len())?;
+    d.set_item("hosts", s.topology.host_count())?;
+    d.set_item("links", s.topology.links.len())?;
+    d.set_item("flows", s.workload.flows.len())?;
+    d.set_item("apps", s.workload.apps.len())?;
+    d.set_item("cc", s.cc.name())?;
+    d.set_item("duration_ps", s.run.stop_at.ps())?;
+    // Building catches what only a built world can tell (e.g. multi-homed hosts).
+    s.build().map_err(ScenarioError::new_err)?;
+    Ok(d.into())
+}
+
+/// One run of one scenario.
+#[pyclass(unsendable)]
+struct Simulation {
+    world: World,
+    name: String,
+    progress: Progress,
+}
+
+fn write_file(dir: &PathBuf, name: &str, f: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> PyResult<()> {
+    let path = dir.join(name);
+    let file = File::create(&path).map_err(|e| PyOSError::new_err(format!("cannot write {}: {e}", path.display())))?;
+    let mut w = BufWriter::new(file);
+    f(&mut w).and_then(|_| w.flush()).map_err(|e| PyOSError::new_err(format!("cannot write {}: {e}", path.display())))
+}
+
+#[pymethods]
+impl Simulation {
+    #[new]
+    fn new(json: &str) -> PyResult<Self> {
+        let s = parse(json)?;
+        let world = s.build().map_err(ScenarioError::new_err)?;
+        Ok(Simulation { world, name: s.name, progress: Progress::Running })
+    }
+
+    /// Advance to simulated time `until_ps`; returns "running", "all_flows_done" or "stop_time".
+    fn run_until(&mut self, until_ps: u64) -> PyResult<&'static str> {
+        if self.progress == Progress::Running {
+            self.progress = self.world.run_until(Time(until_ps)).map_err(|e| RunError::new_err(e.to_string()))?;
+        }
+        Ok(match self.progress {
+            Progress::Running => "running",
+            Progress::AllFlowsDone => "all_flows_done",
+            Progress::StopTime => "stop_time",
+        })
+    }
+
+    #[getter]
+    fn now_ps(&self) -> u64 {
+        self.world.now().ps()
+    }
+    #[getter]
+    fn stop_ps(&self) -> u64 {
+        self.world.run.stop_at.ps()
+    }
+    #[getter]
+    fn flows_total(&self) -> usize {
+        self.world.workload.flows.len()
+    }
+    #[getter]
+    fn flows_done(&self) -> usize {
+        self.world.rec.flows.len()
+    }
+    #[getter]
+    fn events(&self) -> u64 {
+        self.world.q.processed()
+    }
+
+    /// Counters and invariants of the run so far.
+    fn summary(&self, py: Python<'_>) -> PyResult<PyObject> {
+        let w = &self.world;
+        let s = &w.stats;
+        let d = PyDict::new(py);
+        d.set_item("name", &self.name)?;
+        d.set_item("seed", w.run.seed)?;
+        d.set_item("cc", w.cc_cfg.name())?;
+        d.set_item("end", match self.progress {
+            Progress::Running => "running",
+            Progress::AllFlowsDone => "all_flows_done",
+            Progress::StopTime => "stop_time",
+        })?;
+        d.set_item("sim_time_ps", w.now().ps())?;
+        d.set_item("events", w.q.processed())?;
+        d.set_item("switch_packet_hops", s.switch_tx_packets)?;
+        d.set_item("nic_tx_packets", s.nic_tx_packets)?;
+        d.set_item("flows_total", w.workload.flows.len())?;
+        d.set_item("flows_completed", w.rec.flows.len())?;
+        d.set_item("apps", w.workload.apps.len())?;
+        d.set_item("data_payload_sent_bytes", s.data_payload_sent)?;
+        d.set_item("data_payload_arrived_bytes", s.data_payload_arrived)?;
+        d.set_item("data_payload_dropped_bytes", s.data_payload_dropped)?;
+        d.set_item("data_payload_in_network_bytes", w.data_payload_in_network())?;
+        let posted: u64 = w.qps.iter().map(|q| q.byte_end).sum();
+        let delivered: u64 = w.qps.iter().map(|q| q.delivered_bytes).sum();
+        d.set_item("message_bytes_posted", posted)?;
+        d.set_item("message_bytes_delivered", delivered)?;
+        d.set_item("dropped_frames", w.rec.dropped_frames())?;
+        d.set_item("retransmitted_packets", s.retransmitted_packets)?;
+        d.set_item("timeouts", s.timeouts)?;
+        d.set_item("nacks_sent", s.nacks_sent)?;
+        d.set_item("cnps_sent", s.cnps_sent)?;
+        d.set_item("acks_sent", s.acks_sent)?;
+        d.set_item("ecn_marked_packets", s.ecn_marked)?;
+        d.set_item("pfc_pauses", s.pfc_pauses_sent)?;
+        d.set_item("pfc_resumes", s.pfc_resumes_sent)?;
+        d.set_item("peak_live_packets", s.peak_live_packets)?;
+        d.set_item("packet_pool_slots", w.pkts.capacity_used())?;
+        Ok(d.into())
+    }
+
+    /// Write the CSV tables and the ns-3 HPCC-style text files into `dir`.
+    fn write_tables(&self, dir: PathBuf) -> PyResult<Vec<String>> {
+        let w = &self.world;
+        std::fs::create_dir_all(&dir).map_err(|e| PyOSError::new_err(format!("cannot create {}: {e}", dir.display())))?;
+        write_file(&dir, "flows.csv", |f| w.write_flows_csv(f))?;
+        write_file(&dir, "qp_samples.csv", |f| w.write_qp_samples_csv(f))?;
+        write_file(&dir, "port_samples.csv", |f| w.write_port_samples_csv(f))?;
+        write_file(&dir, "pfc_events.csv", |f| w.write_pfc_csv(f))?;
+        write_file(&dir, "drops.csv", |f| w.write_drops_csv(f))?;
+        write_file(&dir, "apps.csv", |f| w.write_apps_csv(f))?;
+        write_file(&dir, "fct.txt", |f| w.write_hpcc_fct(f))?;
+        write_file(&dir, "pfc.txt", |f| w.write_hpcc_pfc(f))?;
+        Ok(["flows", "qp_samples", "port_samples", "pfc_events", "drops", "apps"].iter().map(|s| s.to_string()).collect())
+    }
+}
+
+#[pyfunction]
+fn builtin_cdfs() -> Vec<&'static str> {
+    rdmalab_core::workload::cdf::BUILTIN.iter().map(|x| x.0).collect()
+}
+
+#[pyfunction]
+fn builtin_topologies() -> Vec<&'static str> {
+    rdmalab_core::scenario::BUILTIN_TOPOLOGIES.iter().map(|x| x.0).collect()
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(builtin_cdfs, m)?)?;
+    m.add_function(wrap_pyfunction!(builtin_topologies, m)?)?;
+    m.add_class::<Simulation>()?;
+    m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
+    m.add("RunError", m.py().get_type::<RunError>())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -86,12 +86,13 @@ impl World {
                 }
             }
             if self.switch_cfg.int_enabled {
-                p.push_int(IntHop {
+                let hop = IntHop {
                     qlen_bytes: port_ref.queued_total,
                     tx_bytes: port_ref.tx_bytes + frame,
                     timestamp: self.q.now(),
                     link_rate: port_ref.rate,
-                });
+                };
+                self.pkts.push_int(pkt, hop);
             }
         }
         if switch.buffer.should_resume(in_local, class) {

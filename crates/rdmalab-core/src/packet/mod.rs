@@ -83,8 +83,9 @@ pub struct Packet {
     pub tx_timestamp: Time,
     /// Ingress port at the switch currently holding the packet (buffer accounting).
     pub ingress_port: u32,
+    /// INT records pushed so far; the records live in [`PacketPool`]'s side table
+    /// so that packets stay small when INT is off.
     pub int_hops: u8,
-    pub int: [IntHop; MAX_INT_HOPS],
 }
 
 impl Packet {
@@ -105,14 +106,6 @@ impl Packet {
             tx_timestamp: Time::ZERO,
             ingress_port: u32::MAX,
             int_hops: 0,
-            int: [IntHop::default(); MAX_INT_HOPS],
-        }
-    }
-
-    pub fn push_int(&mut self, hop: IntHop) {
-        if (self.int_hops as usize) < MAX_INT_HOPS {
-            self.int[self.int_hops as usize] = hop;
-            self.int_hops += 1;
         }
     }
 }
@@ -121,11 +114,18 @@ impl Packet {
 #[derive(Default)]
 pub struct PacketPool {
     slots: Vec<Packet>,
+    /// INT records per slot, kept only when INT is on.
+    int: Vec<[IntHop; MAX_INT_HOPS]>,
+    int_enabled: bool,
     free: Vec<PacketId>,
     live: usize,
 }
 
 impl PacketPool {
+    pub fn with_int(int_enabled: bool) -> Self {
+        PacketPool { int_enabled, ..Default::default() }
+    }
+
     #[inline]
     pub fn alloc(&mut self, p: Packet) -> PacketId {
         self.live += 1;
@@ -134,7 +134,30 @@ impl PacketPool {
             id
         } else {
             self.slots.push(p);
+            if self.int_enabled {
+                self.int.push([IntHop::default(); MAX_INT_HOPS]);
+            }
             (self.slots.len() - 1) as PacketId
+        }
+    }
+
+    /// Append an INT hop record to packet `id` (ignored past [`MAX_INT_HOPS`]).
+    #[inline]
+    pub fn push_int(&mut self, id: PacketId, hop: IntHop) {
+        let p = &mut self.slots[id as usize];
+        if self.int_enabled && (p.int_hops as usize) < MAX_INT_HOPS {
+            self.int[id as usize][p.int_hops as usize] = hop;
+            p.int_hops += 1;
+        }
+    }
+
+    /// The INT records of packet `id`.
+    pub fn int_of(&self, id: PacketId) -> &[IntHop] {
+        let n = self.slots[id as usize].int_hops as usize;
+        if self.int_enabled {
+            &self.int[id as usize][..n]
+        } else {
+            &[]
         }
     }
 

@@ -272,9 +272,14 @@ impl Parser {
     }
 
     fn float(&mut self, o: &Obj, k: &str, default: Option<f64>, min: f64, max: f64, min_open: bool) -> Option<f64> {
+        // YAML 1.1 reads `1e-3` (no dot) as a string; accept numeric strings.
+        let numeric_string = match o.get(k) {
+            Some(Value::String(s)) => s.trim().parse::<f64>().ok(),
+            _ => None,
+        };
         match o.get(k) {
-            Some(Value::Number(n)) => {
-                let v = n.as_f64().unwrap_or(f64::NAN);
+            Some(v @ (Value::Number(_) | Value::String(_))) if v.is_number() || numeric_string.is_some() => {
+                let v = v.as_f64().or(numeric_string).unwrap_or(f64::NAN);
                 let low_ok = if min_open { v > min } else { v >= min };
                 if !(low_ok && v <= max) {
                     let lo = if min_open { "greater than" } else { "at least" };
@@ -362,6 +367,8 @@ impl Parser {
         };
         match r.get("sample_interval") {
             Some(Value::String(s)) if s == "off" => Some(None),
+            // YAML 1.1 reads a bare `off` as false.
+            Some(Value::Bool(false)) => Some(None),
             _ => self.positive_duration(&r, "sample_interval", Some(Duration::from_us(10))).map(Some),
         }
     }

@@ -1,0 +1,3 @@
+from rdmalab.cli import main
+
+raise SystemExit(main())

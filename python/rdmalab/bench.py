@@ -1,0 +1,79 @@
+"""Speed and memory benchmark.
+
+Each scenario runs in a fresh child process (so peak memory is its own) with
+no outputs written; the child reports wall time, events, switch
+packet-hops, simulated time and its peak resident memory. The figures are
+printed, never asserted: performance is measured, not tested.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+_CHILD = r"""
+import json, resource, sys, time
+from rdmalab import _core
+from rdmalab.scenario import load_scenario
+sc = load_scenario(sys.argv[1])
+sc.data.setdefault("records", {})["sample_interval"] = "off"
+base_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+t0 = time.perf_counter()
+sim = _core.Simulation(sc.to_json())
+t1 = time.perf_counter()
+sim.run_until(sim.stop_ps)
+t2 = time.perf_counter()
+s = sim.summary()
+print(json.dumps({
+    "build_s": t1 - t0, "run_s": t2 - t1, "events": s["events"],
+    "hops": s["switch_packet_hops"], "sim_ps": s["sim_time_ps"],
+    "flows": s["flows_total"], "done": s["flows_completed"],
+    "peak_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, "base_kb": base_kb,
+}))
+"""
+
+
+def _default_scenarios() -> list[Path]:
+    here = Path.cwd() / "benchmarks"
+    return sorted(here.glob("*.yaml"))
+
+
+def bench_one(path: Path) -> dict:
+    out = subprocess.run(
+        [sys.executable, "-c", _CHILD, str(path)], capture_output=True, text=True, check=False
+    )
+    if out.returncode != 0:
+        raise RuntimeError(f"benchmark {path} failed:\n{out.stderr}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main(args) -> int:
+    paths = [Path(p) for p in args.scenarios] or _default_scenarios()
+    if not paths:
+        print("no benchmark scenarios given and none in ./benchmarks", file=sys.stderr)
+        return 2
+    header = (
+        f"{'scenario':<34} {'flows':>12} {'sim ms':>8} {'wall s':>8} {'M events/s':>11} "
+        f"{'M pkt-hops/s':>13} {'sim s / wall s':>15} {'peak MB':>8} {'sim MB':>7}"
+    )
+    print(header)
+    print("-" * len(header))
+    for p in paths:
+        best = None
+        for _ in range(max(1, args.repeat)):
+            r = bench_one(p)
+            if best is None or r["run_s"] < best["run_s"]:
+                best = r
+        r = best
+        wall = r["run_s"]
+        print(
+            f"{p.stem:<34} {str(r['done']) + '/' + str(r['flows']):>12} {r['sim_ps'] / 1e9:>8.3f} {wall:>8.2f} "
+            f"{r['events'] / wall / 1e6:>11.2f} {r['hops'] / wall / 1e6:>13.2f} "
+            f"{r['sim_ps'] / 1e12 / wall:>15.2e} {r['peak_kb'] / 1024:>8.1f} "
+            f"{(r['peak_kb'] - r['base_kb']) / 1024:>7.1f}"
+        )
+    print("\npeak MB: peak resident memory of the child process (Python, the extension and the run);")
+    print("sim MB: what the run added on top of the interpreter and imports.")
+    return 0

@@ -1,0 +1,131 @@
+"""The `rdmalab` command line."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from rdmalab import _core
+from rdmalab._core import RunError, ScenarioError
+
+
+def _percentile(xs: list[float], q: float) -> float:
+    if not xs:
+        return float("nan")
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(round(q * (len(xs) - 1))))]
+
+
+def summary_table(summary: dict, out_dir: Path | None) -> str:
+    """A human-readable table of what a run did."""
+    rows = []
+    sim_ms = summary["sim_time_ps"] / 1e9
+    wall = summary.get("wall_seconds", 0.0)
+    rows.append(("scenario", f"{summary['name']} (seed {summary['seed']}, cc {summary['cc']})"))
+    rows.append(("ended", f"{summary['end']} at {sim_ms:.3f} ms simulated"))
+    if wall > 0:
+        rows.append(("wall time", f"{wall:.2f} s  ({summary['events'] / wall / 1e6:.2f} M events/s, "
+                                   f"{summary['switch_packet_hops'] / wall / 1e6:.2f} M packet-hops/s)"))
+    rows.append(("flows", f"{summary['flows_completed']} of {summary['flows_total']} completed"))
+    if out_dir is not None and summary["flows_completed"] > 0:
+        from rdmalab.outputs import read_table
+
+        flows = read_table(out_dir, "flows")
+        sd = flows.column("slowdown").to_pylist()
+        fct = [x / 1e6 for x in flows.column("fct_ps").to_pylist()]
+        rows.append(("FCT slowdown", f"p50 {_percentile(sd, 0.5):.2f}  p95 {_percentile(sd, 0.95):.2f}  "
+                                     f"p99 {_percentile(sd, 0.99):.2f}  max {max(sd):.2f}"))
+        rows.append(("FCT", f"p50 {_percentile(fct, 0.5):.2f} us  p99 {_percentile(fct, 0.99):.2f} us"))
+    if summary["apps"]:
+        rows.append(("applications", f"{summary['apps']} perftest-like QPs (see apps.csv)"))
+    sent = summary["data_payload_sent_bytes"]
+    rows.append(("payload sent", f"{sent / 1e6:.3f} MB ({summary['retransmitted_packets']} packets retransmitted, "
+                                 f"{summary['timeouts']} timeouts)"))
+    rows.append(("drops", f"{summary['dropped_frames']} frames ({summary['data_payload_dropped_bytes']} payload bytes)"))
+    rows.append(("PFC", f"{summary['pfc_pauses']} pauses, {summary['pfc_resumes']} resumes"))
+    rows.append(("ECN / CNP", f"{summary['ecn_marked_packets']} marked, {summary['cnps_sent']} CNPs"))
+    ok = sent == (summary["data_payload_arrived_bytes"] + summary["data_payload_dropped_bytes"]
+                  + summary["data_payload_in_network_bytes"])
+    rows.append(("conservation", "sent = arrived + dropped + in network" + ("" if ok else "  ** VIOLATED **")))
+    if out_dir is not None:
+        rows.append(("outputs", str(out_dir)))
+    width = max(len(k) for k, _ in rows)
+    return "\n".join(f"  {k:<{width}}  {v}" for k, v in rows)
+
+
+def cmd_run(args) -> int:
+    from rdmalab.runner import run
+    from rdmalab.scenario import load_scenario
+
+    overrides = {"seed": args.seed} if args.seed is not None else None
+    scenario = load_scenario(args.scenario, overrides)
+    result = run(scenario, out_dir=args.out, progress=not args.quiet, parquet=not args.no_parquet)
+    print(summary_table(result.summary, result.out_dir))
+    return 0
+
+
+def cmd_validate(args) -> int:
+    from rdmalab.runner import validate
+    from rdmalab.scenario import load_scenario
+
+    status = 0
+    for path in args.scenarios:
+        try:
+            info = validate(load_scenario(path))
+        except ScenarioError as e:
+            print(f"{path}: refused\n{e}", file=sys.stderr)
+            status = 1
+            continue
+        print(
+            f"{path}: ok — {info['hosts']} hosts, {info['nodes'] - info['hosts']} switches, "
+            f"{info['links']} links, {info['flows']} flows, {info['apps']} applications, "
+            f"cc {info['cc']}, {info['duration_ps'] / 1e9:g} ms"
+        )
+    return status
+
+
+def cmd_bench(args) -> int:
+    from rdmalab.bench import main as bench_main
+
+    return bench_main(args)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="rdmalab", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"rdmalab {_core.__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("run", help="run a scenario and write its outputs")
+    p.add_argument("scenario", help="scenario YAML file")
+    p.add_argument("--out", required=True, help="output directory")
+    p.add_argument("--seed", type=int, help="override the scenario's seed")
+    p.add_argument("--quiet", action="store_true", help="no progress line")
+    p.add_argument("--no-parquet", action="store_true", help="write CSV only")
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("validate", help="check scenarios without running them")
+    p.add_argument("scenarios", nargs="+")
+    p.set_defaults(func=cmd_validate)
+
+    p = sub.add_parser("bench", help="measure speed and memory on the benchmark scenarios")
+    p.add_argument("scenarios", nargs="*", help="scenario files (default: benchmarks/*.yaml)")
+    p.add_argument("--repeat", type=int, default=1, help="runs per scenario; the best is reported")
+    p.set_defaults(func=cmd_bench)
+
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except ScenarioError as e:
+        print(f"rdmalab: scenario refused\n{e}", file=sys.stderr)
+        return 2
+    except RunError as e:
+        print(f"rdmalab: run failed: {e}", file=sys.stderr)
+        return 3
+    except KeyboardInterrupt:
+        print("rdmalab: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

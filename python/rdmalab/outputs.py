@@ -1,0 +1,117 @@
+"""Output files of a run. Columns are documented in docs/outputs.md.
+
+The core writes each table as CSV; here each is also written as Parquet with
+an explicit schema (so an empty table still has typed columns), and the run's
+summary and resolved scenario are saved beside them.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
+
+SCHEMAS: dict[str, pa.Schema] = {
+    "flows": pa.schema(
+        [
+            ("flow_id", pa.uint32()),
+            ("qp", pa.uint32()),
+            ("src", pa.uint32()),
+            ("dst", pa.uint32()),
+            ("src_name", pa.string()),
+            ("dst_name", pa.string()),
+            ("verb", pa.string()),
+            ("udp_sport", pa.uint16()),
+            ("size_bytes", pa.uint64()),
+            ("start_ps", pa.uint64()),
+            ("finish_ps", pa.uint64()),
+            ("fct_ps", pa.uint64()),
+            ("ideal_fct_ps", pa.uint64()),
+            ("slowdown", pa.float64()),
+            ("retransmitted_packets", pa.uint64()),
+            ("timeouts", pa.uint64()),
+        ]
+    ),
+    "qp_samples": pa.schema(
+        [
+            ("time_ps", pa.uint64()),
+            ("qp", pa.uint32()),
+            ("dequeue_rate_bps", pa.uint64()),
+            ("throughput_bps", pa.uint64()),
+            ("bytes_in_flight", pa.uint64()),
+        ]
+    ),
+    "port_samples": pa.schema(
+        [
+            ("time_ps", pa.uint64()),
+            ("node", pa.uint32()),
+            ("node_name", pa.string()),
+            ("port", pa.uint32()),
+            ("queued_bytes", pa.uint64()),
+        ]
+    ),
+    "pfc_events": pa.schema(
+        [
+            ("time_ps", pa.uint64()),
+            ("node", pa.uint32()),
+            ("node_name", pa.string()),
+            ("port", pa.uint32()),
+            ("from_node", pa.uint32()),
+            ("class", pa.uint8()),
+            ("event", pa.string()),
+        ]
+    ),
+    "drops": pa.schema(
+        [
+            ("node", pa.uint32()),
+            ("node_name", pa.string()),
+            ("port", pa.uint32()),
+            ("reason", pa.string()),
+            ("frames", pa.uint64()),
+            ("bytes", pa.uint64()),
+        ]
+    ),
+    "apps": pa.schema(
+        [
+            ("app", pa.uint32()),
+            ("name", pa.string()),
+            ("qp", pa.int64()),
+            ("verb", pa.string()),
+            ("message_bytes", pa.uint64()),
+            ("queue_depth", pa.uint32()),
+            ("messages_completed", pa.uint64()),
+            ("bytes_completed", pa.uint64()),
+            ("latency_mean_ps", pa.uint64()),
+            ("latency_p50_ps", pa.uint64()),
+            ("latency_p99_ps", pa.uint64()),
+        ]
+    ),
+}
+
+
+def read_table(out_dir: str | Path, name: str) -> pa.Table:
+    """Read one table of a run directory (Parquet if present, else CSV)."""
+    out = Path(out_dir)
+    pqf = out / f"{name}.parquet"
+    if pqf.exists():
+        return pq.read_table(pqf)
+    schema = SCHEMAS[name]
+    return pacsv.read_csv(
+        out / f"{name}.csv",
+        convert_options=pacsv.ConvertOptions(column_types=schema, strings_can_be_null=False),
+    ).select(schema.names)
+
+
+def write_outputs(out: Path, summary: dict, scenario, parquet: bool = True) -> None:
+    if parquet:
+        for name, schema in SCHEMAS.items():
+            table = pacsv.read_csv(
+                out / f"{name}.csv",
+                convert_options=pacsv.ConvertOptions(column_types=schema, strings_can_be_null=False),
+            ).select(schema.names)
+            pq.write_table(table.cast(schema), out / f"{name}.parquet", compression="zstd")
+    (out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
+    (out / "scenario.json").write_text(json.dumps(scenario.data, indent=2, sort_keys=True) + "\n")

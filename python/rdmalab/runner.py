@@ -1,0 +1,102 @@
+"""Running a scenario: progress with an ETA, outputs, summary."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from rdmalab import _core
+from rdmalab.outputs import write_outputs
+from rdmalab.scenario import LoadedScenario
+
+# Progress is reported this many times over the simulated duration.
+_PROGRESS_STEPS = 200
+
+
+@dataclass
+class RunResult:
+    summary: dict
+    out_dir: Path | None
+    wall_seconds: float
+
+
+def validate(scenario: LoadedScenario) -> dict:
+    """Check a scenario without running it; raises ScenarioError listing every problem."""
+    return _core.validate(scenario.to_json())
+
+
+def _fmt_secs(s: float) -> str:
+    if s < 60:
+        return f"{s:4.1f}s"
+    if s < 3600:
+        return f"{int(s // 60)}m{int(s % 60):02d}s"
+    return f"{int(s // 3600)}h{int(s % 3600 // 60):02d}m"
+
+
+class _Progress:
+    """One line on stderr: simulated time, flows done, events/s and ETA."""
+
+    def __init__(self, enabled: bool):
+        self.enabled = enabled
+        self.tty = sys.stderr.isatty()
+        self.start = time.perf_counter()
+        self.last_print = -1.0
+
+    def update(self, sim, done: bool = False) -> None:
+        if not self.enabled:
+            return
+        now = time.perf_counter()
+        if not done and now - self.last_print < (0.2 if self.tty else 5.0):
+            return
+        self.last_print = now
+        elapsed = now - self.start
+        frac_time = sim.now_ps / max(sim.stop_ps, 1)
+        frac_flows = sim.flows_done / sim.flows_total if sim.flows_total else 0.0
+        frac = 1.0 if done else max(frac_time, frac_flows, 1e-9)
+        eta = elapsed * (1 - frac) / frac if frac > 0 else float("inf")
+        rate = sim.events / elapsed if elapsed > 0 else 0.0
+        width = 30
+        bar = "#" * int(frac * width) + "-" * (width - int(frac * width))
+        line = (
+            f"[{bar}] {frac * 100:5.1f}%  sim {sim.now_ps / 1e9:9.3f} ms  "
+            f"flows {sim.flows_done}/{sim.flows_total}  {rate / 1e6:5.2f} M events/s  "
+            f"elapsed {_fmt_secs(elapsed)}  ETA {_fmt_secs(eta) if not done else '   0s'}"
+        )
+        if self.tty:
+            sys.stderr.write("\r" + line + ("\n" if done else ""))
+        else:
+            sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+
+
+def run(
+    scenario: LoadedScenario,
+    out_dir: str | Path | None = None,
+    progress: bool = False,
+    parquet: bool = True,
+) -> RunResult:
+    """Run `scenario` to its end; write outputs to `out_dir` if given."""
+    sim = _core.Simulation(scenario.to_json())
+    bar = _Progress(progress)
+    t0 = time.perf_counter()
+    step = max(sim.stop_ps // _PROGRESS_STEPS, 1)
+    state = "running"
+    target = 0
+    while state == "running":
+        target = min(target + step, sim.stop_ps)
+        state = sim.run_until(target)
+        bar.update(sim)
+    wall = time.perf_counter() - t0
+    bar.update(sim, done=True)
+    summary = dict(sim.summary())
+    out = None
+    if out_dir is not None:
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        sim.write_tables(str(out))
+        write_outputs(out, summary, scenario, parquet=parquet)
+    summary["wall_seconds"] = wall
+    return RunResult(summary=summary, out_dir=out, wall_seconds=wall)
