@@ -1,0 +1,143 @@
+"""The front end: scenarios in, documented outputs out, clear refusals."""
+
+import csv
+import hashlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+import rdmalab
+from rdmalab.outputs import SCHEMAS
+
+
+def cli(*args, cwd=None):
+    return subprocess.run(
+        [sys.executable, "-m", "rdmalab", *map(str, args)], capture_output=True, text=True, cwd=cwd
+    )
+
+
+def test_every_shipped_example_validates(examples):
+    files = sorted(examples.glob("*.yaml"))
+    assert len(files) >= 5
+    r = cli("validate", *files)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.count(": ok") == len(files)
+
+
+def test_run_writes_every_documented_table(examples, tmp_path, root):
+    out = tmp_path / "run"
+    r = cli("run", examples / "dumbbell-dcqcn.yaml", "--out", out, "--quiet")
+    assert r.returncode == 0, r.stderr
+    assert "conservation  sent = arrived + dropped + in network" in r.stdout
+    assert "VIOLATED" not in r.stdout
+    docs = (root / "docs" / "outputs.md").read_text()
+    for name, schema in SCHEMAS.items():
+        with open(out / f"{name}.csv") as f:
+            header = next(csv.reader(f))
+        assert header == schema.names, name
+        assert pq.read_table(out / f"{name}.parquet").schema.names == schema.names
+        for col in schema.names:
+            assert f"`{col}`" in docs, f"column {name}.{col} is not documented in docs/outputs.md"
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["flows_completed"] == summary["flows_total"] > 0
+    assert summary["data_payload_sent_bytes"] == (
+        summary["data_payload_arrived_bytes"]
+        + summary["data_payload_dropped_bytes"]
+        + summary["data_payload_in_network_bytes"]
+    )
+    # The HPCC-style FCT file has one line per completed flow, 8 fields each.
+    lines = (out / "fct.txt").read_text().splitlines()
+    assert len(lines) == summary["flows_completed"]
+    assert all(len(line.split()) == 8 for line in lines)
+
+
+def _digests(d: Path) -> dict:
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(d.iterdir())}
+
+
+def test_same_scenario_and_seed_give_byte_identical_files(examples, tmp_path):
+    for run in ("a", "b"):
+        r = cli("run", examples / "fat-tree-websearch-dcqcn.yaml", "--out", tmp_path / run, "--quiet")
+        assert r.returncode == 0, r.stderr
+    a, b = _digests(tmp_path / "a"), _digests(tmp_path / "b")
+    assert a.keys() == b.keys() and len(a) >= 16
+    assert a == b
+
+
+def test_another_seed_changes_the_arrivals(examples, tmp_path):
+    for seed in (1, 2):
+        r = cli("run", examples / "fat-tree-websearch-dcqcn.yaml", "--out", tmp_path / str(seed), "--quiet",
+                "--seed", seed, "--no-parquet")
+        assert r.returncode == 0, r.stderr
+    assert (tmp_path / "1" / "flows.csv").read_text() != (tmp_path / "2" / "flows.csv").read_text()
+
+
+BAD = {
+    "unknown key": ("duration: 1ms\ntopology: {kind: single_switch, hosts: 2, host_link: {rate: 100Gbps}}\n"
+                    "workload: {flows: [{src: h0, dst: h1, size: 1KB, colour: red}]}\n",
+                    "workload.flows[0].colour: unknown key"),
+    "missing unit": ("duration: 1ms\ntopology: {kind: single_switch, hosts: 2, host_link: {rate: 100}}\n"
+                     "workload: {flows: [{src: h0, dst: h1, size: 1KB}]}\n",
+                     "topology.host_link.rate: `100` — has no unit"),
+    "missing host": ("duration: 1ms\ntopology: {kind: single_switch, hosts: 2, host_link: {rate: 100Gbps}}\n"
+                     "workload: {flows: [{src: h0, dst: h7, size: 1KB}]}\n",
+                     "workload.flows[0].dst: `h7` — no such host"),
+    "zero rate": ("duration: 1ms\ntopology: {kind: single_switch, hosts: 2, host_link: {rate: 0Gbps}}\n"
+                  "workload: {flows: [{src: h0, dst: h1, size: 1KB}]}\n",
+                  "topology.host_link.rate: `0bps` — must be greater than 0"),
+    "negative rate": ("duration: 1ms\ntopology: {kind: single_switch, hosts: 2, host_link: {rate: -1Gbps}}\n"
+                      "workload: {flows: [{src: h0, dst: h1, size: 1KB}]}\n",
+                      "topology.host_link.rate: `-1Gbps`"),
+    "disconnected": ("duration: 1ms\ntopology: {kind: hpcc_file, path: islands.txt}\n"
+                     "workload: {flows: [{src: h0, dst: h3, size: 1KB}]}\n",
+                     "topology: h0 → h3 — the topology does not connect these two endpoints of a flow"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_bad_scenarios_are_refused_before_the_run_with_the_key_and_value(case, tmp_path):
+    text, message = BAD[case]
+    (tmp_path / "islands.txt").write_text("6 2 4\n4 5\n0 4 100Gbps 1us 0\n1 4 100Gbps 1us 0\n"
+                                          "2 5 100Gbps 1us 0\n3 5 100Gbps 1us 0\n")
+    path = tmp_path / "bad.yaml"
+    path.write_text(text)
+    r = cli("run", path, "--out", tmp_path / "out")
+    assert r.returncode == 2
+    assert message in r.stderr, r.stderr
+    assert not (tmp_path / "out").exists(), "nothing may run or be written for a refused scenario"
+    v = cli("validate", path)
+    assert v.returncode == 1 and message in v.stderr
+
+
+def test_unreadable_files_are_errors_not_hangs(tmp_path):
+    r = cli("run", tmp_path / "nope.yaml", "--out", tmp_path / "o")
+    assert r.returncode == 2 and "cannot be read" in r.stderr
+    (tmp_path / "t.yaml").write_text("duration: 1ms\ntopology: {kind: hpcc_file, path: missing.txt}\nworkload: {}\n")
+    r = cli("validate", tmp_path / "t.yaml")
+    assert r.returncode == 1 and "topology.path" in r.stderr
+
+
+def test_python_api_runs_a_scenario_from_a_dict(tmp_path):
+    sc = rdmalab.scenario_from_dict({
+        "duration": "2ms",
+        "topology": {"kind": "single_switch", "hosts": 3, "host_link": {"rate": "25Gbps", "delay": "1us"}},
+        "workload": {"flows": [{"src": "h0", "dst": "h2", "size": "100KB"}, {"src": "h1", "dst": "h2", "size": "100KB"}]},
+    })
+    res = rdmalab.run(sc, out_dir=tmp_path)
+    assert res.summary["flows_completed"] == 2
+    flows = pq.read_table(tmp_path / "flows.parquet").to_pylist()
+    assert all(f["slowdown"] >= 1.0 for f in flows)
+
+
+def test_a_run_that_hits_the_event_cap_fails_clearly(tmp_path):
+    sc = rdmalab.scenario_from_dict({
+        "duration": "10ms", "max_events": 1000,
+        "topology": {"kind": "single_switch", "hosts": 2, "host_link": {"rate": "100Gbps"}},
+        "workload": {"flows": [{"src": "h0", "dst": "h1", "size": "10MB"}]},
+    })
+    with pytest.raises(rdmalab.RunError, match="max_events = 1000"):
+        rdmalab.run(sc)
