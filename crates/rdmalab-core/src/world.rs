@@ -201,15 +201,12 @@ impl World {
                     }
                     switches.push(Switch {
                         node: i as u32,
-                        first_port: node_ports[i].first().copied().unwrap_or(0),
                         buffer: SharedBuffer::new(bcfg, &port_links),
                         ecn_rng: RngStream::new(run.seed, &format!("switch/{i}/ecn")),
                     });
                 }
             }
         }
-        // Switch ports are contiguous per switch only if links were listed per switch;
-        // the switch keeps a local index per port instead (`Port::local`).
         let routing = Routing::build(&adj, &is_host, run.seed);
         let mut q = EventQueue::new();
         for (i, f) in workload.flows.iter().enumerate() {
@@ -343,13 +340,16 @@ impl World {
         let p = self.pkts.get(pkt);
         let frame = p.frame_bytes;
         let is_data = p.kind == PacketKind::Data;
+        // PFC frames are never lost: real PAUSEs expire and are refreshed, which
+        // is not modelled, so a lost RESUME would pause a port forever.
+        let is_pfc = matches!(p.kind, PacketKind::Pfc { .. });
         let payload = p.payload as u64;
         let wire = self.nic_cfg.wire.on_wire(frame) as u64;
         let port_ref = &mut self.ports[port as usize];
         port_ref.busy = true;
         port_ref.tx_bytes += frame as u64;
         let ser = port_ref.rate.serialization(wire);
-        let lost = !port_ref.up || port_ref.rng.chance(port_ref.loss);
+        let lost = !is_pfc && (!port_ref.up || port_ref.rng.chance(port_ref.loss));
         let (peer, delay, up, local) = (port_ref.peer, port_ref.delay, port_ref.up, port_ref.local);
         self.q.schedule(now + ser, Event::TxDone { port });
         if self.is_switch(node) {

@@ -26,7 +26,6 @@ impl SwitchConfig {
 
 pub struct Switch {
     pub node: u32,
-    pub first_port: u32,
     pub buffer: SharedBuffer,
     pub ecn_rng: RngStream,
 }

@@ -1,0 +1,113 @@
+//! Writing a controller against the control-plane interface, and what
+//! happens when one misbehaves.
+
+mod common;
+use rdmalab_core::algo::{CcConfig, ControllerFactory};
+use rdmalab_core::control::{CcContext, CcEvent, Controller, EventMask};
+use rdmalab_core::scenario::Scenario;
+use rdmalab_core::time::Rate;
+use rdmalab_core::world::{RunError, World};
+use std::sync::Arc;
+
+const INCAST: &str = r#"{"duration": "5ms",
+    "topology": {"kind": "single_switch", "hosts": 3, "host_link": {"rate": "100Gbps", "delay": "1us"}},
+    "workload": {"flows": [{"src": "h0", "dst": "h2", "size": "2MB"}, {"src": "h1", "dst": "h2", "size": "2MB"}]}}"#;
+
+fn world_with(name: &str, make: impl Fn() -> Box<dyn Controller> + 'static) -> World {
+    let mut s = Scenario::from_json_str(INCAST).unwrap();
+    s.cc = CcConfig::Custom(ControllerFactory { name: name.into(), make: Arc::new(make) });
+    s.build().unwrap()
+}
+
+/// Halve the rate on every CNP, add 1 Gb/s per ACK'd 64 KB: an afternoon's AIMD.
+struct Aimd {
+    acked: u64,
+}
+
+impl Controller for Aimd {
+    fn name(&self) -> &str {
+        "aimd"
+    }
+    fn subscriptions(&self) -> EventMask {
+        EventMask(EventMask::CNP | EventMask::ACK)
+    }
+    fn on_event(&mut self, ev: &CcEvent, ctx: &mut CcContext) {
+        match *ev {
+            CcEvent::Cnp => ctx.set_rate(Rate((ctx.rate.bps() / 2).max(1_000_000_000))),
+            CcEvent::Ack { acked_bytes, .. } => {
+                self.acked += acked_bytes;
+                if self.acked >= 65_536 {
+                    self.acked = 0;
+                    ctx.set_rate(Rate((ctx.rate.bps() + 1_000_000_000).min(ctx.line_rate.bps())));
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+#[test]
+fn a_user_controller_plugs_in_and_reacts_to_cnps() {
+    let mut w = world_with("aimd", || Box::new(Aimd { acked: 0 }));
+    w.run_to_end().unwrap();
+    assert_eq!(w.rec.flows.len(), 2);
+    assert!(w.stats.cnps_sent > 0);
+    assert!(w.qps.iter().any(|q| q.rate < Rate::gbps(100)), "the controller's rates took effect");
+    common::assert_conservation(&w);
+}
+
+struct Panics;
+impl Controller for Panics {
+    fn name(&self) -> &str {
+        "panicky"
+    }
+    fn on_event(&mut self, ev: &CcEvent, _: &mut CcContext) {
+        if matches!(ev, CcEvent::Cnp) {
+            panic!("division by zero in my law");
+        }
+    }
+}
+
+struct TooFast;
+impl Controller for TooFast {
+    fn name(&self) -> &str {
+        "too-fast"
+    }
+    fn on_event(&mut self, ev: &CcEvent, ctx: &mut CcContext) {
+        if matches!(ev, CcEvent::Cnp) {
+            ctx.set_rate(Rate::gbps(400));
+        }
+    }
+}
+
+struct Zero;
+impl Controller for Zero {
+    fn name(&self) -> &str {
+        "zero"
+    }
+    fn on_event(&mut self, ev: &CcEvent, ctx: &mut CcContext) {
+        if matches!(ev, CcEvent::Cnp) {
+            ctx.set_rate(Rate(0));
+        }
+    }
+}
+
+fn run_err(mut w: World) -> RunError {
+    w.run_to_end().expect_err("the run must stop with an error")
+}
+
+#[test]
+fn a_panicking_controller_is_reported_by_name_and_event() {
+    let e = run_err(world_with("panicky", || Box::new(Panics))).to_string();
+    assert!(e.contains("controller `panicky`"), "{e}");
+    assert!(e.contains("CNP event"), "{e}");
+    assert!(e.contains("division by zero in my law"), "{e}");
+}
+
+#[test]
+fn invalid_actions_are_refused_with_the_controller_and_event() {
+    let e = run_err(world_with("too-fast", || Box::new(TooFast))).to_string();
+    assert!(e.contains("controller `too-fast`") && e.contains("CNP") && e.contains("above the line rate"), "{e}");
+    let e = run_err(world_with("zero", || Box::new(Zero))).to_string();
+    assert!(e.contains("controller `zero`") && e.contains("0 bit/s"), "{e}");
+}
