@@ -537,7 +537,8 @@ impl Parser {
                     None
                 }
             };
-            let loss = self.float(&lo, "loss", Some(0.0), 0.0, 1.0, false);
+            // No default: an entry that only sets `down` keeps the link's own loss.
+            let loss = if lo.get("loss").is_some() { self.float(&lo, "loss", None, 0.0, 1.0, false) } else { None };
             let mut down = Vec::new();
             if let Some(dv) = lo.get("down") {
                 match dv.as_array() {
