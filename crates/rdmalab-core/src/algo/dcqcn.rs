@@ -22,7 +22,8 @@
 //! Defaults are those of the ns-3 HPCC simulator's `run.py --cc dcqcn` at
 //! 100 Gb/s, the setting most RDMA CC papers compare against.
 
-use crate::control::{CcContext, CcEvent, EventMask};
+use crate::control::params::{self as p, ParamSpec, ParamValues};
+use crate::control::{CcContext, CcEvent, Controller, EventMask};
 use crate::time::{Duration, Rate, Time};
 
 /// Timer slot of the decrease check.
@@ -30,49 +31,57 @@ const DECREASE_SLOT: usize = 0;
 /// Timer slot of the rate-increase timer.
 const INCREASE_SLOT: usize = 1;
 
+/// DCQCN's declared parameters (defaults: ns-3 HPCC `run.py --cc dcqcn` at 100 Gb/s).
+pub const PARAMS: &[ParamSpec] = &[
+    p::float("g", 1.0 / 256.0, 1e-9, 1.0, "α gain g", "DCQCN paper; ns-3 run.py EWMA_GAIN"),
+    p::duration("alpha_period", 1.0 * p::US, 1.0, 1e12, "α update period", "ns-3 run.py ALPHA_RESUME_INTERVAL; NVIDIA dce_tcp_rtt"),
+    p::duration("decrease_period", 4.0 * p::US, 1.0, 1e12, "minimum time between rate decreases", "ns-3 run.py RATE_DECREASE_INTERVAL; NVIDIA rate_reduce_monitor_period"),
+    p::duration("increase_period", 300.0 * p::US, 1.0, 1e12, "rate-increase timer", "ns-3 run.py RP_TIMER; NVIDIA rpg_time_reset"),
+    p::int("fast_recovery_stages", 1.0, 0.0, 1000.0, "fast-recovery stages F", "ns-3 run.py FAST_RECOVERY_TIMES; NVIDIA rpg_threshold"),
+    p::rate("rate_ai", 20.0 * p::MBPS, 1.0, 1e13, "additive increase step", "ns-3 run.py: 5 Mb/s per 25 Gb/s of line rate"),
+    p::rate("rate_hai", 200.0 * p::MBPS, 1.0, 1e13, "hyper additive increase step", "ns-3 run.py: 50 Mb/s per 25 Gb/s of line rate"),
+    p::rate("min_rate", 1.0 * p::GBPS, 1.0, 1e13, "rate floor", "ns-3 run.py MIN_RATE"),
+    p::boolean("clamp_target_rate", false, "set target = rate on every decrease", "ns-3 run.py CLAMP_TARGET_RATE; NVIDIA clamp_tgt_rate"),
+    p::float("rate_on_first_cnp", 1.0, 1e-9, 1.0, "fraction of the rate kept on the first CNP", "ns-3 rdma-hw RateOnFirstCnp; NVIDIA 0 = keep"),
+    p::bytes("byte_counter", 0.0, 0.0, 1e12, "bytes sent per increase event; 0 disables the byte counter", "ns-3 does not model it; NVIDIA rpg_byte_reset = 32767 B"),
+];
+
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct DcqcnParams {
-    /// α gain g. Default 1/256 (DCQCN paper; ns-3 run.py).
     pub g: f64,
-    /// α update period. Default 1 µs (ns-3 run.py; NVIDIA `dce_tcp_rtt`).
     pub alpha_period: Duration,
-    /// Minimum time between rate decreases. Default 4 µs (ns-3 run.py; NVIDIA
-    /// `rate_reduce_monitor_period`).
     pub decrease_period: Duration,
-    /// Rate-increase timer. Default 300 µs (ns-3 run.py; NVIDIA `rpg_time_reset`).
     pub increase_period: Duration,
-    /// Fast-recovery stages F. Default 1 (ns-3 run.py; NVIDIA `rpg_threshold`).
     pub fast_recovery_stages: u32,
-    /// Additive increase step. Default 20 Mb/s (ns-3 run.py: 5 Mb/s per 25 Gb/s).
     pub rate_ai: Rate,
-    /// Hyper additive increase step. Default 200 Mb/s (ns-3 run.py: 50 Mb/s per 25 Gb/s).
     pub rate_hai: Rate,
-    /// Rate floor. Default 1 Gb/s (ns-3 run.py `MIN_RATE`).
     pub min_rate: Rate,
-    /// Set target = rate on every decrease. Default false (ns-3 run.py; NVIDIA `clamp_tgt_rate`).
     pub clamp_target_rate: bool,
-    /// Fraction of the current rate kept on the first CNP. Default 1.0 (ns-3; NVIDIA 0 = keep).
     pub rate_on_first_cnp: f64,
-    /// Bytes sent per increase event (original DCQCN byte counter); 0 disables it.
-    /// Default 0 (ns-3 HPCC does not model it; NVIDIA firmware uses 32767 B).
     pub byte_counter: u64,
+}
+
+impl DcqcnParams {
+    pub fn from_values(v: &ParamValues) -> Self {
+        DcqcnParams {
+            g: v.get("g"),
+            alpha_period: v.duration("alpha_period"),
+            decrease_period: v.duration("decrease_period"),
+            increase_period: v.duration("increase_period"),
+            fast_recovery_stages: v.int("fast_recovery_stages"),
+            rate_ai: v.rate("rate_ai"),
+            rate_hai: v.rate("rate_hai"),
+            min_rate: v.rate("min_rate"),
+            clamp_target_rate: v.flag("clamp_target_rate"),
+            rate_on_first_cnp: v.get("rate_on_first_cnp"),
+            byte_counter: v.bytes("byte_counter"),
+        }
+    }
 }
 
 impl Default for DcqcnParams {
     fn default() -> Self {
-        DcqcnParams {
-            g: 1.0 / 256.0,
-            alpha_period: Duration::from_us(1),
-            decrease_period: Duration::from_us(4),
-            increase_period: Duration::from_us(300),
-            fast_recovery_stages: 1,
-            rate_ai: Rate::mbps(20),
-            rate_hai: Rate::mbps(200),
-            min_rate: Rate::gbps(1),
-            clamp_target_rate: false,
-            rate_on_first_cnp: 1.0,
-            byte_counter: 0,
-        }
+        Self::from_values(&ParamValues::defaults(PARAMS))
     }
 }
 
@@ -121,16 +130,6 @@ impl Dcqcn {
         self.rt
     }
 
-    pub fn subscriptions(&self) -> EventMask {
-        let tx = if self.p.byte_counter > 0 { EventMask::TX } else { 0 };
-        EventMask(EventMask::CNP | tx)
-    }
-
-    pub fn on_start(&mut self, ctx: &mut CcContext) {
-        self.rc = ctx.line_rate.bps() as f64;
-        self.rt = self.rc;
-    }
-
     /// Replay the periodic α updates up to and including `now`.
     fn advance_alpha(&mut self, now: Time) {
         let Some(epoch) = self.epoch else { return };
@@ -172,7 +171,24 @@ impl Dcqcn {
         ctx.set_rate(Rate(self.rc.round().max(1.0) as u64));
     }
 
-    pub fn on_event(&mut self, ev: &CcEvent, ctx: &mut CcContext) {
+}
+
+impl Controller for Dcqcn {
+    fn name(&self) -> &str {
+        "dcqcn"
+    }
+
+    fn subscriptions(&self) -> EventMask {
+        let tx = if self.p.byte_counter > 0 { EventMask::TX } else { 0 };
+        EventMask(EventMask::CNP | tx)
+    }
+
+    fn on_start(&mut self, ctx: &mut CcContext) {
+        self.rc = ctx.line_rate.bps() as f64;
+        self.rt = self.rc;
+    }
+
+    fn on_event(&mut self, ev: &CcEvent, ctx: &mut CcContext) {
         let line = ctx.line_rate.bps() as f64;
         let now = ctx.now;
         match *ev {

@@ -1,10 +1,59 @@
 //! Congestion-control algorithms. Each sees only the control-plane interface
-//! (`crate::control`): events in, actions out. One file per algorithm.
+//! (`crate::control`): events in, actions out. One file per algorithm, each
+//! declaring its parameters (`PARAMS`) with unit, default, range and source.
 
 pub mod dcqcn;
+pub mod dctcp;
+pub mod hpcc;
+pub mod swift;
+pub mod timely;
 
+use crate::control::params::{ParamSpec, ParamValues};
 use crate::control::{Cc, Controller};
 use std::sync::Arc;
+
+/// A built-in algorithm as scenarios name it.
+pub struct AlgorithmInfo {
+    pub name: &'static str,
+    pub summary: &'static str,
+    pub params: &'static [ParamSpec],
+    /// Signals it needs from the fabric, for the docs and for validation.
+    pub needs: &'static str,
+}
+
+/// Every built-in algorithm, in the order the docs list them.
+pub const ALGORITHMS: &[AlgorithmInfo] = &[
+    AlgorithmInfo { name: "none", summary: "no congestion control: line rate, window permitting", params: &[], needs: "" },
+    AlgorithmInfo {
+        name: "dcqcn",
+        summary: "DCQCN reaction point (ECN → CNP), Mellanox/ns-3 HPCC timer-driven form",
+        params: dcqcn::PARAMS,
+        needs: "ECN marking at switches (switch.ecn.enabled)",
+    },
+    AlgorithmInfo { name: "timely", summary: "TIMELY: rate from the RTT gradient, once per RTT", params: timely::PARAMS, needs: "" },
+    AlgorithmInfo {
+        name: "dctcp",
+        summary: "DCTCP, rate-based as in ns-3 HPCC: α from ECN echoes, cut by α/2",
+        params: dctcp::PARAMS,
+        needs: "ECN marking with a step threshold (kmin = kmax, pmax = 1)",
+    },
+    AlgorithmInfo {
+        name: "hpcc",
+        summary: "HPCC: rate (and window) from INT link utilisation",
+        params: hpcc::PARAMS,
+        needs: "INT at switches (switch.int: true)",
+    },
+    AlgorithmInfo {
+        name: "swift",
+        summary: "Swift: delay-based AIMD window against a hop- and flow-scaled target",
+        params: swift::PARAMS,
+        needs: "",
+    },
+];
+
+pub fn algorithm(name: &str) -> Option<&'static AlgorithmInfo> {
+    ALGORITHMS.iter().find(|a| a.name == name)
+}
 
 /// Makes a user-defined controller for each new QP.
 #[derive(Clone)]
@@ -31,15 +80,36 @@ pub enum CcConfig {
     /// No congestion control: QPs send at line rate (window permitting).
     None,
     Dcqcn(dcqcn::DcqcnParams),
+    Timely(timely::TimelyParams),
+    Dctcp(dctcp::DctcpParams),
+    Hpcc(hpcc::HpccParams),
+    Swift(swift::SwiftParams),
     /// A user-defined controller, e.g. written against [`Controller`] in Rust.
     Custom(ControllerFactory),
 }
 
 impl CcConfig {
+    /// The configuration of built-in algorithm `name` with parameter values `v`.
+    pub fn builtin(name: &str, v: &ParamValues) -> Option<CcConfig> {
+        Some(match name {
+            "none" => CcConfig::None,
+            "dcqcn" => CcConfig::Dcqcn(dcqcn::DcqcnParams::from_values(v)),
+            "timely" => CcConfig::Timely(timely::TimelyParams::from_values(v)),
+            "dctcp" => CcConfig::Dctcp(dctcp::DctcpParams::from_values(v)),
+            "hpcc" => CcConfig::Hpcc(hpcc::HpccParams::from_values(v)),
+            "swift" => CcConfig::Swift(swift::SwiftParams::from_values(v)),
+            _ => return None,
+        })
+    }
+
     pub fn name(&self) -> &str {
         match self {
             CcConfig::None => "none",
             CcConfig::Dcqcn(_) => "dcqcn",
+            CcConfig::Timely(_) => "timely",
+            CcConfig::Dctcp(_) => "dctcp",
+            CcConfig::Hpcc(_) => "hpcc",
+            CcConfig::Swift(_) => "swift",
             CcConfig::Custom(f) => &f.name,
         }
     }
@@ -49,7 +119,27 @@ impl CcConfig {
         match self {
             CcConfig::None => Cc::Fixed,
             CcConfig::Dcqcn(p) => Cc::Dcqcn(dcqcn::Dcqcn::new(*p)),
+            CcConfig::Timely(p) => Cc::Timely(timely::Timely::new(*p)),
+            CcConfig::Dctcp(p) => Cc::Dctcp(dctcp::Dctcp::new(*p)),
+            CcConfig::Hpcc(p) => Cc::Hpcc(hpcc::Hpcc::new(*p)),
+            CcConfig::Swift(p) => Cc::Swift(swift::Swift::new(*p)),
             CcConfig::Custom(f) => Cc::Custom((f.make)()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_parameter_default_lies_in_its_range_and_has_a_source() {
+        for a in ALGORITHMS {
+            for p in a.params {
+                assert!(p.min <= p.default && p.default <= p.max, "{}.{}", a.name, p.name);
+                assert!(!p.source.is_empty() && !p.description.is_empty(), "{}.{}", a.name, p.name);
+            }
+            assert!(CcConfig::builtin(a.name, &ParamValues::defaults(a.params)).is_some());
         }
     }
 }

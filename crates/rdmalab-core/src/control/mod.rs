@@ -12,6 +12,9 @@
 //! Built-in algorithms are dispatched through the [`Cc`] enum (no dynamic
 //! dispatch on the hot path); one boxed arm carries user-defined controllers.
 
+pub mod params;
+
+use crate::packet::IntHop;
 use crate::time::{Duration, Rate, Time};
 
 /// Timer slots a controller may use per QP.
@@ -40,9 +43,12 @@ impl EventMask {
 pub enum CcEvent {
     /// The NIC put a burst of this QP's data on the wire.
     Tx { bytes: u32, packets: u32 },
-    /// A cumulative ACK advanced by `acked_bytes`; `rtt` is measured from the
-    /// in-band timestamp echoed by the receiver.
-    Ack { acked_bytes: u64, rtt: Duration },
+    /// A cumulative ACK advanced by `acked_bytes`, acknowledging the QP's byte
+    /// stream up to `acked_through`. `rtt` is measured from the in-band
+    /// timestamp the receiver echoes; `ece` echoes an ECN mark on the data
+    /// (DCTCP's ECE); `hops` is how many switches the data crossed. The INT
+    /// records echoed with it are in [`CcContext::int`].
+    Ack { acked_bytes: u64, acked_through: u64, rtt: Duration, ece: bool, hops: u8 },
     /// The receiver saw a PSN gap and asked to go back to `expected_psn`.
     Nack { expected_psn: u32 },
     /// A congestion notification packet arrived for this QP.
@@ -77,6 +83,26 @@ pub struct Actions {
     pub timers: [Option<Option<Time>>; CC_TIMER_SLOTS],
 }
 
+/// Facts about a QP's path that do not change while it runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PathFacts {
+    /// Rate of the NIC port: the ceiling for any dequeue rate.
+    pub line_rate: Rate,
+    /// Round trip of one full-size data packet and its ACK on the idle path.
+    pub base_rtt: Duration,
+    /// Switches between sender and receiver.
+    pub hops: u8,
+    /// Payload bytes per full packet.
+    pub mtu: u32,
+}
+
+impl PathFacts {
+    /// Bandwidth-delay product of the path, bytes.
+    pub fn bdp_bytes(&self) -> u64 {
+        self.line_rate.bytes_in(self.base_rtt)
+    }
+}
+
 /// What the controller may read about its QP, and where it records actions.
 pub struct CcContext<'a> {
     pub now: Time,
@@ -85,12 +111,31 @@ pub struct CcContext<'a> {
     /// The QP's dequeue rate before this event.
     pub rate: Rate,
     pub bytes_in_flight: u64,
+    /// Stream byte offset of the next byte to send (`snd_nxt`, in bytes).
+    pub snd_nxt_bytes: u64,
+    pub path: PathFacts,
+    /// INT hop records echoed with this ACK (empty unless switches push INT).
+    pub int: &'a [IntHop],
     actions: &'a mut Actions,
 }
 
 impl<'a> CcContext<'a> {
     pub fn new(now: Time, line_rate: Rate, rate: Rate, bytes_in_flight: u64, actions: &'a mut Actions) -> Self {
-        CcContext { now, line_rate, rate, bytes_in_flight, actions }
+        let path = PathFacts { line_rate, base_rtt: Duration::from_us(10), hops: 1, mtu: 1024 };
+        CcContext { now, line_rate, rate, bytes_in_flight, snd_nxt_bytes: 0, path, int: &[], actions }
+    }
+
+    /// A context with every fact given (what the NIC builds).
+    pub fn with_facts(
+        now: Time,
+        rate: Rate,
+        bytes_in_flight: u64,
+        snd_nxt_bytes: u64,
+        path: PathFacts,
+        int: &'a [IntHop],
+        actions: &'a mut Actions,
+    ) -> Self {
+        CcContext { now, line_rate: path.line_rate, rate, bytes_in_flight, snd_nxt_bytes, path, int, actions }
     }
     pub fn set_rate(&mut self, r: Rate) {
         self.actions.rate = Some(r);
@@ -118,55 +163,53 @@ pub trait Controller {
     fn on_event(&mut self, ev: &CcEvent, ctx: &mut CcContext);
 }
 
-/// The controller attached to a QP.
+/// The controller attached to a QP. Built-in algorithms are enum arms so the
+/// hot path dispatches with a `match`; user controllers are boxed.
 pub enum Cc {
     /// No congestion control: the QP keeps the rate it was given.
     Fixed,
     Dcqcn(crate::algo::dcqcn::Dcqcn),
+    Timely(crate::algo::timely::Timely),
+    Dctcp(crate::algo::dctcp::Dctcp),
+    Hpcc(crate::algo::hpcc::Hpcc),
+    Swift(crate::algo::swift::Swift),
     /// A user-defined controller (Rust or Python). Panics inside it are caught
     /// and reported as run errors.
     Custom(Box<dyn Controller>),
 }
 
+/// Run `$body` with `$c` bound to the built-in controller of any arm.
+macro_rules! builtin {
+    ($self:expr, $c:ident => $body:expr, fixed => $fixed:expr, custom($u:ident) => $custom:expr) => {
+        match $self {
+            Cc::Fixed => $fixed,
+            Cc::Dcqcn($c) => $body,
+            Cc::Timely($c) => $body,
+            Cc::Dctcp($c) => $body,
+            Cc::Hpcc($c) => $body,
+            Cc::Swift($c) => $body,
+            Cc::Custom($u) => $custom,
+        }
+    };
+}
+
 impl Cc {
     pub fn name(&self) -> &str {
-        match self {
-            Cc::Fixed => "none",
-            Cc::Dcqcn(_) => "dcqcn",
-            Cc::Custom(c) => c.name(),
-        }
+        builtin!(self, c => c.name(), fixed => "none", custom(u) => u.name())
     }
 
     #[inline]
     pub fn subscriptions(&self) -> EventMask {
-        match self {
-            Cc::Fixed => EventMask(0),
-            Cc::Dcqcn(d) => d.subscriptions(),
-            Cc::Custom(c) => c.subscriptions(),
-        }
+        builtin!(self, c => c.subscriptions(), fixed => EventMask(0), custom(u) => u.subscriptions())
     }
 
     pub fn on_start(&mut self, ctx: &mut CcContext) -> Result<(), String> {
-        match self {
-            Cc::Fixed => Ok(()),
-            Cc::Dcqcn(d) => {
-                d.on_start(ctx);
-                Ok(())
-            }
-            Cc::Custom(c) => guarded(|| c.on_start(ctx)),
-        }
+        builtin!(self, c => { c.on_start(ctx); Ok(()) }, fixed => Ok(()), custom(u) => guarded(|| u.on_start(ctx)))
     }
 
     #[inline]
     pub fn on_event(&mut self, ev: &CcEvent, ctx: &mut CcContext) -> Result<(), String> {
-        match self {
-            Cc::Fixed => Ok(()),
-            Cc::Dcqcn(d) => {
-                d.on_event(ev, ctx);
-                Ok(())
-            }
-            Cc::Custom(c) => guarded(|| c.on_event(ev, ctx)),
-        }
+        builtin!(self, c => { c.on_event(ev, ctx); Ok(()) }, fixed => Ok(()), custom(u) => guarded(|| u.on_event(ev, ctx)))
     }
 }
 

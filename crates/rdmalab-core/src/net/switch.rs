@@ -35,6 +35,7 @@ impl World {
     pub(crate) fn switch_receive(&mut self, in_port: u32, pkt: PacketId) {
         let node = self.ports[in_port as usize].node;
         let sw = self.node_index[node as usize] as usize;
+        self.pkts.get_mut(pkt).hops += 1;
         let p = *self.pkts.get(pkt);
         let Some(out_port) = self.routing.select(node, p.src, p.dst, p.udp_sport) else {
             let local = self.ports[in_port as usize].local;

@@ -11,13 +11,18 @@ use crate::time::Rate;
 use crate::world::{RunError, World};
 
 impl World {
-    /// Deliver `ev` to QP `qi`'s controller and apply what it decides.
-    pub(crate) fn raise_cc(&mut self, qi: u32, ev: CcEvent) {
+    /// Deliver `ev` to QP `qi`'s controller and apply what it decides. An ACK
+    /// passes its packet so the controller can read the echoed INT records.
+    pub(crate) fn raise_cc(&mut self, qi: u32, ev: CcEvent, ack: Option<crate::packet::PacketId>) {
         let now = self.now();
         let qp = &mut self.qps[qi as usize];
-        let line = self.nics[qp.tx_nic as usize].line_rate;
+        let int = match ack {
+            Some(id) => self.pkts.int_of(id),
+            None => &[],
+        };
         let mut actions = Actions::default();
-        let mut ctx = CcContext::new(now, line, qp.rate, qp.bytes_in_flight(), &mut actions);
+        let mut ctx =
+            CcContext::with_facts(now, qp.rate, qp.bytes_in_flight(), qp.snd_nxt_off, qp.path, int, &mut actions);
         if let Err(detail) = qp.cc.on_event(&ev, &mut ctx) {
             self.fail_controller(qi, ev.name(), detail);
             return;
@@ -29,9 +34,8 @@ impl World {
     pub(crate) fn start_cc(&mut self, qi: u32) {
         let now = self.now();
         let qp = &mut self.qps[qi as usize];
-        let line = self.nics[qp.tx_nic as usize].line_rate;
         let mut actions = Actions::default();
-        let mut ctx = CcContext::new(now, line, qp.rate, 0, &mut actions);
+        let mut ctx = CcContext::with_facts(now, qp.rate, 0, 0, qp.path, &[], &mut actions);
         if let Err(detail) = qp.cc.on_start(&mut ctx) {
             self.fail_controller(qi, "START", detail);
             return;

@@ -116,7 +116,7 @@ impl World {
         let psn = qp.snd_nxt;
         let last = psn + 1 == m.end_psn();
         let payload = if last { m.bytes - (m.packets as u64 - 1) * wire.mtu_payload as u64 } else { wire.mtu_payload as u64 };
-        let mut frame = wire.data_overhead + payload as u32;
+        let mut frame = wire.data_overhead + wire.int_header + payload as u32;
         if qp.verb == Verb::Write && psn == m.first_psn {
             frame += wire.write_first_extra;
         }
@@ -151,7 +151,7 @@ impl World {
         let wants_tx = qp.cc_mask.has(crate::control::EventMask::TX);
         self.arm_rto(qi);
         if wants_tx {
-            self.raise_cc(qi, CcEvent::Tx { bytes: payload as u32, packets: 1 });
+            self.raise_cc(qi, CcEvent::Tx { bytes: payload as u32, packets: 1 }, None);
         }
         self.pkts.alloc(p)
     }
@@ -168,11 +168,15 @@ impl World {
         self.try_transmit(port);
     }
 
-    /// Queue a control frame (ACK, NACK, CNP) at a NIC.
-    pub(crate) fn send_control(&mut self, nic: u32, p: Packet) {
+    /// Queue a control frame (ACK, NACK, CNP) at a NIC; an ACK may echo the
+    /// INT records of the data packet `int_from`.
+    pub(crate) fn send_control(&mut self, nic: u32, p: Packet, int_from: Option<PacketId>) {
         let port = self.nics[nic as usize].port;
         let frame = p.frame_bytes;
         let id = self.pkts.alloc(p);
+        if let Some(from) = int_from {
+            self.pkts.copy_int(from, id);
+        }
         self.ports[port as usize].enqueue(CONTROL_CLASS, id, frame);
         self.try_transmit(port);
     }

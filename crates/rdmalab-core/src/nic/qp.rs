@@ -7,7 +7,7 @@
 //! generates CNPs. PSNs are counted from 0 per QP without the 24-bit wrap
 //! (a QP would need 16 M packets in flight for the wrap to matter).
 
-use crate::control::{Cc, EventMask, CC_TIMER_SLOTS};
+use crate::control::{Cc, EventMask, PathFacts, CC_TIMER_SLOTS};
 use crate::time::{Rate, Time};
 use std::collections::VecDeque;
 
@@ -87,6 +87,8 @@ pub struct Qp {
     pub dst_node: u32,
     pub udp_sport: u16,
     pub class: u8,
+    /// What the controller knows of the path (line rate, base RTT, hops, MTU).
+    pub path: PathFacts,
 
     // --- data sender ---
     pub msgs: VecDeque<Message>,
@@ -119,6 +121,8 @@ pub struct Qp {
     pub rx_unacked: u32,
     pub nacked_psn: Option<(u32, Time)>,
     pub last_cnp: Option<Time>,
+    /// A CE-marked packet arrived since the last ACK (echoed as ECE).
+    pub rx_ce_pending: bool,
     /// Absolute index of the next message to complete at the receiver (READ).
     pub rx_next_msg: u64,
     /// When in-order data last arrived (or the READ was requested).

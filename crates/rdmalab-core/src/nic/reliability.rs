@@ -67,7 +67,7 @@ impl World {
             READ_RETRY_SLOT => self.on_read_retry(qi),
             s => {
                 let cc_slot = (s - CC_SLOT_BASE) as u8;
-                self.raise_cc(qi, CcEvent::Timer { slot: cc_slot });
+                self.raise_cc(qi, CcEvent::Timer { slot: cc_slot }, None);
             }
         }
     }
@@ -86,7 +86,7 @@ impl World {
         self.stats.timeouts += 1;
         self.go_back_n(qi);
         if self.qps[qi as usize].cc_mask.has(EventMask::TIMEOUT) {
-            self.raise_cc(qi, CcEvent::Timeout);
+            self.raise_cc(qi, CcEvent::Timeout, None);
         }
         self.arm_rto(qi);
         self.activate(qi);

@@ -11,14 +11,26 @@ use crate::world::World;
 impl World {
     pub(crate) fn nic_receive(&mut self, _port: u32, pkt: PacketId) {
         let p = *self.pkts.get(pkt);
-        self.pkts.free(pkt);
         match p.kind {
-            PacketKind::Data => self.receive_data(&p),
-            PacketKind::Ack => self.receive_ack(&p),
+            // Data and ACKs stay allocated while handled: their INT records are read.
+            PacketKind::Data => {
+                self.receive_data(&p, pkt);
+                self.pkts.free(pkt);
+                return;
+            }
+            PacketKind::Ack => {
+                self.receive_ack(&p, pkt);
+                self.pkts.free(pkt);
+                return;
+            }
+            _ => self.pkts.free(pkt),
+        }
+        match p.kind {
+            PacketKind::Data | PacketKind::Ack => unreachable!(),
             PacketKind::Nack => self.receive_nack(&p),
             PacketKind::Cnp => {
                 if self.qps[p.qp as usize].cc_mask.has(EventMask::CNP) {
-                    self.raise_cc(p.qp, CcEvent::Cnp);
+                    self.raise_cc(p.qp, CcEvent::Cnp, None);
                 }
             }
             PacketKind::ReadRequest => self.receive_read_request(&p),
@@ -40,7 +52,7 @@ impl World {
         a
     }
 
-    fn receive_data(&mut self, p: &Packet) {
+    fn receive_data(&mut self, p: &Packet, pkt: PacketId) {
         let now = self.now();
         let qi = p.qp;
         self.stats.data_payload_arrived += p.payload as u64;
@@ -53,10 +65,12 @@ impl World {
                 qp.last_cnp = Some(now);
                 let c = self.control_packet(PacketKind::Cnp, qi, p.psn, wire.cnp_frame);
                 self.stats.cnps_sent += 1;
-                self.send_control(rx_nic, c);
+                self.send_control(rx_nic, c, None);
             }
         }
         let qp = &mut self.qps[qi as usize];
+        qp.rx_ce_pending |= p.ecn_ce;
+        let ack_frame = wire.ack_frame + wire.int_header;
         if p.psn == qp.epsn {
             qp.epsn += 1;
             qp.last_rx_progress = now;
@@ -71,10 +85,13 @@ impl World {
                 let qp = &mut self.qps[qi as usize];
                 qp.rx_unacked = 0;
                 let epsn = qp.epsn;
-                let mut a = self.control_packet(PacketKind::Ack, qi, epsn, wire.ack_frame);
+                let ece = std::mem::take(&mut qp.rx_ce_pending);
+                let mut a = self.control_packet(PacketKind::Ack, qi, epsn, ack_frame);
                 a.tx_timestamp = p.tx_timestamp;
+                a.ece = ece;
+                a.hops = p.hops;
                 self.stats.acks_sent += 1;
-                self.send_control(rx_nic, a);
+                self.send_control(rx_nic, a, Some(pkt));
             }
         } else if p.psn > qp.epsn {
             // Go-back-N receiver: discard, and ask once per gap (repeat after the interval).
@@ -88,15 +105,16 @@ impl World {
                 let mut n = self.control_packet(PacketKind::Nack, qi, epsn, wire.ack_frame);
                 n.tx_timestamp = p.tx_timestamp;
                 self.stats.nacks_sent += 1;
-                self.send_control(rx_nic, n);
+                self.send_control(rx_nic, n, None);
             }
         } else {
             // Duplicate: re-acknowledge so a sender whose ACK was lost moves on.
             let epsn = qp.epsn;
-            let mut a = self.control_packet(PacketKind::Ack, qi, epsn, wire.ack_frame);
+            let mut a = self.control_packet(PacketKind::Ack, qi, epsn, ack_frame);
             a.tx_timestamp = p.tx_timestamp;
+            a.hops = p.hops;
             self.stats.acks_sent += 1;
-            self.send_control(rx_nic, a);
+            self.send_control(rx_nic, a, Some(pkt));
         }
     }
 
@@ -150,7 +168,7 @@ impl World {
         acked
     }
 
-    fn receive_ack(&mut self, p: &Packet) {
+    fn receive_ack(&mut self, p: &Packet, pkt: PacketId) {
         let qi = p.qp;
         let acked = self.advance_una(qi, p.psn);
         if acked == 0 {
@@ -159,7 +177,9 @@ impl World {
         self.rearm_rto_on_progress(qi);
         if self.qps[qi as usize].cc_mask.has(EventMask::ACK) {
             let rtt = self.now() - p.tx_timestamp;
-            self.raise_cc(qi, CcEvent::Ack { acked_bytes: acked, rtt });
+            let acked_through = self.qps[qi as usize].snd_una_off;
+            let ev = CcEvent::Ack { acked_bytes: acked, acked_through, rtt, ece: p.ece, hops: p.hops };
+            self.raise_cc(qi, ev, Some(pkt));
         }
         // An ACK may open the window.
         let port = self.nics[self.qps[qi as usize].tx_nic as usize].port;
@@ -174,7 +194,7 @@ impl World {
         }
         self.go_back_n(qi);
         if self.qps[qi as usize].cc_mask.has(EventMask::NACK) {
-            self.raise_cc(qi, CcEvent::Nack { expected_psn: p.psn });
+            self.raise_cc(qi, CcEvent::Nack { expected_psn: p.psn }, None);
         }
         self.activate(qi);
     }

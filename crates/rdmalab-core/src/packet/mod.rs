@@ -77,6 +77,10 @@ pub struct Packet {
     pub ecn_ce: bool,
     /// Last packet of its message (the receiver ACKs it at once).
     pub msg_last: bool,
+    /// On an ACK: the data it acknowledges arrived ECN-marked (DCTCP's ECE).
+    pub ece: bool,
+    /// Switches crossed (on an ACK: echoed from the data packet).
+    pub hops: u8,
     /// ECN-capable transport (RoCEv2 data sets ECT; control packets do not).
     pub ect: bool,
     /// When the sender put the first bit of the data packet on the wire (echoed in ACKs for RTT).
@@ -101,6 +105,8 @@ impl Packet {
             payload: 0,
             frame_bytes: 0,
             msg_last: false,
+            ece: false,
+            hops: 0,
             ecn_ce: false,
             ect: false,
             tx_timestamp: Time::ZERO,
@@ -148,6 +154,15 @@ impl PacketPool {
         if self.int_enabled && (p.int_hops as usize) < MAX_INT_HOPS {
             self.int[id as usize][p.int_hops as usize] = hop;
             p.int_hops += 1;
+        }
+    }
+
+    /// Give packet `to` the INT records of packet `from` (an ACK echoing its data packet).
+    pub fn copy_int(&mut self, from: PacketId, to: PacketId) {
+        let n = self.slots[from as usize].int_hops;
+        self.slots[to as usize].int_hops = n;
+        if self.int_enabled {
+            self.int[to as usize] = self.int[from as usize];
         }
     }
 

@@ -51,7 +51,13 @@ pub struct WireFormat {
     pub pfc_frame: u32,
     /// Preamble, SFD and inter-frame gap added to every frame on the wire.
     pub l1_overhead: u32,
+    /// INT header carried by data packets and their ACKs when switches push INT.
+    pub int_header: u32,
 }
+
+/// HPCC's INT header for up to 5 hops: 2 B of hop count and 8 B per hop
+/// (the ns-3 HPCC simulator's `IntHeader` size).
+pub const HPCC_INT_HEADER: u32 = 2 + 5 * 8;
 
 impl WireFormat {
     /// Real RoCEv2 over Ethernet with IPv4.
@@ -67,6 +73,7 @@ impl WireFormat {
             read_request_frame: pad(l2_l4 + IB_BTH + IB_RETH + IB_ICRC + ETH_FCS),
             pfc_frame: ETH_MIN_FRAME,
             l1_overhead: ETH_PREAMBLE_SFD + ETH_IFG,
+            int_header: 0,
         }
     }
 
@@ -82,6 +89,7 @@ impl WireFormat {
             read_request_frame: 60,
             pfc_frame: 64,
             l1_overhead: 0,
+            int_header: 0,
         }
     }
 

@@ -138,6 +138,22 @@ impl World {
         links
     }
 
+    /// What a controller may know of the path from `src` to `dst`: line rate,
+    /// the idle round trip of one full packet and its ACK, switch hops, MTU.
+    pub fn path_facts(&self, src: u32, dst: u32, sport: u16, line_rate: Rate) -> crate::control::PathFacts {
+        let w = self.nic_cfg.wire;
+        let links = self.path_links(src, dst, sport);
+        let data = w.on_wire(w.data_overhead + w.int_header + w.mtu_payload) as u64;
+        let ack = w.on_wire(w.ack_frame + w.int_header) as u64;
+        let rtt: u64 = links.iter().map(|l| 2 * l.1.ps() + l.0.serialization(data).ps() + l.0.serialization(ack).ps()).sum();
+        crate::control::PathFacts {
+            line_rate,
+            base_rtt: Duration(rtt),
+            hops: links.len().saturating_sub(1) as u8,
+            mtu: w.mtu_payload,
+        }
+    }
+
     /// FCT of the message alone on an idle network: the data crosses the path
     /// (store-and-forward, paced by the bottleneck), then the ACK comes back
     /// (WRITE, SEND), or the READ request goes out first (READ).
@@ -148,8 +164,8 @@ impl World {
         let links = self.path_links(dsrc, ddst, sport);
         let n = w.packets_for(bytes) as u64;
         let last_payload = bytes - (n - 1) * w.mtu_payload as u64;
-        let full = w.on_wire(w.data_overhead + w.mtu_payload) as u64;
-        let last = w.on_wire(w.data_overhead + last_payload as u32) as u64;
+        let full = w.on_wire(w.data_overhead + w.int_header + w.mtu_payload) as u64;
+        let last = w.on_wire(w.data_overhead + w.int_header + last_payload as u32) as u64;
         let extra = if verb == Verb::Write { w.write_first_extra as u64 } else { 0 };
         let total_wire = (n - 1) * full + last + extra;
         let bottleneck = links.iter().map(|l| l.0).min().unwrap_or(Rate(1));
@@ -159,7 +175,7 @@ impl World {
             t += l.0.serialization(last).ps();
         }
         t -= bottleneck.serialization(last).ps();
-        let ctrl_frame = if verb == Verb::Read { w.read_request_frame } else { w.ack_frame };
+        let ctrl_frame = if verb == Verb::Read { w.read_request_frame } else { w.ack_frame + w.int_header };
         let ctrl = w.on_wire(ctrl_frame) as u64;
         t += prop + links.iter().map(|l| l.0.serialization(ctrl).ps()).sum::<u64>();
         Duration(t)

@@ -8,8 +8,8 @@
 
 pub mod units;
 
-use crate::algo::dcqcn::DcqcnParams;
-use crate::algo::CcConfig;
+use crate::algo::{algorithm, CcConfig, ALGORITHMS};
+use crate::control::params::{ParamKind, ParamSpec, ParamValues};
 use crate::net::buffer::{BufferConfig, EcnConfig};
 use crate::net::switch::SwitchConfig;
 use crate::net::topology::{LinkParams, NodeKind, Topology};
@@ -345,6 +345,14 @@ impl Parser {
         };
         if let (Some(t), Some(w)) = (&topology, &workload) {
             self.check_connected(t, w);
+        }
+        let mut nic = nic;
+        if let (Some(n), Some(sw), Some(c)) = (nic.as_mut(), &switch, &cc) {
+            if sw.int_enabled {
+                n.wire.int_header = crate::packet::wire::HPCC_INT_HEADER;
+            } else if matches!(c, CcConfig::Hpcc(_)) {
+                self.err("cc.algorithm", "`hpcc`", "needs INT from the switches; set switch.int: true");
+            }
         }
         if !self.errs.is_empty() {
             return None;
@@ -701,41 +709,52 @@ impl Parser {
             Some(v) => self.obj(v, "cc", &["algorithm", "params"])?,
             None => Obj { path: "cc".into(), map: &empty },
         };
-        let alg = self.choice(&c, "algorithm", &["dcqcn", "none"], Some("dcqcn"))?;
-        match alg.as_str() {
-            "none" => {
-                if c.get("params").is_some() {
-                    self.err("cc.params", "", "algorithm `none` takes no parameters");
-                }
-                Some(CcConfig::None)
+        let names: Vec<&str> = ALGORITHMS.iter().map(|a| a.name).collect();
+        let alg = self.choice(&c, "algorithm", &names, Some("dcqcn"))?;
+        let info = algorithm(&alg).expect("a listed name");
+        let mut values = ParamValues::defaults(info.params);
+        if let Some(pv) = c.get("params") {
+            if info.params.is_empty() {
+                self.err("cc.params", "", format!("algorithm `{alg}` takes no parameters"));
+                return None;
             }
-            _ => {
-                const KEYS: &[&str] = &[
-                    "g", "alpha_period", "decrease_period", "increase_period", "fast_recovery_stages", "rate_ai",
-                    "rate_hai", "min_rate", "clamp_target_rate", "rate_on_first_cnp", "byte_counter",
-                ];
-                let pempty = Map::new();
-                let p = match c.get("params") {
-                    Some(v) => self.obj(v, "cc.params", KEYS)?,
-                    None => Obj { path: "cc.params".into(), map: &pempty },
-                };
-                let d = DcqcnParams::default();
-                let params = DcqcnParams {
-                    g: self.float(&p, "g", Some(d.g), 0.0, 1.0, true)?,
-                    alpha_period: self.positive_duration(&p, "alpha_period", Some(d.alpha_period))?,
-                    decrease_period: self.positive_duration(&p, "decrease_period", Some(d.decrease_period))?,
-                    increase_period: self.positive_duration(&p, "increase_period", Some(d.increase_period))?,
-                    fast_recovery_stages: self.int(&p, "fast_recovery_stages", Some(d.fast_recovery_stages as u64), 0, 1000)? as u32,
-                    rate_ai: self.rate(&p, "rate_ai", Some(d.rate_ai))?,
-                    rate_hai: self.rate(&p, "rate_hai", Some(d.rate_hai))?,
-                    min_rate: self.rate(&p, "min_rate", Some(d.min_rate))?,
-                    clamp_target_rate: self.boolean(&p, "clamp_target_rate", d.clamp_target_rate),
-                    rate_on_first_cnp: self.float(&p, "rate_on_first_cnp", Some(d.rate_on_first_cnp), 0.0, 1.0, true)?,
-                    byte_counter: self.bytes(&p, "byte_counter", Some(d.byte_counter))?,
-                };
-                Some(CcConfig::Dcqcn(params))
+            let keys: Vec<&str> = info.params.iter().map(|p| p.name).collect();
+            let p = self.obj(pv, "cc.params", &keys)?;
+            for spec in info.params {
+                if let Some(v) = self.param(&p, spec) {
+                    values.set(spec.name, v);
+                }
             }
         }
+        CcConfig::builtin(&alg, &values)
+    }
+
+    /// Read one declared parameter in base units, checking its kind and range.
+    fn param(&mut self, o: &Obj, spec: &ParamSpec) -> Option<f64> {
+        o.get(spec.name)?;
+        let v = match spec.kind {
+            ParamKind::Float => self.float(o, spec.name, None, f64::MIN, f64::MAX, false)?,
+            ParamKind::Int => self.int(o, spec.name, None, 0, u64::MAX)? as f64,
+            ParamKind::Bool => {
+                if !matches!(o.get(spec.name), Some(Value::Bool(_))) {
+                    self.err(o.key(spec.name), show(o.get(spec.name).unwrap()), "must be true or false");
+                    return None;
+                }
+                self.boolean(o, spec.name, false) as u8 as f64
+            }
+            ParamKind::Rate => self.unit_value(o, spec.name, None, units::parse_rate, "100Gbps")?.bps() as f64,
+            ParamKind::Duration => self.unit_value(o, spec.name, None, units::parse_duration, "10us")?.ps() as f64,
+            ParamKind::Bytes => self.unit_value(o, spec.name, None, units::parse_bytes, "64KB")? as f64,
+        };
+        if v < spec.min || v > spec.max {
+            self.err(
+                o.key(spec.name),
+                format!("`{}`", spec.show(v)),
+                format!("allowed: {} to {} ({})", spec.show(spec.min), spec.show(spec.max), spec.description),
+            );
+            return None;
+        }
+        Some(v)
     }
 
     fn verb(&mut self, o: &Obj) -> Option<Verb> {

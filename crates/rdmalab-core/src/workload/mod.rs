@@ -112,6 +112,7 @@ impl World {
         };
         let qi = self.qps.len() as u32;
         let line = self.nics[tx_nic as usize].line_rate;
+        let path = self.path_facts(src_node, dst_node, sport, line);
         self.qps.push(Qp {
             id: qi,
             verb,
@@ -123,6 +124,7 @@ impl World {
             dst_node,
             udp_sport: sport,
             class: self.nic_cfg.data_class,
+            path,
             msgs: Default::default(),
             msgs_popped: 0,
             psn_end: 0,
@@ -147,6 +149,7 @@ impl World {
             rx_unacked: 0,
             nacked_psn: None,
             last_cnp: None,
+            rx_ce_pending: false,
             rx_next_msg: 0,
             last_rx_progress: Time::ZERO,
             delivered_bytes: 0,
