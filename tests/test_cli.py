@@ -141,3 +141,45 @@ def test_a_run_that_hits_the_event_cap_fails_clearly(tmp_path):
     })
     with pytest.raises(rdmalab.RunError, match="max_events = 1000"):
         rdmalab.run(sc)
+
+
+def test_the_algorithm_reference_is_generated_from_the_code(root):
+    from rdmalab.cli import algorithms_markdown
+
+    assert (root / "docs" / "algorithms.md").read_text() == algorithms_markdown() + "\n", (
+        "docs/algorithms.md is stale: run `rdmalab algorithms --markdown > docs/algorithms.md`"
+    )
+    names = [a["name"] for a in rdmalab._core.algorithms()]
+    assert names == ["none", "dcqcn", "timely", "dctcp", "hpcc", "swift"]
+    for a in rdmalab._core.algorithms():
+        for p in a["params"]:
+            assert p["source"] and p["unit"] and p["default"], (a["name"], p["name"])
+
+
+@pytest.mark.parametrize("alg", ["timely", "dctcp", "hpcc", "swift"])
+def test_every_algorithm_runs_from_a_scenario(alg, tmp_path):
+    sc = rdmalab.scenario_from_dict({
+        "duration": "2ms",
+        "cc": {"algorithm": alg},
+        "switch": {"int": alg == "hpcc"},
+        "topology": {"kind": "single_switch", "hosts": 3, "host_link": {"rate": "100Gbps", "delay": "1us"}},
+        "workload": {"incast": {"senders": 2, "receiver": "h2", "size": "1MB"}},
+    })
+    res = rdmalab.run(sc, out_dir=tmp_path, parquet=False)
+    assert res.summary["cc"] == alg
+    assert res.summary["flows_completed"] == 2
+
+
+def test_algorithm_parameters_are_checked_with_units_and_ranges(tmp_path):
+    sc = rdmalab.scenario_from_dict({
+        "duration": "1ms",
+        "cc": {"algorithm": "swift", "params": {"base_delay": 5, "beta": 2.0, "colour": "red"}},
+        "topology": {"kind": "single_switch", "hosts": 2, "host_link": {"rate": "100Gbps"}},
+        "workload": {"flows": [{"src": 0, "dst": 1, "size": "1KB"}]},
+    })
+    with pytest.raises(rdmalab.ScenarioError) as e:
+        rdmalab.validate(sc)
+    msg = str(e.value)
+    assert "cc.params.colour: unknown key" in msg
+    assert "cc.params.base_delay: `5` — has no unit" in msg
+    assert "cc.params.beta: `2` — allowed: 0 to 1" in msg

@@ -153,6 +153,33 @@ impl Simulation {
     }
 }
 
+/// The built-in congestion-control algorithms and their declared parameters.
+#[pyfunction]
+fn algorithms(py: Python<'_>) -> PyResult<Vec<PyObject>> {
+    let mut out = Vec::new();
+    for a in rdmalab_core::algo::ALGORITHMS {
+        let d = PyDict::new(py);
+        d.set_item("name", a.name)?;
+        d.set_item("summary", a.summary)?;
+        d.set_item("needs", a.needs)?;
+        let mut ps = Vec::new();
+        for p in a.params {
+            let pd = PyDict::new(py);
+            pd.set_item("name", p.name)?;
+            pd.set_item("unit", p.kind.unit())?;
+            pd.set_item("default", p.show(p.default))?;
+            pd.set_item("min", p.show(p.min))?;
+            pd.set_item("max", p.show(p.max))?;
+            pd.set_item("description", p.description)?;
+            pd.set_item("source", p.source)?;
+            ps.push(pd.into_any().unbind());
+        }
+        d.set_item("params", ps)?;
+        out.push(d.into_any().unbind());
+    }
+    Ok(out)
+}
+
 #[pyfunction]
 fn builtin_cdfs() -> Vec<&'static str> {
     rdmalab_core::workload::cdf::BUILTIN.iter().map(|x| x.0).collect()
@@ -167,6 +194,7 @@ fn builtin_topologies() -> Vec<&'static str> {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(builtin_cdfs, m)?)?;
+    m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(builtin_topologies, m)?)?;
     m.add_class::<Simulation>()?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
