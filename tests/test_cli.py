@@ -183,3 +183,17 @@ def test_algorithm_parameters_are_checked_with_units_and_ranges(tmp_path):
     assert "cc.params.colour: unknown key" in msg
     assert "cc.params.base_delay: `5` — has no unit" in msg
     assert "cc.params.beta: `2` — allowed: 0 to 1" in msg
+
+
+def test_a_placement_records_control_loop_delays(examples, tmp_path):
+    out = tmp_path / "dpa"
+    r = cli("run", examples / "placement-swift-dpa.yaml", "--out", out, "--quiet")
+    assert r.returncode == 0, r.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["control_placement"] == "dpa"
+    assert summary["control_actions_installed"] > 0
+    delays = pq.read_table(out / "control_delays.parquet").to_pylist()
+    assert len(delays) == summary["control_actions_installed"]
+    # DPA: at least 7 µs trigger + 4 µs processing + 6 µs install.
+    assert min(d["delay_ps"] for d in delays) >= 17_000_000
+    assert {d["event"] for d in delays} <= {"TX", "ACK", "NACK", "CNP", "TIMER", "TIMEOUT"}

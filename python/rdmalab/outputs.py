@@ -74,6 +74,15 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("bytes", pa.uint64()),
         ]
     ),
+    "control_delays": pa.schema(
+        [
+            ("time_ps", pa.uint64()),
+            ("qp", pa.uint32()),
+            ("event", pa.string()),
+            ("delay_ps", pa.uint64()),
+            ("coalesced", pa.uint32()),
+        ]
+    ),
     "apps": pa.schema(
         [
             ("app", pa.uint32()),

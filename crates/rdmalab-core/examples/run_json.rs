@@ -43,6 +43,7 @@ fn histogram(w: &rdmalab_core::world::World) {
             Event::QpTimer { .. } => "QpTimer",
             Event::Sample => "Sample",
             Event::LinkState { .. } => "LinkState",
+            Event::CtrlTrigger { .. } | Event::CtrlDone { .. } | Event::CtrlInstall { .. } => "Control",
         };
         *h.entry(k).or_insert(0u64) += 1;
     }

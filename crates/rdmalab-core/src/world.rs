@@ -40,6 +40,12 @@ pub enum Event {
     Sample,
     /// A link goes down or comes back up.
     LinkState { link: u32, up: bool },
+    /// A waiting control event reaches its processing thread (after the trigger latency).
+    CtrlTrigger { entry: u32 },
+    /// A control thread finished an entry and may take the next.
+    CtrlDone { thread: u32 },
+    /// The oldest pending actions of a QP take effect (after the install latency).
+    CtrlInstall { qp: u32 },
 }
 
 #[derive(Clone, Debug)]
@@ -130,6 +136,8 @@ pub struct World {
     pub rec: Recorder,
     pub stats: Stats,
     pub error: Option<RunError>,
+    /// The control framework, unless control is immediate (the `asic` placement).
+    pub ctl: Option<crate::control::framework::Framework>,
     /// Flows not yet completed.
     pub flows_open: u64,
     /// (src, dst) pair → next UDP source port, as the ns-3 HPCC simulator assigns them.
@@ -248,6 +256,7 @@ impl World {
             rec: Recorder::default(),
             stats: Stats::default(),
             error: None,
+            ctl: None,
             flows_open,
             sport_next: Default::default(),
         })
@@ -320,6 +329,9 @@ impl World {
             Event::QpTimer { qp, slot, gen } => self.on_qp_timer(qp, slot, gen),
             Event::Sample => self.take_samples(),
             Event::LinkState { link, up } => self.set_link_state(link, up),
+            Event::CtrlTrigger { entry } => self.ctl_trigger(entry),
+            Event::CtrlDone { thread } => self.ctl_thread_done(thread),
+            Event::CtrlInstall { qp } => self.ctl_install(qp),
         }
         let live = self.pkts.live() as u64;
         if live > self.stats.peak_live_packets {
@@ -394,6 +406,20 @@ impl World {
         for p in self.ports.iter_mut().filter(|p| p.link == link) {
             p.up = up;
         }
+    }
+
+    /// Run control loops at `placement` (call before the run starts). The
+    /// immediate placement (`asic`) keeps the direct path.
+    pub fn set_placement(&mut self, placement: crate::control::framework::Placement, record_delays: bool) {
+        self.ctl = if placement.is_immediate() {
+            None
+        } else {
+            Some(crate::control::framework::Framework::new(placement, record_delays))
+        };
+    }
+
+    pub fn placement_name(&self) -> &str {
+        self.ctl.as_ref().map_or("asic", |f| f.placement.name.as_str())
     }
 
     /// Data payload bytes currently queued in ports or travelling on links,

@@ -134,6 +134,25 @@ impl Simulation {
         d.set_item("pfc_resumes", s.pfc_resumes_sent)?;
         d.set_item("peak_live_packets", s.peak_live_packets)?;
         d.set_item("packet_pool_slots", w.pkts.capacity_used())?;
+        d.set_item("control_placement", w.placement_name())?;
+        if let Some(fw) = &w.ctl {
+            let s = &fw.stats;
+            let sum = |a: &[u64]| a.iter().sum::<u64>();
+            d.set_item("control_events_raised", sum(&s.raised))?;
+            d.set_item("control_entries_processed", sum(&s.processed))?;
+            d.set_item("control_hw_coalesced", sum(&s.hw_coalesced))?;
+            d.set_item("control_sw_coalesced", sum(&s.sw_coalesced))?;
+            d.set_item("control_entries_waiting", fw.waiting_entries())?;
+            d.set_item("control_actions_installed", s.actions_installed)?;
+            d.set_item("control_tx_bytes_raised", s.tx_bytes_raised)?;
+            d.set_item("control_tx_bytes_processed", s.tx_bytes_processed)?;
+            let busy: Vec<f64> = fw
+                .threads
+                .iter()
+                .map(|t| t.busy_time.ps() as f64 / w.now().ps().max(1) as f64)
+                .collect();
+            d.set_item("control_thread_busy_max", busy.iter().cloned().fold(0.0, f64::max))?;
+        }
         Ok(d.into())
     }
 
@@ -147,9 +166,13 @@ impl Simulation {
         write_file(&dir, "pfc_events.csv", |f| w.write_pfc_csv(f))?;
         write_file(&dir, "drops.csv", |f| w.write_drops_csv(f))?;
         write_file(&dir, "apps.csv", |f| w.write_apps_csv(f))?;
+        write_file(&dir, "control_delays.csv", |f| w.write_control_delays_csv(f))?;
         write_file(&dir, "fct.txt", |f| w.write_hpcc_fct(f))?;
         write_file(&dir, "pfc.txt", |f| w.write_hpcc_pfc(f))?;
-        Ok(["flows", "qp_samples", "port_samples", "pfc_events", "drops", "apps"].iter().map(|s| s.to_string()).collect())
+        Ok(["flows", "qp_samples", "port_samples", "pfc_events", "drops", "apps", "control_delays"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect())
     }
 }
 

@@ -12,6 +12,7 @@
 //! Built-in algorithms are dispatched through the [`Cc`] enum (no dynamic
 //! dispatch on the hot path); one boxed arm carries user-defined controllers.
 
+pub mod framework;
 pub mod params;
 
 use crate::packet::IntHop;
@@ -103,6 +104,13 @@ impl PathFacts {
     }
 }
 
+impl Actions {
+    /// True when the controller decided nothing.
+    pub fn is_empty(&self) -> bool {
+        self.rate.is_none() && self.window.is_none() && self.timers.iter().all(|t| t.is_none())
+    }
+}
+
 /// What the controller may read about its QP, and where it records actions.
 pub struct CcContext<'a> {
     pub now: Time,
@@ -116,13 +124,16 @@ pub struct CcContext<'a> {
     pub path: PathFacts,
     /// INT hop records echoed with this ACK (empty unless switches push INT).
     pub int: &'a [IntHop],
+    /// Events folded into this one while it waited (1 when nothing was coalesced;
+    /// DOCA PCC's `num_coalesced`).
+    pub coalesced: u32,
     actions: &'a mut Actions,
 }
 
 impl<'a> CcContext<'a> {
     pub fn new(now: Time, line_rate: Rate, rate: Rate, bytes_in_flight: u64, actions: &'a mut Actions) -> Self {
         let path = PathFacts { line_rate, base_rtt: Duration::from_us(10), hops: 1, mtu: 1024 };
-        CcContext { now, line_rate, rate, bytes_in_flight, snd_nxt_bytes: 0, path, int: &[], actions }
+        CcContext { now, line_rate, rate, bytes_in_flight, snd_nxt_bytes: 0, path, int: &[], coalesced: 1, actions }
     }
 
     /// A context with every fact given (what the NIC builds).
@@ -135,7 +146,7 @@ impl<'a> CcContext<'a> {
         int: &'a [IntHop],
         actions: &'a mut Actions,
     ) -> Self {
-        CcContext { now, line_rate: path.line_rate, rate, bytes_in_flight, snd_nxt_bytes, path, int, actions }
+        CcContext { now, line_rate: path.line_rate, rate, bytes_in_flight, snd_nxt_bytes, path, int, coalesced: 1, actions }
     }
     pub fn set_rate(&mut self, r: Rate) {
         self.actions.rate = Some(r);

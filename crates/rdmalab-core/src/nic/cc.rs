@@ -6,14 +6,20 @@
 //! latencies between these two steps.
 
 use super::qp::CC_SLOT_BASE;
+use crate::control::framework::{ControlDelay, Entry, EventType, PendingInstall, NO_ENTRY};
 use crate::control::{check_actions, Actions, CcContext, CcEvent, CC_TIMER_SLOTS};
+use crate::packet::{IntHop, MAX_INT_HOPS};
 use crate::time::Rate;
-use crate::world::{RunError, World};
+use crate::world::{Event, RunError, World};
 
 impl World {
     /// Deliver `ev` to QP `qi`'s controller and apply what it decides. An ACK
     /// passes its packet so the controller can read the echoed INT records.
     pub(crate) fn raise_cc(&mut self, qi: u32, ev: CcEvent, ack: Option<crate::packet::PacketId>) {
+        if self.ctl.is_some() {
+            self.ctl_raise(qi, ev, ack);
+            return;
+        }
         let now = self.now();
         let qp = &mut self.qps[qi as usize];
         let int = match ack {
@@ -53,6 +59,156 @@ impl World {
                 detail,
             });
         }
+    }
+
+    // ------------------------------------------------- the framework path
+
+    /// Queue `ev` for QP `qi`: fold it into a waiting entry of its type, or
+    /// open one and start its trigger.
+    fn ctl_raise(&mut self, qi: u32, ev: CcEvent, ack: Option<crate::packet::PacketId>) {
+        let now = self.now();
+        let int: &[IntHop] = match ack {
+            Some(id) => self.pkts.int_of(id),
+            None => &[],
+        };
+        let fw = self.ctl.as_mut().expect("framework");
+        fw.ensure_qp(qi);
+        let kind = EventType::of(&ev);
+        fw.stats.raised[kind as usize] += 1;
+        if let CcEvent::Tx { bytes, .. } = ev {
+            fw.stats.tx_bytes_raised += bytes as u64;
+        }
+        let open = fw.open[qi as usize][kind as usize];
+        // Timers of different slots are different events: they never fold together.
+        if open != NO_ENTRY && kind != EventType::Timer {
+            let how = fw.placement.coalesce[kind as usize];
+            fw.entries[open as usize].absorb(&ev, int, how);
+            return;
+        }
+        let mut e = Entry {
+            qp: qi,
+            kind,
+            event: ev,
+            first_signal: now,
+            count: 1,
+            hw_coalesced: 0,
+            sw_coalesced: 0,
+            triggered: false,
+            int: [IntHop::default(); MAX_INT_HOPS],
+            int_len: 0,
+        };
+        e.set_int(int);
+        let id = fw.alloc(e);
+        if kind != EventType::Timer {
+            fw.open[qi as usize][kind as usize] = id;
+        }
+        // Timers and timeouts arise on the control cores themselves: no trigger path.
+        let trigger = if matches!(kind, EventType::Timer | EventType::Timeout) {
+            crate::time::Duration::ZERO
+        } else {
+            fw.placement.trigger_latency
+        };
+        if trigger.ps() == 0 {
+            self.ctl_trigger(id);
+        } else {
+            self.q.schedule(now + trigger, Event::CtrlTrigger { entry: id });
+        }
+    }
+
+    /// An entry reaches its thread's ready queue.
+    pub(crate) fn ctl_trigger(&mut self, id: u32) {
+        let fw = self.ctl.as_mut().expect("framework");
+        let e = &mut fw.entries[id as usize];
+        e.triggered = true;
+        let (qp, kind) = (e.qp, e.kind);
+        if !fw.placement.software_coalescing {
+            fw.open[qp as usize][kind as usize] = NO_ENTRY;
+        }
+        let t = if fw.placement.threads == 0 {
+            while fw.threads.len() <= qp as usize {
+                fw.threads.push(Default::default());
+            }
+            qp as usize
+        } else {
+            fw.thread_of(qp)
+        };
+        fw.threads[t].ready.push_back(id);
+        if !fw.threads[t].busy {
+            self.ctl_start(t);
+        }
+    }
+
+    /// Thread `t` takes its next entry, runs the controller on it and
+    /// schedules the install of what it decided.
+    fn ctl_start(&mut self, t: usize) {
+        let now = self.now();
+        let fw = self.ctl.as_mut().expect("framework");
+        let Some(id) = fw.threads[t].ready.pop_front() else {
+            fw.threads[t].busy = false;
+            return;
+        };
+        fw.threads[t].busy = true;
+        let e = fw.entries[id as usize].clone();
+        if fw.open[e.qp as usize][e.kind as usize] == id {
+            fw.open[e.qp as usize][e.kind as usize] = NO_ENTRY;
+        }
+        fw.release(id);
+        let k = e.kind as usize;
+        fw.stats.processed[k] += 1;
+        fw.stats.hw_coalesced[k] += e.hw_coalesced as u64;
+        fw.stats.sw_coalesced[k] += e.sw_coalesced as u64;
+        if let CcEvent::Tx { bytes, .. } = e.event {
+            fw.stats.tx_bytes_processed += bytes as u64;
+        }
+        let cost = fw.placement.processing + fw.placement.state_access;
+        let install = fw.placement.install_latency;
+        fw.threads[t].busy_time = fw.threads[t].busy_time + cost;
+        fw.threads[t].processed += 1;
+
+        let qp = &mut self.qps[e.qp as usize];
+        let mut actions = Actions::default();
+        let mut ctx = CcContext::with_facts(
+            now,
+            qp.rate,
+            qp.bytes_in_flight(),
+            qp.snd_nxt_off,
+            qp.path,
+            &e.int[..e.int_len as usize],
+            &mut actions,
+        );
+        ctx.coalesced = e.count;
+        let result = qp.cc.on_event(&e.event, &mut ctx);
+        self.q.schedule(now + cost, Event::CtrlDone { thread: t as u32 });
+        if let Err(detail) = result {
+            self.fail_controller(e.qp, e.event.name(), detail);
+            return;
+        }
+        if !actions.is_empty() {
+            let fw = self.ctl.as_mut().expect("framework");
+            fw.installs[e.qp as usize].push_back(PendingInstall {
+                actions,
+                first_signal: e.first_signal,
+                kind: e.kind,
+                count: e.count,
+            });
+            self.q.schedule(now + cost + install, Event::CtrlInstall { qp: e.qp });
+        }
+    }
+
+    pub(crate) fn ctl_thread_done(&mut self, t: u32) {
+        self.ctl_start(t as usize);
+    }
+
+    /// The oldest decided actions of QP `qi` reach the data path.
+    pub(crate) fn ctl_install(&mut self, qi: u32) {
+        let now = self.now();
+        let fw = self.ctl.as_mut().expect("framework");
+        let Some(p) = fw.installs[qi as usize].pop_front() else { return };
+        fw.stats.actions_installed += 1;
+        if fw.record_delays {
+            fw.delays.push(ControlDelay { time: now, qp: qi, kind: p.kind, delay: now - p.first_signal, coalesced: p.count });
+        }
+        self.apply_actions(qi, p.kind.name(), &p.actions);
     }
 
     fn apply_actions(&mut self, qi: u32, event: &str, a: &Actions) {

@@ -333,6 +333,16 @@ impl World {
         Ok(())
     }
 
+    pub fn write_control_delays_csv(&self, w: &mut dyn Write) -> io::Result<()> {
+        writeln!(w, "time_ps,qp,event,delay_ps,coalesced")?;
+        if let Some(fw) = &self.ctl {
+            for d in &fw.delays {
+                writeln!(w, "{},{},{},{},{}", d.time.ps(), d.qp, d.kind.name(), d.delay.ps(), d.coalesced)?;
+            }
+        }
+        Ok(())
+    }
+
     pub fn write_apps_csv(&self, w: &mut dyn Write) -> io::Result<()> {
         writeln!(
             w,

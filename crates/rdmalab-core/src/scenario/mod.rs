@@ -9,6 +9,7 @@
 pub mod units;
 
 use crate::algo::{algorithm, CcConfig, ALGORITHMS};
+use crate::control::framework::{Coalesce, EventType, Placement};
 use crate::control::params::{ParamKind, ParamSpec, ParamValues};
 use crate::net::buffer::{BufferConfig, EcnConfig};
 use crate::net::switch::SwitchConfig;
@@ -65,6 +66,10 @@ impl fmt::Display for ScenarioErrors {
 pub struct Scenario {
     pub name: String,
     pub run: RunConfig,
+    /// Where control loops run and what they cost.
+    pub placement: Placement,
+    /// Record every action's control-loop delay (`control_delays` table).
+    pub record_control_delays: bool,
     pub topology: Topology,
     pub nic: NicConfig,
     pub switch: SwitchConfig,
@@ -91,14 +96,16 @@ impl Scenario {
     }
 
     pub fn build(&self) -> Result<World, String> {
-        World::new(
+        let mut w = World::new(
             self.topology.clone(),
             self.run.clone(),
             self.nic.clone(),
             self.switch.clone(),
             self.cc.clone(),
             self.workload.clone(),
-        )
+        )?;
+        w.set_placement(self.placement.clone(), self.record_control_delays);
+        Ok(w)
     }
 }
 
@@ -316,7 +323,8 @@ impl Parser {
     // ------------------------------------------------------------- sections
 
     fn scenario(&mut self, v: &Value) -> Option<Scenario> {
-        const TOP: &[&str] = &["name", "description", "seed", "duration", "max_events", "topology", "links", "switch", "nic", "cc", "workload", "records"];
+        const TOP: &[&str] =
+            &["name", "description", "seed", "duration", "max_events", "topology", "links", "switch", "nic", "cc", "control", "workload", "records"];
         let o = self.obj(v, "", TOP)?;
         let name = self.string(&o, "name", Some("scenario")).unwrap_or_default();
         let _ = self.string(&o, "description", Some(""));
@@ -339,6 +347,7 @@ impl Parser {
         let nic = self.nic(&o);
         let switch = self.switch(&o);
         let cc = self.cc(&o);
+        let control = self.control(&o);
         let workload = match (&topology, duration) {
             (Some(t), Some(d)) => self.workload(&o, t, d, seed),
             _ => None,
@@ -358,8 +367,11 @@ impl Parser {
             return None;
         }
         let duration = duration?;
+        let (placement, record_control_delays) = control?;
         Some(Scenario {
             name,
+            placement,
+            record_control_delays,
             run: RunConfig { seed, stop_at: Time::ZERO + duration, max_events, sample_interval: records? },
             topology: topology?,
             nic: nic?,
@@ -757,6 +769,60 @@ impl Parser {
         Some(v)
     }
 
+    fn control(&mut self, o: &Obj) -> Option<(Placement, bool)> {
+        const KEYS: &[&str] = &[
+            "placement",
+            "trigger_latency",
+            "processing",
+            "state_access",
+            "install_latency",
+            "threads",
+            "software_coalescing",
+            "coalesce",
+            "record_delays",
+        ];
+        let empty = Map::new();
+        let c = match o.get("control") {
+            Some(v) => self.obj(v, "control", KEYS)?,
+            None => Obj { path: "control".into(), map: &empty },
+        };
+        let name = self.choice(&c, "placement", Placement::NAMES, Some("asic"))?;
+        let mut p = Placement::by_name(&name).expect("a listed name");
+        let before = self.errs.len();
+        if let Some(d) = self.duration(&c, "trigger_latency", Some(p.trigger_latency)) {
+            p.trigger_latency = d;
+        }
+        if let Some(d) = self.duration(&c, "processing", Some(p.processing)) {
+            p.processing = d;
+        }
+        if let Some(d) = self.duration(&c, "state_access", Some(p.state_access)) {
+            p.state_access = d;
+        }
+        if let Some(d) = self.duration(&c, "install_latency", Some(p.install_latency)) {
+            p.install_latency = d;
+        }
+        if let Some(n) = self.int(&c, "threads", Some(p.threads as u64), 0, 1 << 20) {
+            p.threads = n as u32;
+        }
+        p.software_coalescing = self.boolean(&c, "software_coalescing", p.software_coalescing);
+        if let Some(cv) = c.get("coalesce") {
+            const TYPES: &[&str] = &["tx", "ack", "nack", "cnp", "timeout"];
+            if let Some(co) = self.obj(cv, "control.coalesce", TYPES) {
+                for (i, t) in TYPES.iter().enumerate() {
+                    let idx = if i < 4 { i } else { EventType::Timeout as usize };
+                    if let Some(s) = self.choice(&co, t, &["accumulate", "keep-latest", "keep-oldest"], Some("accumulate")) {
+                        p.coalesce[idx] = Coalesce::parse(&s).expect("listed");
+                    }
+                }
+            }
+        }
+        let record = self.boolean(&c, "record_delays", !p.is_immediate());
+        if p.is_immediate() && name != "asic" {
+            self.err("control", "", "a placement with no latencies and threads: 0 is the `asic` placement; name it so");
+        }
+        (self.errs.len() == before).then_some((p, record))
+    }
+
     fn verb(&mut self, o: &Obj) -> Option<Verb> {
         Some(match self.choice(o, "verb", &["write", "read", "send"], Some("write"))?.as_str() {
             "read" => Verb::Read,
@@ -901,7 +967,12 @@ impl Parser {
             }
         }
         for (path, v) in self.list(&w, "perftest") {
-            let Some(f) = self.obj(v, &path, &["name", "src", "dst", "verb", "message_size", "queue_depth", "qps", "start"]) else { continue };
+            let Some(f) =
+                self.obj(v, &path, &["name", "src", "dst", "verb", "message_size", "queue_depth", "qps", "start", "rate"])
+            else {
+                continue;
+            };
+            let rate = if f.get("rate").is_some() { self.rate(&f, "rate", None).map(Some) } else { Some(None) };
             let name = self.string(&f, "name", Some("")).unwrap_or_default();
             let src = self.node_ref(t, f.key("src"), f.get("src"), true);
             let dst = self.node_ref(t, f.key("dst"), f.get("dst"), true);
@@ -916,15 +987,24 @@ impl Parser {
                     continue;
                 }
             }
-            if let (Some(src), Some(dst), Some(verb), Some(mb), Some(qd), Some(n), Some(st)) = (src, dst, verb, size, depth, qps, start) {
+            if let (Some(src), Some(dst), Some(verb), Some(mb), Some(qd), Some(n), Some(st), Some(rate)) =
+                (src, dst, verb, size, depth, qps, start, rate)
+            {
                 if mb == 0 {
                     self.err(f.key("message_size"), "`0B`", "must be at least 1 byte");
                     continue;
                 }
+                if let Some(r) = rate {
+                    let line = host_rate(t, if verb == Verb::Read { dst } else { src });
+                    if r > line {
+                        self.err(f.key("rate"), format!("`{r}`"), format!("must not exceed the sender's link rate {line}"));
+                        continue;
+                    }
+                }
                 for i in 0..n {
                     let nm = if name.is_empty() { format!("{path}") } else { name.clone() };
                     let nm = if n > 1 { format!("{nm}#{i}") } else { nm };
-                    wl.apps.push(AppSpec { name: nm, src, dst, verb, message_bytes: mb, queue_depth: qd as u32, start: st });
+                    wl.apps.push(AppSpec { name: nm, src, dst, verb, message_bytes: mb, queue_depth: qd as u32, start: st, rate });
                 }
             }
         }

@@ -35,6 +35,8 @@ pub struct AppSpec {
     pub message_bytes: u64,
     pub queue_depth: u32,
     pub start: Duration,
+    /// A fixed dequeue rate with no congestion control (background traffic).
+    pub rate: Option<Rate>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -189,6 +191,13 @@ impl World {
     pub(crate) fn start_app(&mut self, a: u32) {
         let spec = self.workload.apps[a as usize].clone();
         let qi = self.create_qp(spec.src, spec.dst, spec.verb);
+        if let Some(r) = spec.rate {
+            let qp = &mut self.qps[qi as usize];
+            qp.cc = crate::control::Cc::Fixed;
+            qp.cc_mask = crate::control::EventMask(0);
+            qp.window = None;
+            qp.rate = r;
+        }
         self.apps[a as usize].qp = Some(qi);
         for _ in 0..spec.queue_depth {
             self.apps[a as usize].posted += 1;

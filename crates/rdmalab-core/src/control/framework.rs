@@ -1,0 +1,415 @@
+//! The SCR control framework: where a control loop runs and what it costs.
+//!
+//! Between the NIC raising an event and its effect on the data path sit:
+//!
+//! 1. **Event queues** — one pending entry per (QP, event type). While an
+//!    entry waits, later events of the same type are folded into it by its
+//!    [`Coalesce`] strategy (hardware coalescing while the trigger is in
+//!    flight; software coalescing while it waits for a busy thread).
+//! 2. **Trigger** — after the placement's trigger latency the entry is handed
+//!    to the thread its QP is steered to (QP id modulo the pool size, so one
+//!    QP per thread up to the pool size, several beyond it).
+//! 3. **Threads** — a fixed pool, run to completion, no preemption; each
+//!    entry costs the placement's processing time. A busy thread makes
+//!    entries wait (and coalesce).
+//! 4. **Install** — the actions take effect after the install latency. The
+//!    control-loop delay of each action is measured from the generation of
+//!    the oldest signal folded into the entry to that moment.
+//!
+//! At the `asic` placement none of this is in the way: events are handled
+//! immediately, as in a NIC with hard-wired congestion control.
+
+use crate::control::{Actions, CcEvent};
+use crate::packet::{IntHop, MAX_INT_HOPS};
+use crate::time::{Duration, Time};
+use std::collections::VecDeque;
+
+/// Event types that get their own queue per QP.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum EventType {
+    Tx = 0,
+    Ack = 1,
+    Nack = 2,
+    Cnp = 3,
+    Timer = 4,
+    Timeout = 5,
+}
+
+pub const EVENT_TYPES: usize = 6;
+
+impl EventType {
+    pub fn of(ev: &CcEvent) -> EventType {
+        match ev {
+            CcEvent::Tx { .. } => EventType::Tx,
+            CcEvent::Ack { .. } => EventType::Ack,
+            CcEvent::Nack { .. } => EventType::Nack,
+            CcEvent::Cnp => EventType::Cnp,
+            CcEvent::Timer { .. } => EventType::Timer,
+            CcEvent::Timeout => EventType::Timeout,
+        }
+    }
+    pub fn name(self) -> &'static str {
+        ["TX", "ACK", "NACK", "CNP", "TIMER", "TIMEOUT"][self as usize]
+    }
+}
+
+/// How a waiting entry absorbs a new event of its type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Coalesce {
+    /// Sum bytes and packets (TX), acknowledged bytes (ACK); keep the first
+    /// timestamp and count the events (DOCA PCC's `num_coalesced`). The newest
+    /// RTT, ACK position, hop count and INT records are kept; ECE is or-ed.
+    Accumulate,
+    /// Replace the entry's event with the newest one (keeping the count).
+    KeepLatest,
+    /// Keep the entry's event, count the newcomer.
+    KeepOldest,
+}
+
+impl Coalesce {
+    pub fn parse(s: &str) -> Option<Coalesce> {
+        match s {
+            "accumulate" => Some(Coalesce::Accumulate),
+            "keep-latest" => Some(Coalesce::KeepLatest),
+            "keep-oldest" => Some(Coalesce::KeepOldest),
+            _ => None,
+        }
+    }
+}
+
+/// Where a control loop runs and what each step costs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Placement {
+    pub name: String,
+    /// From a signal's generation to a thread being handed its entry.
+    pub trigger_latency: Duration,
+    /// Thread time per processed entry (cycles ÷ clock, plus state access).
+    pub processing: Duration,
+    /// Extra thread time to load the flow's state (memory or cache miss).
+    pub state_access: Duration,
+    /// From the end of processing to the new rate or window acting on the data path.
+    pub install_latency: Duration,
+    /// Processing threads; 0 means one per QP (no contention, as in an ASIC).
+    pub threads: u32,
+    /// Entries keep absorbing events after the trigger while they wait for a
+    /// thread (software coalescing); without it each trigger is final and
+    /// later events start a new entry.
+    pub software_coalescing: bool,
+    /// Strategy per event type.
+    pub coalesce: [Coalesce; EVENT_TYPES],
+}
+
+impl Placement {
+    fn preset(
+        name: &str,
+        trigger_ns: u64,
+        processing_ns: u64,
+        state_ns: u64,
+        install_ns: u64,
+        threads: u32,
+    ) -> Placement {
+        Placement {
+            name: name.into(),
+            trigger_latency: Duration::from_ns(trigger_ns),
+            processing: Duration::from_ns(processing_ns),
+            state_access: Duration::from_ns(state_ns),
+            install_latency: Duration::from_ns(install_ns),
+            threads,
+            software_coalescing: true,
+            coalesce: [Coalesce::Accumulate; EVENT_TYPES],
+        }
+    }
+
+    /// Hard-wired in the NIC ASIC: effectively immediate, one engine per QP.
+    pub fn asic() -> Placement {
+        Self::preset("asic", 0, 0, 0, 0, 0)
+    }
+
+    /// NVIDIA BlueField-3 DPA as measured by SCR (NSDI'25, §7 and Fig. 22):
+    /// event trigger up to 7 µs, a Swift update about 4 µs, installing a rate
+    /// up to 6 µs; 16 cores × 16 hardware threads.
+    pub fn dpa() -> Placement {
+        Self::preset("dpa", 7_000, 4_000, 0, 6_000, 256)
+    }
+
+    /// SwCC (ATC'25): per-packet CC on one TX and one RX RISC-V core at
+    /// 250 MHz, with QP-aware prefetch. Table 1 gives 3.3 µs of control-loop
+    /// RTT against 3.1 µs for the ASIC, so the cores add about 0.2 µs; split
+    /// here as 50 ns trigger, 100 ns processing (25 cycles at 250 MHz) and
+    /// 50 ns install (rdmalab's split of the measured total).
+    pub fn swcc() -> Placement {
+        let mut p = Self::preset("swcc", 50, 100, 0, 50, 2);
+        // Per packet: every event is processed on its own.
+        p.software_coalescing = false;
+        p
+    }
+
+    /// The host CPU, Soft-RoCE-like: SwCC's Table 1 measures a 23 µs control
+    /// loop against 3.1 µs for the ASIC, i.e. about 20 µs added: split here
+    /// as 8 µs trigger (PCIe, interrupt, softirq), 4 µs processing and 8 µs to
+    /// install the rate over PCIe (rdmalab's split of the measured total); one core.
+    pub fn host_cpu() -> Placement {
+        Self::preset("host-cpu", 8_000, 4_000, 0, 8_000, 1)
+    }
+
+    pub fn by_name(name: &str) -> Option<Placement> {
+        match name {
+            "asic" => Some(Self::asic()),
+            "dpa" => Some(Self::dpa()),
+            "swcc" => Some(Self::swcc()),
+            "host-cpu" => Some(Self::host_cpu()),
+            _ => None,
+        }
+    }
+
+    pub const NAMES: &'static [&'static str] = &["asic", "dpa", "swcc", "host-cpu"];
+
+    /// True when events bypass queues, threads and latencies entirely.
+    pub fn is_immediate(&self) -> bool {
+        self.trigger_latency == Duration::ZERO
+            && self.processing == Duration::ZERO
+            && self.state_access == Duration::ZERO
+            && self.install_latency == Duration::ZERO
+            && self.threads == 0
+    }
+}
+
+/// A waiting event: the coalesced event and where its oldest signal came from.
+#[derive(Clone, Debug)]
+pub struct Entry {
+    pub qp: u32,
+    pub kind: EventType,
+    pub event: CcEvent,
+    pub first_signal: Time,
+    pub count: u32,
+    /// Events folded in before the trigger (hardware) and after it (software).
+    pub hw_coalesced: u32,
+    pub sw_coalesced: u32,
+    pub triggered: bool,
+    pub int: [IntHop; MAX_INT_HOPS],
+    pub int_len: u8,
+}
+
+impl Entry {
+    /// Fold `ev` (generated at `at`) into this entry.
+    pub fn absorb(&mut self, ev: &CcEvent, int: &[IntHop], how: Coalesce) {
+        self.count += 1;
+        if self.triggered {
+            self.sw_coalesced += 1;
+        } else {
+            self.hw_coalesced += 1;
+        }
+        match how {
+            Coalesce::KeepOldest => {}
+            Coalesce::KeepLatest => {
+                self.event = *ev;
+                self.set_int(int);
+            }
+            Coalesce::Accumulate => {
+                self.event = match (self.event, *ev) {
+                    (CcEvent::Tx { bytes: b0, packets: p0 }, CcEvent::Tx { bytes, packets }) => {
+                        CcEvent::Tx { bytes: b0.saturating_add(bytes), packets: p0 + packets }
+                    }
+                    (CcEvent::Ack { acked_bytes: a0, ece: e0, .. }, CcEvent::Ack { acked_bytes, acked_through, rtt, ece, hops }) => {
+                        CcEvent::Ack { acked_bytes: a0 + acked_bytes, acked_through, rtt, ece: e0 || ece, hops }
+                    }
+                    (_, newer) => newer,
+                };
+                if !int.is_empty() {
+                    self.set_int(int);
+                }
+            }
+        }
+    }
+
+    pub fn set_int(&mut self, int: &[IntHop]) {
+        let n = int.len().min(MAX_INT_HOPS);
+        self.int[..n].copy_from_slice(&int[..n]);
+        self.int_len = n as u8;
+    }
+}
+
+/// Actions waiting for their install latency.
+#[derive(Clone, Copy, Debug)]
+pub struct PendingInstall {
+    pub actions: Actions,
+    pub first_signal: Time,
+    pub kind: EventType,
+    pub count: u32,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Thread {
+    pub busy: bool,
+    pub ready: VecDeque<u32>,
+    pub busy_time: Duration,
+    pub processed: u64,
+}
+
+/// One recorded control-loop delay.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ControlDelay {
+    /// When the action took effect.
+    pub time: Time,
+    pub qp: u32,
+    pub kind: EventType,
+    /// From the oldest coalesced signal to the effect.
+    pub delay: Duration,
+    /// Events folded into the entry that produced the action.
+    pub coalesced: u32,
+}
+
+/// Counters of the framework, per event type.
+#[derive(Clone, Debug, Default)]
+pub struct FrameworkStats {
+    /// Events the NIC raised.
+    pub raised: [u64; EVENT_TYPES],
+    /// Entries processed by threads.
+    pub processed: [u64; EVENT_TYPES],
+    pub hw_coalesced: [u64; EVENT_TYPES],
+    pub sw_coalesced: [u64; EVENT_TYPES],
+    /// TX bytes raised, and TX bytes handed to controllers: equal once nothing waits.
+    pub tx_bytes_raised: u64,
+    pub tx_bytes_processed: u64,
+    pub actions_installed: u64,
+}
+
+/// State of the framework for one run.
+pub struct Framework {
+    pub placement: Placement,
+    pub entries: Vec<Entry>,
+    free: Vec<u32>,
+    /// Per QP and event type: the entry that still absorbs events, if any.
+    pub open: Vec<[u32; EVENT_TYPES]>,
+    pub threads: Vec<Thread>,
+    /// Per QP: actions waiting to be installed, in order.
+    pub installs: Vec<VecDeque<PendingInstall>>,
+    pub stats: FrameworkStats,
+    pub delays: Vec<ControlDelay>,
+    pub record_delays: bool,
+}
+
+pub const NO_ENTRY: u32 = u32::MAX;
+
+impl Framework {
+    pub fn new(placement: Placement, record_delays: bool) -> Self {
+        let n = placement.threads as usize;
+        Framework {
+            placement,
+            entries: Vec::new(),
+            free: Vec::new(),
+            open: Vec::new(),
+            threads: vec![Thread::default(); n],
+            installs: Vec::new(),
+            stats: FrameworkStats::default(),
+            delays: Vec::new(),
+            record_delays,
+        }
+    }
+
+    pub fn ensure_qp(&mut self, qp: u32) {
+        while self.open.len() <= qp as usize {
+            self.open.push([NO_ENTRY; EVENT_TYPES]);
+            self.installs.push(VecDeque::new());
+        }
+    }
+
+    /// The thread QP `qp`'s events are steered to.
+    pub fn thread_of(&self, qp: u32) -> usize {
+        (qp % self.placement.threads.max(1)) as usize
+    }
+
+    pub fn alloc(&mut self, e: Entry) -> u32 {
+        if let Some(i) = self.free.pop() {
+            self.entries[i as usize] = e;
+            i
+        } else {
+            self.entries.push(e);
+            (self.entries.len() - 1) as u32
+        }
+    }
+
+    pub fn release(&mut self, i: u32) {
+        self.free.push(i);
+    }
+
+    /// Entries still waiting (not yet processed) at the end of a run.
+    pub fn waiting_entries(&self) -> usize {
+        self.entries.len() - self.free.len()
+    }
+
+    /// TX bytes in entries that have not been processed yet.
+    pub fn tx_bytes_waiting(&self) -> u64 {
+        let mut free = vec![false; self.entries.len()];
+        for &f in &self.free {
+            free[f as usize] = true;
+        }
+        self.entries
+            .iter()
+            .zip(free)
+            .filter(|(_, f)| !f)
+            .map(|(e, _)| match e.event {
+                CcEvent::Tx { bytes, .. } => bytes as u64,
+                _ => 0,
+            })
+            .sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(ev: CcEvent) -> Entry {
+        Entry {
+            qp: 0,
+            kind: EventType::of(&ev),
+            event: ev,
+            first_signal: Time(5),
+            count: 1,
+            hw_coalesced: 0,
+            sw_coalesced: 0,
+            triggered: false,
+            int: [IntHop::default(); MAX_INT_HOPS],
+            int_len: 0,
+        }
+    }
+
+    #[test]
+    fn accumulate_sums_tx_bytes_and_keeps_the_first_timestamp() {
+        let mut e = entry(CcEvent::Tx { bytes: 1000, packets: 1 });
+        e.absorb(&CcEvent::Tx { bytes: 500, packets: 1 }, &[], Coalesce::Accumulate);
+        e.triggered = true;
+        e.absorb(&CcEvent::Tx { bytes: 24, packets: 1 }, &[], Coalesce::Accumulate);
+        assert_eq!(e.event, CcEvent::Tx { bytes: 1524, packets: 3 });
+        assert_eq!((e.count, e.hw_coalesced, e.sw_coalesced), (3, 1, 1));
+        assert_eq!(e.first_signal, Time(5));
+    }
+
+    #[test]
+    fn accumulate_sums_acked_bytes_and_keeps_the_newest_rtt() {
+        let a = |b, t, r, ece| CcEvent::Ack { acked_bytes: b, acked_through: t, rtt: Duration(r), ece, hops: 1 };
+        let mut e = entry(a(1000, 1000, 7, true));
+        e.absorb(&a(1000, 2000, 9, false), &[], Coalesce::Accumulate);
+        assert_eq!(e.event, a(2000, 2000, 9, true));
+    }
+
+    #[test]
+    fn keep_latest_and_keep_oldest() {
+        let mut e = entry(CcEvent::Nack { expected_psn: 3 });
+        e.absorb(&CcEvent::Nack { expected_psn: 7 }, &[], Coalesce::KeepOldest);
+        assert_eq!(e.event, CcEvent::Nack { expected_psn: 3 });
+        e.absorb(&CcEvent::Nack { expected_psn: 9 }, &[], Coalesce::KeepLatest);
+        assert_eq!(e.event, CcEvent::Nack { expected_psn: 9 });
+        assert_eq!(e.count, 3);
+    }
+
+    #[test]
+    fn presets_carry_their_measured_totals() {
+        let total = |p: Placement| (p.trigger_latency + p.processing + p.install_latency).ps();
+        assert_eq!(total(Placement::dpa()), 17_000_000);
+        assert_eq!(total(Placement::swcc()), 200_000);
+        assert_eq!(total(Placement::host_cpu()), 20_000_000);
+        assert!(Placement::asic().is_immediate());
+    }
+}

@@ -1,0 +1,131 @@
+//! The SCR control framework: placements cost what they say, saturated
+//! threads coalesce instead of losing events, and the asic placement is the
+//! core's own behaviour.
+
+mod common;
+use common::*;
+use rdmalab_core::control::framework::EventType;
+use rdmalab_core::world::World;
+
+fn incast(control: &str, cc: &str) -> World {
+    let (w, _) = run(&format!(
+        r#"{{"duration": "10ms",
+        "topology": {{"kind": "single_switch", "hosts": 5, "host_link": {{"rate": "100Gbps", "delay": "1us"}}}},
+        "cc": {cc}, "control": {control},
+        "workload": {{"perftest": [
+            {{"src": "h0", "dst": "h4", "message_size": "1MB", "queue_depth": 2}},
+            {{"src": "h1", "dst": "h4", "message_size": "1MB", "queue_depth": 2}},
+            {{"src": "h2", "dst": "h4", "message_size": "1MB", "queue_depth": 2, "start": "2ms"}},
+            {{"src": "h3", "dst": "h4", "message_size": "1MB", "queue_depth": 2, "start": "4ms"}}]}}}}"#
+    ));
+    assert_conservation(&w);
+    w
+}
+
+fn csv(w: &World) -> String {
+    let mut out = Vec::new();
+    w.write_qp_samples_csv(&mut out).unwrap();
+    w.write_apps_csv(&mut out).unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+#[test]
+fn the_asic_placement_reproduces_the_core_exactly() {
+    let plain = incast("{}", r#"{"algorithm": "dcqcn"}"#);
+    let asic = incast(r#"{"placement": "asic"}"#, r#"{"algorithm": "dcqcn"}"#);
+    assert!(asic.ctl.is_none());
+    assert_eq!(csv(&plain), csv(&asic));
+    let dpa = incast(r#"{"placement": "dpa"}"#, r#"{"algorithm": "dcqcn"}"#);
+    assert_ne!(csv(&plain), csv(&dpa), "a slower placement changes the dynamics");
+}
+
+fn mean_delay_us(w: &World) -> f64 {
+    let d = &w.ctl.as_ref().expect("framework").delays;
+    assert!(!d.is_empty());
+    d.iter().map(|x| x.delay.ps() as f64).sum::<f64>() / d.len() as f64 / 1e6
+}
+
+#[test]
+fn control_loop_delay_rises_as_the_placement_says() {
+    let cc = r#"{"algorithm": "timely"}"#;
+    let swcc = mean_delay_us(&incast(r#"{"placement": "swcc"}"#, cc));
+    let dpa = mean_delay_us(&incast(r#"{"placement": "dpa"}"#, cc));
+    let host = mean_delay_us(&incast(r#"{"placement": "host-cpu"}"#, cc));
+    // Each at least its fixed trigger + processing + install.
+    assert!(swcc >= 0.2 && swcc < 1.0, "swcc {swcc:.2} us");
+    assert!(dpa >= 17.0, "dpa {dpa:.2} us");
+    assert!(host >= 20.0, "host-cpu {host:.2} us");
+    assert!(swcc < dpa, "swcc {swcc:.2} < dpa {dpa:.2}");
+}
+
+#[test]
+fn a_saturated_thread_pool_coalesces_events_and_accounts_for_every_byte() {
+    // One slow thread for four QPs whose controller wants every TX event.
+    let cc = r#"{"algorithm": "dcqcn", "params": {"byte_counter": "64KB"}}"#;
+    let w = incast(r#"{"placement": "dpa", "threads": 1, "processing": "2us"}"#, cc);
+    let fw = w.ctl.as_ref().unwrap();
+    let s = &fw.stats;
+    let tx = EventType::Tx as usize;
+    assert!(s.raised[tx] > 100_000, "every packet raised a TX event: {}", s.raised[tx]);
+    assert!(s.processed[tx] < s.raised[tx] / 10, "far fewer entries processed than raised");
+    // Every raised event was either processed or folded into a processed/waiting entry.
+    let waiting = fw.waiting_entries() as u64;
+    let folded = s.hw_coalesced[tx] + s.sw_coalesced[tx];
+    assert!(s.processed[tx] + folded <= s.raised[tx] && s.raised[tx] <= s.processed[tx] + folded + waiting * 100_000);
+    assert!(s.sw_coalesced[tx] > 0, "busy threads make entries wait and absorb events");
+    assert_eq!(s.tx_bytes_raised, s.tx_bytes_processed + fw.tx_bytes_waiting(), "no TX byte is lost");
+    // The one thread was the bottleneck: busy most of the run.
+    let busy = fw.threads[0].busy_time.ps() as f64 / w.now().ps() as f64;
+    assert!(busy > 0.9, "thread busy {busy:.2}");
+}
+
+#[test]
+fn software_coalescing_keeps_a_saturated_pool_from_falling_behind() {
+    // One DPA thread for four QPs that raise a TX event per packet: more work
+    // than the thread can do. Hardware-only coalescing closes each entry at its
+    // trigger, so entries pile up; software coalescing folds the backlog.
+    let cc = r#"{"algorithm": "dcqcn", "params": {"byte_counter": "64KB"}}"#;
+    let hw = incast(r#"{"placement": "dpa", "threads": 1, "software_coalescing": false}"#, cc);
+    let sw = incast(r#"{"placement": "dpa", "threads": 1}"#, cc);
+    let tx = EventType::Tx as usize;
+    let (hf, sf) = (hw.ctl.as_ref().unwrap(), sw.ctl.as_ref().unwrap());
+    assert_eq!(hf.stats.sw_coalesced[tx], 0);
+    assert!(hf.stats.hw_coalesced[tx] > 0, "the trigger latency still folds events in hardware");
+    assert!(hf.waiting_entries() > 100, "hardware-only: a backlog builds up ({})", hf.waiting_entries());
+    assert!(sf.waiting_entries() <= 4 * 6, "software: at most one entry per QP and type waits ({})", sf.waiting_entries());
+    let g = |f: &rdmalab_core::control::framework::Framework| f.stats.tx_bytes_processed as f64 / f.stats.processed[tx] as f64;
+    assert!(g(sf) > g(hf), "coarser granularity with software coalescing: {:.0} vs {:.0} B per entry", g(sf), g(hf));
+    for f in [hf, sf] {
+        assert_eq!(f.stats.tx_bytes_raised, f.stats.tx_bytes_processed + f.tx_bytes_waiting(), "no TX byte is lost");
+    }
+}
+
+#[test]
+fn swift_converges_to_the_bandwidth_left_by_cross_traffic() {
+    // SCR Fig. 18b in kind: Swift in rate mode on the DPA placement with
+    // 20, 40 and 60 Gb/s of uncontrolled cross traffic on a 100 Gb/s link.
+    for cross in [20u64, 40, 60] {
+        let (w, _) = run(&format!(
+            r#"{{"duration": "20ms",
+            "topology": {{"kind": "single_switch", "hosts": 3, "host_link": {{"rate": "100Gbps", "delay": "1us"}}}},
+            "cc": {{"algorithm": "swift", "params": {{"rate_mode": true, "base_delay": "1us", "per_hop_delay": "2us",
+                   "fs_range": "2us", "min_rate": "1Gbps", "max_rate": "96Gbps"}}}},
+            "control": {{"placement": "dpa"}},
+            "records": {{"sample_interval": "100us"}},
+            "workload": {{"perftest": [
+                {{"src": "h0", "dst": "h2", "message_size": "1MB", "queue_depth": 2}},
+                {{"src": "h1", "dst": "h2", "message_size": "64KB", "queue_depth": 8, "rate": "{cross}Gbps", "start": "5ms"}}]}}}}"#
+        ));
+        let late = |qp: u32| {
+            let xs: Vec<f64> = w.rec.qp_samples.iter()
+                .filter(|s| s.qp == qp && s.time.ps() > 12_000_000_000)
+                .map(|s| s.throughput_bps as f64 / 1e9).collect();
+            xs.iter().sum::<f64>() / xs.len() as f64
+        };
+        let swift = late(0);
+        let bg = late(1);
+        let left = 100.0 * rdmalab_core::packet::WireFormat::rocev2(1024).goodput_fraction() - bg;
+        assert!((swift - left).abs() / left < 0.12, "cross {cross}: Swift {swift:.1} Gb/s of {left:.1} left (bg {bg:.1})");
+        assert_eq!(w.rec.dropped_frames(), 0);
+    }
+}
