@@ -11,10 +11,12 @@ same steps are available from Python::
 """
 
 from rdmalab._core import RunError, ScenarioError, __version__
+from rdmalab.controller import Controller
 from rdmalab.scenario import load_scenario, scenario_from_dict
 from rdmalab.runner import RunResult, run, validate
 
 __all__ = [
+    "Controller",
     "RunError",
     "RunResult",
     "ScenarioError",

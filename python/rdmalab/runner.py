@@ -25,7 +25,10 @@ class RunResult:
 
 def validate(scenario: LoadedScenario) -> dict:
     """Check a scenario without running it; raises ScenarioError listing every problem."""
-    return _core.validate(scenario.to_json())
+    info = _core.validate(scenario.to_json())
+    if scenario.controller is not None:
+        info["cc"] = scenario.controller[1]
+    return info
 
 
 def _fmt_secs(s: float) -> str:
@@ -79,7 +82,8 @@ def run(
     parquet: bool = True,
 ) -> RunResult:
     """Run `scenario` to its end; write outputs to `out_dir` if given."""
-    sim = _core.Simulation(scenario.to_json())
+    factory, name = scenario.controller or (None, None)
+    sim = _core.Simulation(scenario.to_json(), factory, name)
     bar = _Progress(progress)
     t0 = time.perf_counter()
     step = max(sim.stop_ps // _PROGRESS_STEPS, 1)

@@ -24,13 +24,63 @@ class LoadedScenario:
 
     data: dict
     source: str
+    #: For `cc: {algorithm: python}`: (a callable making one controller per QP, its name).
+    controller: tuple | None = None
 
     @property
     def name(self) -> str:
         return str(self.data.get("name", "scenario"))
 
     def to_json(self) -> str:
-        return json.dumps(self.data, sort_keys=True)
+        data = self.data
+        if self.controller is not None:
+            # The core runs the Python controller through the factory; it sees no CC of its own.
+            data = dict(data, cc={"algorithm": "none"})
+        return json.dumps(data, sort_keys=True)
+
+
+def _load_python_controller(cc: dict, base: Path):
+    """Resolve `cc: {algorithm: python, class: ..., params: {...}}` to a factory."""
+    import importlib
+    import importlib.util
+    import inspect
+
+    allowed = {"algorithm", "class", "params"}
+    for k in cc:
+        if k not in allowed:
+            raise ScenarioError(f"cc.{k}: unknown key; allowed here: algorithm, class, params")
+    ref = cc.get("class")
+    if not isinstance(ref, str) or ":" not in ref:
+        raise ScenarioError(
+            f"cc.class: `{ref}` — required for algorithm python: `file.py:ClassName` (relative to the scenario) "
+            "or `package.module:ClassName`"
+        )
+    where, cls_name = ref.rsplit(":", 1)
+    try:
+        if where.endswith(".py"):
+            path = base / where
+            spec = importlib.util.spec_from_file_location(f"rdmalab_user_cc_{path.stem}", path)
+            if spec is None or not path.exists():
+                raise ScenarioError(f"cc.class: `{ref}` — file `{path}` cannot be read")
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+        else:
+            module = importlib.import_module(where)
+    except ScenarioError:
+        raise
+    except Exception as e:  # the user's module failed to import
+        raise ScenarioError(f"cc.class: `{ref}` — importing it raised {type(e).__name__}: {e}") from None
+    cls = getattr(module, cls_name, None)
+    if not inspect.isclass(cls):
+        raise ScenarioError(f"cc.class: `{ref}` — `{where}` has no class `{cls_name}`")
+    params = cc.get("params") or {}
+    if not isinstance(params, dict):
+        raise ScenarioError(f"cc.params: must be a mapping of constructor keyword arguments, not {params!r}")
+    try:
+        inspect.signature(cls).bind(**params)
+    except TypeError as e:
+        raise ScenarioError(f"cc.params: {params} do not fit `{cls_name}`'s constructor: {e}") from None
+    return (lambda: cls(**params)), f"python:{cls_name}"
 
 
 def _resolve_paths(data: dict, base: Path) -> None:
@@ -75,7 +125,11 @@ def scenario_from_dict(data: dict, base_dir: str | os.PathLike = ".", source: st
         raise ScenarioError(f"(scenario): must be a mapping of keys to values, not {type(data).__name__}")
     data = json.loads(json.dumps(data))  # a deep copy that also rejects non-JSON values
     _resolve_paths(data, Path(base_dir))
-    return LoadedScenario(data=data, source=source)
+    controller = None
+    cc = data.get("cc")
+    if isinstance(cc, dict) and cc.get("algorithm") == "python":
+        controller = _load_python_controller(cc, Path(base_dir))
+    return LoadedScenario(data=data, source=source, controller=controller)
 
 
 def load_scenario(path: str | os.PathLike, overrides: dict[str, Any] | None = None) -> LoadedScenario:

@@ -6,8 +6,11 @@ use pyo3::create_exception;
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
+use rdmalab_core::algo::{CcConfig, ControllerFactory};
+use rdmalab_core::control::{Actions, CcContext, CcEvent, Controller, EventMask, CC_TIMER_SLOTS};
 use rdmalab_core::scenario::Scenario;
-use rdmalab_core::time::Time;
+use rdmalab_core::time::{Rate, Time};
+use std::sync::Arc;
 use rdmalab_core::world::{Progress, World};
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -38,6 +41,221 @@ fn validate(py: Python<'_>, json: &str) -> PyResult<PyObject> {
     Ok(d.into())
 }
 
+/// What a Python controller sees of an event.
+#[pyclass(unsendable, name = "Event")]
+struct PyEvent {
+    /// `TX`, `ACK`, `NACK`, `CNP`, `TIMER` or `TIMEOUT`.
+    #[pyo3(get)]
+    kind: &'static str,
+    /// TX: payload bytes sent (accumulated if coalesced).
+    #[pyo3(get)]
+    bytes: u64,
+    #[pyo3(get)]
+    packets: u32,
+    /// ACK: newly acknowledged bytes, stream offset acknowledged through, RTT, ECN echo, hops.
+    #[pyo3(get)]
+    acked_bytes: u64,
+    #[pyo3(get)]
+    acked_through: u64,
+    #[pyo3(get)]
+    rtt_ps: u64,
+    #[pyo3(get)]
+    ece: bool,
+    #[pyo3(get)]
+    hops: u8,
+    /// NACK: the PSN the receiver expects.
+    #[pyo3(get)]
+    expected_psn: u32,
+    /// TIMER: the slot (0..3) that expired.
+    #[pyo3(get)]
+    slot: u8,
+}
+
+/// What a Python controller may read, and where it records actions.
+#[pyclass(unsendable, name = "Context")]
+struct PyContext {
+    #[pyo3(get)]
+    now_ps: u64,
+    #[pyo3(get)]
+    line_rate_bps: u64,
+    #[pyo3(get)]
+    rate_bps: u64,
+    #[pyo3(get)]
+    bytes_in_flight: u64,
+    #[pyo3(get)]
+    snd_nxt_bytes: u64,
+    #[pyo3(get)]
+    base_rtt_ps: u64,
+    #[pyo3(get)]
+    path_hops: u8,
+    #[pyo3(get)]
+    mtu: u32,
+    #[pyo3(get)]
+    coalesced: u32,
+    /// INT hops as (queue bytes, tx bytes, timestamp ps, link rate bps).
+    #[pyo3(get)]
+    int_hops: Vec<(u64, u64, u64, u64)>,
+    actions: Actions,
+}
+
+#[pymethods]
+impl PyContext {
+    /// Set the QP's dequeue rate (bit/s).
+    fn set_rate(&mut self, bps: u64) {
+        self.actions.rate = Some(Rate(bps));
+    }
+    /// Set the window in bytes in flight; None removes it.
+    #[pyo3(signature = (bytes=None))]
+    fn set_window(&mut self, bytes: Option<u64>) {
+        self.actions.window = Some(bytes);
+    }
+    /// Arm timer `slot` (0..3) at absolute time `at_ps`.
+    fn set_timer(&mut self, slot: usize, at_ps: u64) -> PyResult<()> {
+        if slot >= CC_TIMER_SLOTS {
+            return Err(PyValueError::new_err(format!("timer slot {slot}: allowed 0 to {}", CC_TIMER_SLOTS - 1)));
+        }
+        self.actions.timers[slot] = Some(Some(Time(at_ps)));
+        Ok(())
+    }
+    fn cancel_timer(&mut self, slot: usize) -> PyResult<()> {
+        if slot >= CC_TIMER_SLOTS {
+            return Err(PyValueError::new_err(format!("timer slot {slot}: allowed 0 to {}", CC_TIMER_SLOTS - 1)));
+        }
+        self.actions.timers[slot] = Some(None);
+        Ok(())
+    }
+}
+
+/// A controller written in Python, behind the same `Controller` trait as the
+/// built-ins. Each callback takes the GIL and builds two small objects, so it
+/// is much slower than Rust: for prototyping.
+struct PyController {
+    name: String,
+    obj: PyObject,
+    mask: EventMask,
+}
+
+impl PyController {
+    fn context(ctx: &CcContext) -> PyContext {
+        PyContext {
+            now_ps: ctx.now.ps(),
+            line_rate_bps: ctx.line_rate.bps(),
+            rate_bps: ctx.rate.bps(),
+            bytes_in_flight: ctx.bytes_in_flight,
+            snd_nxt_bytes: ctx.snd_nxt_bytes,
+            base_rtt_ps: ctx.path.base_rtt.ps(),
+            path_hops: ctx.path.hops,
+            mtu: ctx.path.mtu,
+            coalesced: ctx.coalesced,
+            int_hops: ctx.int.iter().map(|h| (h.qlen_bytes, h.tx_bytes, h.timestamp.ps(), h.link_rate.bps())).collect(),
+            actions: Actions::default(),
+        }
+    }
+
+    /// Call `method` and copy the recorded actions into `ctx`; a Python
+    /// exception becomes a panic, which the NIC reports as a run error naming
+    /// the controller and the event.
+    fn call(&self, method: &str, ev: Option<PyEvent>, ctx: &mut CcContext) {
+        Python::with_gil(|py| {
+            let pctx = Py::new(py, Self::context(ctx)).expect("context object");
+            let result = match ev {
+                Some(e) => {
+                    let pev = Py::new(py, e).expect("event object");
+                    self.obj.call_method1(py, method, (pev, pctx.clone_ref(py)))
+                }
+                None => {
+                    if !self.obj.bind(py).hasattr(method).unwrap_or(false) {
+                        return;
+                    }
+                    self.obj.call_method1(py, method, (pctx.clone_ref(py),))
+                }
+            };
+            if let Err(e) = result {
+                let tb = e.traceback(py).and_then(|t| t.format().ok()).unwrap_or_default();
+                panic!("raised {}{}", e, if tb.is_empty() { String::new() } else { format!("\n{tb}") });
+            }
+            let a = pctx.borrow(py).actions;
+            if let Some(r) = a.rate {
+                ctx.set_rate(r);
+            }
+            if let Some(w) = a.window {
+                ctx.set_window(w);
+            }
+            for (slot, t) in a.timers.iter().enumerate() {
+                match t {
+                    Some(Some(at)) => ctx.set_timer(slot, *at),
+                    Some(None) => ctx.cancel_timer(slot),
+                    None => {}
+                }
+            }
+        })
+    }
+}
+
+impl Controller for PyController {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn subscriptions(&self) -> EventMask {
+        self.mask
+    }
+    fn on_start(&mut self, ctx: &mut CcContext) {
+        self.call("on_start", None, ctx);
+    }
+    fn on_event(&mut self, ev: &CcEvent, ctx: &mut CcContext) {
+        let mut e = PyEvent {
+            kind: ev.name(),
+            bytes: 0,
+            packets: 0,
+            acked_bytes: 0,
+            acked_through: 0,
+            rtt_ps: 0,
+            ece: false,
+            hops: 0,
+            expected_psn: 0,
+            slot: 0,
+        };
+        match *ev {
+            CcEvent::Tx { bytes, packets } => {
+                e.bytes = bytes as u64;
+                e.packets = packets;
+            }
+            CcEvent::Ack { acked_bytes, acked_through, rtt, ece, hops } => {
+                e.acked_bytes = acked_bytes;
+                e.acked_through = acked_through;
+                e.rtt_ps = rtt.ps();
+                e.ece = ece;
+                e.hops = hops;
+            }
+            CcEvent::Nack { expected_psn } => e.expected_psn = expected_psn,
+            CcEvent::Timer { slot } => e.slot = slot,
+            CcEvent::Cnp | CcEvent::Timeout => {}
+        }
+        self.call("on_event", Some(e), ctx);
+    }
+}
+
+fn event_mask(py: Python<'_>, obj: &PyObject) -> PyResult<EventMask> {
+    let Ok(subs) = obj.getattr(py, "subscriptions") else { return Ok(EventMask::ALL) };
+    let names: Vec<String> = subs.extract(py)?;
+    let mut m = 0u8;
+    for n in names {
+        m |= match n.as_str() {
+            "TX" => EventMask::TX,
+            "ACK" => EventMask::ACK,
+            "NACK" => EventMask::NACK,
+            "CNP" => EventMask::CNP,
+            "TIMEOUT" => EventMask::TIMEOUT,
+            other => {
+                return Err(ScenarioError::new_err(format!(
+                    "cc.class: subscriptions names `{other}`; allowed: TX, ACK, NACK, CNP, TIMEOUT (timers always arrive)"
+                )))
+            }
+        };
+    }
+    Ok(EventMask(m))
+}
+
 /// One run of one scenario.
 #[pyclass(unsendable)]
 struct Simulation {
@@ -55,10 +273,26 @@ fn write_file(dir: &PathBuf, name: &str, f: impl FnOnce(&mut dyn Write) -> std::
 
 #[pymethods]
 impl Simulation {
+    /// `controller`, if given, is a callable returning a new Python controller
+    /// object for each QP (it replaces the scenario's `cc`); `controller_name`
+    /// names it in errors and summaries.
     #[new]
-    fn new(json: &str) -> PyResult<Self> {
+    #[pyo3(signature = (json, controller=None, controller_name=None))]
+    fn new(py: Python<'_>, json: &str, controller: Option<PyObject>, controller_name: Option<String>) -> PyResult<Self> {
         let s = parse(json)?;
-        let world = s.build().map_err(ScenarioError::new_err)?;
+        let mut world = s.build().map_err(ScenarioError::new_err)?;
+        if let Some(factory) = controller {
+            let name = controller_name.unwrap_or_else(|| "python".to_string());
+            // Check the factory and the subscriptions once, before the run.
+            let probe = factory.call0(py)?;
+            let mask = event_mask(py, &probe)?;
+            let n = name.clone();
+            let make = move || -> Box<dyn Controller> {
+                let obj = Python::with_gil(|py| factory.call0(py)).unwrap_or_else(|e| panic!("constructor raised {e}"));
+                Box::new(PyController { name: n.clone(), obj, mask })
+            };
+            world.cc_cfg = CcConfig::Custom(ControllerFactory { name, make: Arc::new(make) });
+        }
         Ok(Simulation { world, name: s.name, progress: Progress::Running })
     }
 
@@ -220,6 +454,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(builtin_topologies, m)?)?;
     m.add_class::<Simulation>()?;
+    m.add_class::<PyEvent>()?;
+    m.add_class::<PyContext>()?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("RunError", m.py().get_type::<RunError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

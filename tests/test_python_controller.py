@@ -1,0 +1,95 @@
+"""Controllers written in Python run behind the same interface as built-ins."""
+
+import pyarrow.parquet as pq
+import pytest
+
+import rdmalab
+
+BASE = {
+    "duration": "3ms",
+    "topology": {"kind": "single_switch", "hosts": 3, "host_link": {"rate": "100Gbps", "delay": "1us"}},
+    "workload": {"perftest": [
+        {"src": "h0", "dst": "h2", "message_size": "1MB", "queue_depth": 2},
+        {"src": "h1", "dst": "h2", "message_size": "1MB", "queue_depth": 2},
+    ]},
+    "records": {"sample_interval": "50us"},
+}
+
+
+def scenario(tmp_path, source: str, cls: str, params=None, **extra):
+    (tmp_path / "mycc.py").write_text(source)
+    cc = {"algorithm": "python", "class": f"mycc.py:{cls}"}
+    if params is not None:
+        cc["params"] = params
+    return rdmalab.scenario_from_dict(dict(BASE, cc=cc, **extra), base_dir=tmp_path)
+
+
+HALVE = '''
+from rdmalab import Controller
+class Halve(Controller):
+    subscriptions = ["CNP", "ACK"]
+    def __init__(self, floor_gbps=5):
+        self.floor = int(floor_gbps * 1e9)
+        self.events = 0
+    def on_event(self, ev, ctx):
+        if ev.kind == "CNP":
+            ctx.set_rate(max(self.floor, ctx.rate_bps // 2))
+        elif ev.kind == "ACK" and ev.acked_bytes > 0:
+            ctx.set_rate(min(ctx.line_rate_bps, ctx.rate_bps + 100_000_000))
+'''
+
+
+def test_a_python_controller_sets_the_dequeue_rate(tmp_path):
+    res = rdmalab.run(scenario(tmp_path, HALVE, "Halve", {"floor_gbps": 10}), out_dir=tmp_path / "out")
+    assert res.summary["cc"] == "python:Halve"
+    assert res.summary["cnps_sent"] > 0
+    rates = [r["dequeue_rate_bps"] for r in pq.read_table(tmp_path / "out" / "qp_samples.parquet").to_pylist()]
+    assert min(rates) >= 10e9 and min(rates) < 100e9, "the controller's rates reached the NIC"
+
+
+def test_it_runs_at_a_placement_too(tmp_path):
+    sc = scenario(tmp_path, HALVE, "Halve", control={"placement": "dpa"})
+    res = rdmalab.run(sc, out_dir=tmp_path / "out")
+    delays = pq.read_table(tmp_path / "out" / "control_delays.parquet").to_pylist()
+    assert res.summary["control_actions_installed"] == len(delays) > 0
+
+
+def test_an_exception_names_the_controller_and_the_event(tmp_path):
+    src = HALVE + '''
+class Broken(Halve):
+    def on_event(self, ev, ctx):
+        if ev.kind == "CNP":
+            raise ZeroDivisionError("my bug")
+'''
+    with pytest.raises(rdmalab.RunError) as e:
+        rdmalab.run(scenario(tmp_path, src, "Broken"))
+    msg = str(e.value)
+    assert "controller `python:Broken`" in msg and "CNP event" in msg and "my bug" in msg
+
+
+def test_an_invalid_action_is_refused(tmp_path):
+    src = HALVE + '''
+class TooFast(Halve):
+    def on_event(self, ev, ctx):
+        ctx.set_rate(ctx.line_rate_bps * 2)
+'''
+    with pytest.raises(rdmalab.RunError, match="above the line rate"):
+        rdmalab.run(scenario(tmp_path, src, "TooFast"))
+
+
+@pytest.mark.parametrize("cls,params,message", [
+    ("Missing", None, "has no class `Missing`"),
+    ("Halve", {"colour": 1}, "do not fit `Halve`'s constructor"),
+])
+def test_bad_references_are_refused_before_the_run(tmp_path, cls, params, message):
+    with pytest.raises(rdmalab.ScenarioError, match=message):
+        scenario(tmp_path, HALVE, cls, params)
+
+
+def test_bad_subscriptions_are_refused(tmp_path):
+    src = HALVE + '''
+class Odd(Halve):
+    subscriptions = ["RTT"]
+'''
+    with pytest.raises(rdmalab.ScenarioError, match="subscriptions names `RTT`"):
+        rdmalab.run(scenario(tmp_path, src, "Odd"))
