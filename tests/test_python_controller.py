@@ -89,7 +89,7 @@ def test_bad_references_are_refused_before_the_run(tmp_path, cls, params, messag
 def test_bad_subscriptions_are_refused(tmp_path):
     src = HALVE + '''
 class Odd(Halve):
-    subscriptions = ["RTT"]
+    subscriptions = ["PING"]
 '''
-    with pytest.raises(rdmalab.ScenarioError, match="subscriptions names `RTT`"):
+    with pytest.raises(rdmalab.ScenarioError, match="subscriptions names `PING`"):
         rdmalab.run(scenario(tmp_path, src, "Odd"))

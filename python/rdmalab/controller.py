@@ -8,17 +8,22 @@ Subclass :class:`Controller` and point a scenario at it::
       params: {step_gbps: 1}         # keyword arguments of the constructor
 
 rdmalab makes one instance per QP and calls ``on_event(event, ctx)`` for every
-event the class subscribes to (``subscriptions``; timers always arrive). The
-event has ``kind`` (``TX``, ``ACK``, ``NACK``, ``CNP``, ``TIMER``, ``TIMEOUT``)
-and the fields of that kind (``bytes``/``packets``; ``acked_bytes``,
-``acked_through``, ``rtt_ps``, ``ece``, ``hops``; ``expected_psn``; ``slot``).
+event the class subscribes to (``subscriptions``; timers always arrive).
+
+The event has ``kind`` — ``TX``, ``ACK``, ``NACK``, ``CNP``, ``TIMER``,
+``TIMEOUT`` or ``RTT`` — and the fields of that kind: ``bytes``, ``packets``
+(TX); ``acked_bytes``, ``acked_through``, ``rtt_ps``, ``ece``, ``hops`` (ACK);
+``expected_psn`` (NACK); ``slot`` (TIMER); ``udp_sport``, ``rtt_ps``, ``lost``
+(RTT: an out-of-band probe answered, or lost after ``nic.probe_timeout``).
+
 The context has ``now_ps``, ``line_rate_bps``, ``rate_bps``,
 ``bytes_in_flight``, ``snd_nxt_bytes``, ``base_rtt_ps``, ``path_hops``,
 ``mtu``, ``coalesced`` and ``int_hops``, and records actions:
 ``set_rate(bps)``, ``set_window(bytes or None)``, ``set_timer(slot, at_ps)``,
-``cancel_timer(slot)``. Actions are checked (a rate must be 1 bit/s to the line
-rate); an exception or a bad action stops the run with an error that names the
-controller and the event.
+``cancel_timer(slot)``, ``request_probe(udp_sport)`` (an RTT probe along the
+path that source port hashes to) and ``set_path(udp_sport)``. Actions are
+checked (a rate must be 1 bit/s to the line rate); an exception or a bad
+action stops the run with an error that names the controller and the event.
 
 Python controllers go through exactly the same interface and placements as the
 Rust ones, but each call crosses into Python: expect roughly 1–2 µs per event,
@@ -33,7 +38,7 @@ class Controller:
     """Base class: every callback is a no-op. Override what you need."""
 
     #: Events to receive; leave out what you do not use, it saves time.
-    subscriptions = ["TX", "ACK", "NACK", "CNP", "TIMEOUT"]
+    subscriptions = ["TX", "ACK", "NACK", "CNP", "TIMEOUT", "RTT"]
 
     def on_start(self, ctx) -> None:
         """The QP starts; ``ctx.rate_bps`` is the line rate."""

@@ -69,6 +69,11 @@ struct PyEvent {
     /// TIMER: the slot (0..3) that expired.
     #[pyo3(get)]
     slot: u8,
+    /// RTT: the probed path (UDP source port) and whether the probe was lost.
+    #[pyo3(get)]
+    udp_sport: u16,
+    #[pyo3(get)]
+    lost: bool,
 }
 
 /// What a Python controller may read, and where it records actions.
@@ -116,6 +121,18 @@ impl PyContext {
         }
         self.actions.timers[slot] = Some(Some(Time(at_ps)));
         Ok(())
+    }
+    /// Send an out-of-band RTT probe along the path of UDP source port `udp_sport`.
+    fn request_probe(&mut self, udp_sport: u16) {
+        let a = &mut self.actions;
+        if (a.probe_count as usize) < a.probes.len() {
+            a.probes[a.probe_count as usize] = udp_sport;
+            a.probe_count += 1;
+        }
+    }
+    /// Move the QP's data onto the path of UDP source port `udp_sport`.
+    fn set_path(&mut self, udp_sport: u16) {
+        self.actions.path = Some(udp_sport);
     }
     fn cancel_timer(&mut self, slot: usize) -> PyResult<()> {
         if slot >= CC_TIMER_SLOTS {
@@ -181,6 +198,12 @@ impl PyController {
             if let Some(w) = a.window {
                 ctx.set_window(w);
             }
+            for &sport in &a.probes[..a.probe_count as usize] {
+                ctx.request_probe(sport);
+            }
+            if let Some(sport) = a.path {
+                ctx.set_path(sport);
+            }
             for (slot, t) in a.timers.iter().enumerate() {
                 match t {
                     Some(Some(at)) => ctx.set_timer(slot, *at),
@@ -214,6 +237,8 @@ impl Controller for PyController {
             hops: 0,
             expected_psn: 0,
             slot: 0,
+            udp_sport: 0,
+            lost: false,
         };
         match *ev {
             CcEvent::Tx { bytes, packets } => {
@@ -229,6 +254,11 @@ impl Controller for PyController {
             }
             CcEvent::Nack { expected_psn } => e.expected_psn = expected_psn,
             CcEvent::Timer { slot } => e.slot = slot,
+            CcEvent::Rtt { udp_sport, rtt, lost } => {
+                e.udp_sport = udp_sport;
+                e.rtt_ps = rtt.ps();
+                e.lost = lost;
+            }
             CcEvent::Cnp | CcEvent::Timeout => {}
         }
         self.call("on_event", Some(e), ctx);
@@ -246,9 +276,10 @@ fn event_mask(py: Python<'_>, obj: &PyObject) -> PyResult<EventMask> {
             "NACK" => EventMask::NACK,
             "CNP" => EventMask::CNP,
             "TIMEOUT" => EventMask::TIMEOUT,
+            "RTT" => EventMask::RTT,
             other => {
                 return Err(ScenarioError::new_err(format!(
-                    "cc.class: subscriptions names `{other}`; allowed: TX, ACK, NACK, CNP, TIMEOUT (timers always arrive)"
+                    "cc.class: subscriptions names `{other}`; allowed: TX, ACK, NACK, CNP, TIMEOUT, RTT (timers always arrive)"
                 )))
             }
         };

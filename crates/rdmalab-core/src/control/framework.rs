@@ -33,9 +33,10 @@ pub enum EventType {
     Cnp = 3,
     Timer = 4,
     Timeout = 5,
+    Rtt = 6,
 }
 
-pub const EVENT_TYPES: usize = 6;
+pub const EVENT_TYPES: usize = 7;
 
 impl EventType {
     pub fn of(ev: &CcEvent) -> EventType {
@@ -46,10 +47,11 @@ impl EventType {
             CcEvent::Cnp => EventType::Cnp,
             CcEvent::Timer { .. } => EventType::Timer,
             CcEvent::Timeout => EventType::Timeout,
+            CcEvent::Rtt { .. } => EventType::Rtt,
         }
     }
     pub fn name(self) -> &'static str {
-        ["TX", "ACK", "NACK", "CNP", "TIMER", "TIMEOUT"][self as usize]
+        ["TX", "ACK", "NACK", "CNP", "TIMER", "TIMEOUT", "RTT"][self as usize]
     }
 }
 

@@ -32,6 +32,7 @@ impl EventMask {
     pub const NACK: u8 = 1 << 2;
     pub const CNP: u8 = 1 << 3;
     pub const TIMEOUT: u8 = 1 << 4;
+    pub const RTT: u8 = 1 << 5;
     pub const ALL: EventMask = EventMask(0xff);
     #[inline]
     pub fn has(self, bit: u8) -> bool {
@@ -58,6 +59,9 @@ pub enum CcEvent {
     Timer { slot: u8 },
     /// The retransmission timer fired: the NIC is going back to the oldest unacknowledged PSN.
     Timeout,
+    /// An out-of-band probe on path `udp_sport` came back after `rtt`, or
+    /// `lost` (no answer within the probe timeout: the path may have failed).
+    Rtt { udp_sport: u16, rtt: Duration, lost: bool },
 }
 
 impl CcEvent {
@@ -69,6 +73,7 @@ impl CcEvent {
             CcEvent::Cnp => "CNP",
             CcEvent::Timer { .. } => "TIMER",
             CcEvent::Timeout => "TIMEOUT",
+            CcEvent::Rtt { .. } => "RTT",
         }
     }
 }
@@ -82,7 +87,15 @@ pub struct Actions {
     pub window: Option<Option<u64>>,
     /// Per slot: `Some(Some(t))` arms the timer at `t`, `Some(None)` cancels it.
     pub timers: [Option<Option<Time>>; CC_TIMER_SLOTS],
+    /// RTT probes to send, by UDP source port (the path); `probe_count` are valid.
+    pub probes: [u16; MAX_PROBES_PER_EVENT],
+    pub probe_count: u8,
+    /// Move the QP's data to the path of this UDP source port.
+    pub path: Option<u16>,
 }
+
+/// Probes one event may request (SCR probes a handful of paths per flow).
+pub const MAX_PROBES_PER_EVENT: usize = 8;
 
 /// Facts about a QP's path that do not change while it runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -107,7 +120,11 @@ impl PathFacts {
 impl Actions {
     /// True when the controller decided nothing.
     pub fn is_empty(&self) -> bool {
-        self.rate.is_none() && self.window.is_none() && self.timers.iter().all(|t| t.is_none())
+        self.rate.is_none()
+            && self.window.is_none()
+            && self.timers.iter().all(|t| t.is_none())
+            && self.probe_count == 0
+            && self.path.is_none()
     }
 }
 
@@ -159,6 +176,19 @@ impl<'a> CcContext<'a> {
     }
     pub fn cancel_timer(&mut self, slot: usize) {
         self.actions.timers[slot] = Some(None);
+    }
+    /// Send an out-of-band RTT probe along the path of UDP source port `udp_sport`
+    /// (ignored past [`MAX_PROBES_PER_EVENT`] in one event).
+    pub fn request_probe(&mut self, udp_sport: u16) {
+        let a = &mut *self.actions;
+        if (a.probe_count as usize) < MAX_PROBES_PER_EVENT {
+            a.probes[a.probe_count as usize] = udp_sport;
+            a.probe_count += 1;
+        }
+    }
+    /// Move the QP's data onto the path of UDP source port `udp_sport`.
+    pub fn set_path(&mut self, udp_sport: u16) {
+        self.actions.path = Some(udp_sport);
     }
 }
 

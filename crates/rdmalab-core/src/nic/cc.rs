@@ -80,7 +80,7 @@ impl World {
         }
         let open = fw.open[qi as usize][kind as usize];
         // Timers of different slots are different events: they never fold together.
-        if open != NO_ENTRY && kind != EventType::Timer {
+        if open != NO_ENTRY && !matches!(kind, EventType::Timer | EventType::Rtt) {
             let how = fw.placement.coalesce[kind as usize];
             fw.entries[open as usize].absorb(&ev, int, how);
             return;
@@ -99,7 +99,7 @@ impl World {
         };
         e.set_int(int);
         let id = fw.alloc(e);
-        if kind != EventType::Timer {
+        if !matches!(kind, EventType::Timer | EventType::Rtt) {
             fw.open[qi as usize][kind as usize] = id;
         }
         // Timers and timeouts arise on the control cores themselves: no trigger path.
@@ -222,6 +222,12 @@ impl World {
         }
         if let Some(w) = a.window {
             self.qps[qi as usize].window = w;
+        }
+        if let Some(sport) = a.path {
+            self.qps[qi as usize].udp_sport = sport;
+        }
+        for &sport in &a.probes[..a.probe_count as usize] {
+            self.send_probe(qi, sport);
         }
         for s in 0..CC_TIMER_SLOTS {
             match a.timers[s] {

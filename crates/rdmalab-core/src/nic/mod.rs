@@ -37,6 +37,8 @@ pub struct NicConfig {
     pub data_class: u8,
     /// Per-QP window in bytes in flight (`None`: no window, rate only).
     pub window_bytes: Option<u64>,
+    /// A probe not answered within this time is reported lost (SCR Fig. 19: 100 µs).
+    pub probe_timeout: Duration,
 }
 
 pub struct Nic {

@@ -57,7 +57,8 @@ impl Message {
 /// Timer slots of a QP: retransmission, READ-request retry, then the controller's.
 pub const RTO_SLOT: usize = 0;
 pub const READ_RETRY_SLOT: usize = 1;
-pub const CC_SLOT_BASE: usize = 2;
+pub const PROBE_SLOT: usize = 2;
+pub const CC_SLOT_BASE: usize = 3;
 pub const TIMER_SLOTS: usize = CC_SLOT_BASE + CC_TIMER_SLOTS;
 
 /// A lazily rescheduled timer: at most one engine event is pending; when it
@@ -127,6 +128,11 @@ pub struct Qp {
     pub rx_next_msg: u64,
     /// When in-order data last arrived (or the READ was requested).
     pub last_rx_progress: Time,
+
+    // --- out-of-band probes ---
+    /// Probes sent and not yet answered: (id, UDP source port, sent at).
+    pub probes: Vec<(u32, u16, Time)>,
+    pub next_probe_id: u32,
 
     // --- counters ---
     /// Payload bytes delivered in order to the receiver.

@@ -4,7 +4,7 @@
 //! The ns-3 HPCC simulator has no retransmission timeout, so a lost tail
 //! packet stalls a flow forever there; rdmalab always has one (`nic.rto`).
 
-use super::qp::{QpTimer, CC_SLOT_BASE, READ_RETRY_SLOT, RTO_SLOT};
+use super::qp::{QpTimer, CC_SLOT_BASE, PROBE_SLOT, READ_RETRY_SLOT, RTO_SLOT};
 use crate::control::{CcEvent, EventMask};
 use crate::time::Time;
 use crate::world::{Event, World};
@@ -65,6 +65,7 @@ impl World {
         match slot {
             RTO_SLOT => self.on_retransmission_timeout(qi),
             READ_RETRY_SLOT => self.on_read_retry(qi),
+            PROBE_SLOT => self.on_probe_timeout(qi),
             s => {
                 let cc_slot = (s - CC_SLOT_BASE) as u8;
                 self.raise_cc(qi, CcEvent::Timer { slot: cc_slot }, None);

@@ -34,6 +34,8 @@ impl World {
                 }
             }
             PacketKind::ReadRequest => self.receive_read_request(&p),
+            PacketKind::Probe => self.answer_probe(&p),
+            PacketKind::ProbeReply => self.receive_probe_reply(&p),
             PacketKind::Pfc { .. } => unreachable!("PFC frames are handled at the port"),
         }
     }
@@ -243,10 +245,92 @@ impl World {
         r.frame_bytes = self.nic_cfg.wire.read_request_frame;
         let nic = qp.requester;
         self.qps[qi as usize].last_rx_progress = self.now();
-        let port = self.nics[nic as usize].port;
-        let id = self.pkts.alloc(r);
-        self.nics[nic as usize].requests.push_back(id);
         self.arm_read_retry(qi);
+        self.queue_request(nic, r);
+    }
+
+    // ------------------------------------------------------------ probes
+
+    /// Send an RTT probe for QP `qi` along the path of `sport`.
+    pub(crate) fn send_probe(&mut self, qi: u32, sport: u16) {
+        let now = self.now();
+        let qp = &mut self.qps[qi as usize];
+        let id = qp.next_probe_id;
+        qp.next_probe_id = qp.next_probe_id.wrapping_add(1);
+        qp.probes.push((id, sport, now));
+        let mut r = Packet::new(PacketKind::Probe);
+        r.qp = qi;
+        r.src = qp.src_node;
+        r.dst = qp.dst_node;
+        r.udp_sport = sport;
+        r.class = qp.class;
+        r.psn = id;
+        r.tx_timestamp = now;
+        r.frame_bytes = self.nic_cfg.wire.probe_frame;
+        let nic = qp.tx_nic;
+        self.queue_request(nic, r);
+        let deadline = now + self.nic_cfg.probe_timeout;
+        if self.qps[qi as usize].timers[super::qp::PROBE_SLOT].deadline == crate::time::Time::NEVER {
+            self.set_qp_timer(qi, super::qp::PROBE_SLOT, deadline);
+        }
+    }
+
+    /// Queue a non-data frame that travels in a data class (READ request, probe).
+    fn queue_request(&mut self, nic: u32, p: Packet) {
+        let port = self.nics[nic as usize].port;
+        let id = self.pkts.alloc(p);
+        self.nics[nic as usize].requests.push_back(id);
         self.try_transmit(port);
+    }
+
+    /// The peer NIC answers a probe at once, on the same UDP source port.
+    fn answer_probe(&mut self, p: &Packet) {
+        let mut r = *p;
+        r.kind = PacketKind::ProbeReply;
+        r.src = p.dst;
+        r.dst = p.src;
+        r.hops = 0;
+        r.ingress_port = u32::MAX;
+        let nic = self.node_index[p.dst as usize];
+        self.queue_request(nic, r);
+    }
+
+    fn receive_probe_reply(&mut self, p: &Packet) {
+        let qi = p.qp;
+        let qp = &mut self.qps[qi as usize];
+        let Some(i) = qp.probes.iter().position(|x| x.0 == p.psn) else {
+            return; // already reported lost
+        };
+        let (_, sport, sent) = qp.probes.remove(i);
+        if qp.cc_mask.has(EventMask::RTT) {
+            let rtt = self.now() - sent;
+            self.raise_cc(qi, CcEvent::Rtt { udp_sport: sport, rtt, lost: false }, None);
+        }
+    }
+
+    /// Report probes older than the probe timeout as lost; re-arm for the rest.
+    pub(crate) fn on_probe_timeout(&mut self, qi: u32) {
+        let now = self.now();
+        let timeout = self.nic_cfg.probe_timeout;
+        let qp = &mut self.qps[qi as usize];
+        let mut lost = Vec::new();
+        qp.probes.retain(|&(_, sport, sent)| {
+            if sent + timeout <= now {
+                lost.push(sport);
+                false
+            } else {
+                true
+            }
+        });
+        let next = qp.probes.iter().map(|x| x.2 + timeout).min();
+        let wants = qp.cc_mask.has(EventMask::RTT);
+        if let Some(t) = next {
+            self.set_qp_timer(qi, super::qp::PROBE_SLOT, t);
+        }
+        if wants {
+            for sport in lost {
+                self.raise_cc(qi, CcEvent::Rtt { udp_sport: sport, rtt: timeout, lost: true }, None);
+            }
+        }
     }
 }

@@ -34,13 +34,18 @@ pub enum PacketKind {
     ReadRequest,
     /// 802.1Qbb priority flow control frame for one class; `pause == false` is a resume.
     Pfc { class: TrafficClass, pause: bool },
+    /// An out-of-band RTT probe (UDP, routable): `psn` carries the probe id and
+    /// `udp_sport` the path it should take. The peer NIC answers at once.
+    Probe,
+    /// The peer's answer to a probe, echoing its id and transmit timestamp.
+    ProbeReply,
 }
 
 impl PacketKind {
     /// Control packets travel in the strict-priority class and are never paused.
     #[inline]
     pub fn is_control(self) -> bool {
-        !matches!(self, PacketKind::Data | PacketKind::ReadRequest)
+        !matches!(self, PacketKind::Data | PacketKind::ReadRequest | PacketKind::Probe | PacketKind::ProbeReply)
     }
 }
 

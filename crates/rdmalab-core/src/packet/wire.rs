@@ -49,6 +49,8 @@ pub struct WireFormat {
     pub cnp_frame: u32,
     pub read_request_frame: u32,
     pub pfc_frame: u32,
+    /// An RTT probe or its reply: a minimum frame (UDP with a timestamp).
+    pub probe_frame: u32,
     /// Preamble, SFD and inter-frame gap added to every frame on the wire.
     pub l1_overhead: u32,
     /// INT header carried by data packets and their ACKs when switches push INT.
@@ -72,6 +74,7 @@ impl WireFormat {
             cnp_frame: pad(l2_l4 + IB_BTH + CNP_RESERVED + IB_ICRC + ETH_FCS),
             read_request_frame: pad(l2_l4 + IB_BTH + IB_RETH + IB_ICRC + ETH_FCS),
             pfc_frame: ETH_MIN_FRAME,
+            probe_frame: ETH_MIN_FRAME,
             l1_overhead: ETH_PREAMBLE_SFD + ETH_IFG,
             int_header: 0,
         }
@@ -88,6 +91,7 @@ impl WireFormat {
             cnp_frame: 60,
             read_request_frame: 60,
             pfc_frame: 64,
+            probe_frame: 64,
             l1_overhead: 0,
             int_header: 0,
         }

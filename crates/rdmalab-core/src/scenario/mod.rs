@@ -600,7 +600,8 @@ impl Parser {
     }
 
     fn nic(&mut self, o: &Obj) -> Option<NicConfig> {
-        const KEYS: &[&str] = &["mtu", "framing", "ack_every", "cnp_interval", "nack_repeat_interval", "rto", "data_class", "window"];
+        const KEYS: &[&str] =
+            &["mtu", "framing", "ack_every", "cnp_interval", "nack_repeat_interval", "rto", "data_class", "window", "probe_timeout"];
         let empty = Map::new();
         let n = match o.get("nic") {
             Some(v) => self.obj(v, "nic", KEYS)?,
@@ -618,6 +619,7 @@ impl Parser {
         let nack = self.duration(&n, "nack_repeat_interval", Some(Duration::from_us(500)));
         let rto = self.positive_duration(&n, "rto", Some(Duration::from_ms(1)));
         let class = self.int(&n, "data_class", Some(3), 1, 7);
+        let probe_timeout = self.positive_duration(&n, "probe_timeout", Some(Duration::from_us(100)));
         let window = match n.get("window") {
             Some(Value::String(s)) if s == "none" => Some(None),
             None => Some(None),
@@ -642,6 +644,7 @@ impl Parser {
             rto: rto?,
             data_class: class? as u8,
             window_bytes: window?,
+            probe_timeout: probe_timeout?,
         })
     }
 

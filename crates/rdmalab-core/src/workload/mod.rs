@@ -154,6 +154,8 @@ impl World {
             rx_ce_pending: false,
             rx_next_msg: 0,
             last_rx_progress: Time::ZERO,
+            probes: Vec::new(),
+            next_probe_id: 0,
             delivered_bytes: 0,
             sent_payload: 0,
             retransmitted_packets: 0,
