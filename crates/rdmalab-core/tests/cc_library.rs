@@ -96,6 +96,11 @@ fn swift_converges_and_holds_the_queue_at_its_target_delay() {
 }
 
 #[test]
+fn doca_rtt_template_converges_and_backs_off() {
+    check("doca-rtt");
+}
+
+#[test]
 fn hpcc_without_int_is_refused() {
     let e = rdmalab_core::scenario::Scenario::from_json_str(
         r#"{"duration": "1ms", "cc": {"algorithm": "hpcc"},

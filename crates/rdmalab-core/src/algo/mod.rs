@@ -4,6 +4,7 @@
 
 pub mod dcqcn;
 pub mod dctcp;
+pub mod doca_rtt;
 pub mod hpcc;
 pub mod swift;
 pub mod timely;
@@ -49,6 +50,12 @@ pub const ALGORITHMS: &[AlgorithmInfo] = &[
         params: swift::PARAMS,
         needs: "",
     },
+    AlgorithmInfo {
+        name: "doca-rtt",
+        summary: "NVIDIA DOCA PCC's rtt_template sample: AIMD on out-of-band RTT probes, fixed-point rates",
+        params: doca_rtt::PARAMS,
+        needs: "",
+    },
 ];
 
 pub fn algorithm(name: &str) -> Option<&'static AlgorithmInfo> {
@@ -84,6 +91,7 @@ pub enum CcConfig {
     Dctcp(dctcp::DctcpParams),
     Hpcc(hpcc::HpccParams),
     Swift(swift::SwiftParams),
+    DocaRtt(doca_rtt::DocaRttParams),
     /// A user-defined controller, e.g. written against [`Controller`] in Rust.
     Custom(ControllerFactory),
 }
@@ -98,6 +106,7 @@ impl CcConfig {
             "dctcp" => CcConfig::Dctcp(dctcp::DctcpParams::from_values(v)),
             "hpcc" => CcConfig::Hpcc(hpcc::HpccParams::from_values(v)),
             "swift" => CcConfig::Swift(swift::SwiftParams::from_values(v)),
+            "doca-rtt" => CcConfig::DocaRtt(doca_rtt::DocaRttParams::from_values(v)),
             _ => return None,
         })
     }
@@ -110,6 +119,7 @@ impl CcConfig {
             CcConfig::Dctcp(_) => "dctcp",
             CcConfig::Hpcc(_) => "hpcc",
             CcConfig::Swift(_) => "swift",
+            CcConfig::DocaRtt(_) => "doca-rtt",
             CcConfig::Custom(f) => &f.name,
         }
     }
@@ -123,6 +133,7 @@ impl CcConfig {
             CcConfig::Dctcp(p) => Cc::Dctcp(dctcp::Dctcp::new(*p)),
             CcConfig::Hpcc(p) => Cc::Hpcc(hpcc::Hpcc::new(*p)),
             CcConfig::Swift(p) => Cc::Swift(swift::Swift::new(*p)),
+            CcConfig::DocaRtt(p) => Cc::DocaRtt(doca_rtt::DocaRtt::new(*p)),
             CcConfig::Custom(f) => Cc::Custom((f.make)()),
         }
     }

@@ -139,6 +139,8 @@ pub struct CcContext<'a> {
     /// Stream byte offset of the next byte to send (`snd_nxt`, in bytes).
     pub snd_nxt_bytes: u64,
     pub path: PathFacts,
+    /// The UDP source port the QP's data uses now (its current path).
+    pub udp_sport: u16,
     /// INT hop records echoed with this ACK (empty unless switches push INT).
     pub int: &'a [IntHop],
     /// Events folded into this one while it waited (1 when nothing was coalesced;
@@ -150,7 +152,7 @@ pub struct CcContext<'a> {
 impl<'a> CcContext<'a> {
     pub fn new(now: Time, line_rate: Rate, rate: Rate, bytes_in_flight: u64, actions: &'a mut Actions) -> Self {
         let path = PathFacts { line_rate, base_rtt: Duration::from_us(10), hops: 1, mtu: 1024 };
-        CcContext { now, line_rate, rate, bytes_in_flight, snd_nxt_bytes: 0, path, int: &[], coalesced: 1, actions }
+        CcContext { now, line_rate, rate, bytes_in_flight, snd_nxt_bytes: 0, path, udp_sport: 0, int: &[], coalesced: 1, actions }
     }
 
     /// A context with every fact given (what the NIC builds).
@@ -163,7 +165,18 @@ impl<'a> CcContext<'a> {
         int: &'a [IntHop],
         actions: &'a mut Actions,
     ) -> Self {
-        CcContext { now, line_rate: path.line_rate, rate, bytes_in_flight, snd_nxt_bytes, path, int, coalesced: 1, actions }
+        CcContext {
+            now,
+            line_rate: path.line_rate,
+            rate,
+            bytes_in_flight,
+            snd_nxt_bytes,
+            path,
+            udp_sport: 0,
+            int,
+            coalesced: 1,
+            actions,
+        }
     }
     pub fn set_rate(&mut self, r: Rate) {
         self.actions.rate = Some(r);
@@ -214,6 +227,7 @@ pub enum Cc {
     Dctcp(crate::algo::dctcp::Dctcp),
     Hpcc(crate::algo::hpcc::Hpcc),
     Swift(crate::algo::swift::Swift),
+    DocaRtt(crate::algo::doca_rtt::DocaRtt),
     /// A user-defined controller (Rust or Python). Panics inside it are caught
     /// and reported as run errors.
     Custom(Box<dyn Controller>),
@@ -229,6 +243,7 @@ macro_rules! builtin {
             Cc::Dctcp($c) => $body,
             Cc::Hpcc($c) => $body,
             Cc::Swift($c) => $body,
+            Cc::DocaRtt($c) => $body,
             Cc::Custom($u) => $custom,
         }
     };

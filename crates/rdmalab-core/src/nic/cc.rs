@@ -29,6 +29,7 @@ impl World {
         let mut actions = Actions::default();
         let mut ctx =
             CcContext::with_facts(now, qp.rate, qp.bytes_in_flight(), qp.snd_nxt_off, qp.path, int, &mut actions);
+        ctx.udp_sport = qp.udp_sport;
         if let Err(detail) = qp.cc.on_event(&ev, &mut ctx) {
             self.fail_controller(qi, ev.name(), detail);
             return;
@@ -42,6 +43,7 @@ impl World {
         let qp = &mut self.qps[qi as usize];
         let mut actions = Actions::default();
         let mut ctx = CcContext::with_facts(now, qp.rate, 0, 0, qp.path, &[], &mut actions);
+        ctx.udp_sport = qp.udp_sport;
         if let Err(detail) = qp.cc.on_start(&mut ctx) {
             self.fail_controller(qi, "START", detail);
             return;
@@ -177,6 +179,7 @@ impl World {
             &mut actions,
         );
         ctx.coalesced = e.count;
+        ctx.udp_sport = qp.udp_sport;
         let result = qp.cc.on_event(&e.event, &mut ctx);
         self.q.schedule(now + cost, Event::CtrlDone { thread: t as u32 });
         if let Err(detail) = result {

@@ -301,29 +301,32 @@ pub fn fxp_log2(a: u32) -> i32 {
 }
 
 /// `2^x` for a signed fxp16 exponent, as an fxp16 value
-/// (`doca_pcc_dev_fxp_power2`), within one step (`2^-16`) of the exact
-/// value; saturates at `u32::MAX` for `x ≥ 16`.
+/// (`doca_pcc_dev_fxp_power2`), rounded to nearest, so within one step
+/// (`2^-16`) of the exact value; saturates at `u32::MAX` for `x ≥ 16`.
 ///
 /// `2^x = 2^⌊x⌋ · e^(frac·ln 2)`: the integer part is a shift, the fraction
-/// a ten-term series in Q32.
+/// an 18-term series in Q62 (precise enough to round correctly even when the
+/// result fills all 32 bits).
 #[inline]
 pub fn fxp_power2(x: i32) -> u32 {
-    const LN2_Q32: u64 = 2_977_044_472;
+    const ONE_Q62: u128 = 1 << 62;
+    const LN2_Q62: u128 = 3_196_577_161_300_663_915;
     let whole = x >> 16;
     if whole >= 16 {
         return u32::MAX;
     }
-    let shift = (16 - whole) as u32; // ≥ 1
-    if shift > 34 {
+    // raw = 2^frac (Q62) · 2^(whole + 16) / 2^62
+    let shift = (46 - whole) as u32; // ≥ 31
+    if shift > 64 {
         return 0; // below half a step
     }
-    let t = ((x & 0xFFFF) as u64 * LN2_Q32) >> 16; // frac·ln 2 in Q32, < 1
-    let (mut term, mut sum) = (1u64 << 32, 1u64 << 32);
-    for k in 1..=10u64 {
-        term = ((term * t) >> 32) / k;
+    let t = ((x & 0xFFFF) as u128 * LN2_Q62) >> 16; // frac·ln 2 in Q62, < 1
+    let (mut term, mut sum) = (ONE_Q62, ONE_Q62);
+    for k in 1..=18u128 {
+        term = ((term * t) >> 62) / k;
         sum += term;
     }
-    ((sum + (1 << (shift - 1))) >> shift).min(u32::MAX as u64) as u32
+    ((sum + (1 << (shift - 1))) >> shift).min(u32::MAX as u128) as u32
 }
 
 #[cfg(test)]
