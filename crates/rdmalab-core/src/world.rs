@@ -207,9 +207,19 @@ impl World {
                             .next()
                             .map(|h| ports[node_ports[h as usize][0] as usize].rate);
                     }
+                    let buffer = SharedBuffer::new(bcfg, &port_links);
+                    if buffer.cfg.pfc_enabled && buffer.set_aside_bytes() >= buffer.cfg.size_bytes {
+                        return Err(format!(
+                            "switch.buffer: `{}B` leaves no shared pool at switch `{}`: its {} ports set aside {}B of PFC headroom and reserve; allowed: more than that, or smaller switch.pfc.headroom",
+                            buffer.cfg.size_bytes,
+                            spec.name,
+                            port_links.len(),
+                            buffer.set_aside_bytes()
+                        ));
+                    }
                     switches.push(Switch {
                         node: i as u32,
-                        buffer: SharedBuffer::new(bcfg, &port_links),
+                        buffer,
                         ecn_rng: RngStream::new(run.seed, &format!("switch/{i}/ecn")),
                     });
                 }

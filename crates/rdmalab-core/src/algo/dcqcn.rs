@@ -194,6 +194,8 @@ impl Controller for Dcqcn {
         match *ev {
             CcEvent::Cnp => {
                 if self.epoch.is_none() {
+                    // As ns-3's cnp_received_mlx: α starts at 1 and the first
+                    // CNP does not count in the first α period.
                     self.epoch = Some(now);
                     self.alpha = 1.0;
                     self.alpha_boundaries_done = 0;
@@ -202,8 +204,8 @@ impl Controller for Dcqcn {
                     self.emit_rate(ctx);
                 } else {
                     self.advance_alpha(now);
+                    self.cnp_in_alpha_period = true;
                 }
-                self.cnp_in_alpha_period = true;
                 self.cnp_since_decrease_check = true;
                 if !self.decrease_check_armed {
                     self.decrease_check_armed = true;
@@ -281,10 +283,11 @@ mod tests {
     fn decrease_cuts_by_alpha_over_two() {
         let mut d = started();
         step(&mut d, Time(0), CcEvent::Cnp, LINE);
-        // At the check (4 µs + 1 ns): 4 α periods passed, first with a CNP.
+        // At the check (4 µs + 1 ns): 4 α periods passed; the first CNP does
+        // not count in the first one (ns-3 cnp_received_mlx).
         let a = step(&mut d, Time(4_001_000), CcEvent::Timer { slot: 0 }, LINE);
         let g: f64 = 1.0 / 256.0;
-        let alpha = ((1.0 - g) * 1.0 + g) * (1.0 - g).powi(3);
+        let alpha = (1.0 - g).powi(4);
         let expect = 100e9 * (1.0 - alpha / 2.0);
         let got = a.rate.unwrap().bps() as f64;
         assert!((got - expect).abs() < 1.0, "{got} vs {expect}");
@@ -336,7 +339,7 @@ mod tests {
         step(&mut d, Time(0), CcEvent::Cnp, LINE);
         d.advance_alpha(Time(1_000_000 * 1000));
         let g = 1.0f64 / 256.0;
-        let expect = (1.0 - g).powi(999);
+        let expect = (1.0 - g).powi(1000);
         assert!((d.alpha() - expect).abs() < 1e-9, "{} vs {expect}", d.alpha());
     }
 }

@@ -87,7 +87,7 @@ pub struct SharedBuffer {
     egress: Vec<[u64; NUM_CLASSES]>,
     /// Whether we have paused the upstream of (port, class).
     pub paused_upstream: Vec<[bool; NUM_CLASSES]>,
-    shared_used: u64,
+    pub(crate) shared_used: u64,
     total_used: u64,
     total_headroom: u64,
     total_reserve: u64,
@@ -106,18 +106,25 @@ impl SharedBuffer {
                 })
             })
             .collect();
+        // ns-3 HPCC (third.cc): the α shift drops by one while the port rate,
+        // halved each time, still exceeds the NIC rate, and never below 0 (α ≤ 1).
         let alpha: Vec<f64> = ports
             .iter()
-            .map(|&(rate, _)| match cfg.pfc_alpha_reference_rate {
-                Some(nic) if rate > nic => {
-                    let doublings = (rate.bps() as f64 / nic.bps() as f64).log2().floor() as i32;
-                    cfg.pfc_alpha * 2f64.powi(doublings)
+            .map(|&(rate, _)| {
+                let mut a = cfg.pfc_alpha;
+                if let Some(nic) = cfg.pfc_alpha_reference_rate {
+                    let mut r = rate.bps();
+                    while r > nic.bps() && a * 2.0 <= 1.0 {
+                        a *= 2.0;
+                        r /= 2;
+                    }
                 }
-                _ => cfg.pfc_alpha,
+                a
             })
             .collect();
         let total_headroom = if cfg.pfc_enabled { headroom.iter().sum() } else { 0 };
-        let total_reserve = if cfg.pfc_enabled { cfg.reserve_bytes * (n * (NUM_CLASSES - 1)) as u64 } else { 0 };
+        // ns-3's ConfigNPort reserves `reserve` once per port.
+        let total_reserve = if cfg.pfc_enabled { cfg.reserve_bytes * n as u64 } else { 0 };
         SharedBuffer {
             headroom,
             alpha,
@@ -134,7 +141,7 @@ impl SharedBuffer {
     }
 
     #[inline]
-    fn pfc_threshold(&self, port: usize) -> u64 {
+    pub fn pfc_threshold(&self, port: usize) -> u64 {
         let free = self
             .cfg
             .size_bytes
@@ -148,21 +155,21 @@ impl SharedBuffer {
     pub fn admit(&mut self, in_port: usize, out_port: usize, c: TrafficClass, bytes: u64) -> Admission {
         let c = c as usize;
         if self.cfg.pfc_enabled {
+            // As in ns-3's SwitchMmu: `ingress` counts reserve and shared bytes;
+            // headroom bytes are kept apart and released first.
             let reserve = self.cfg.reserve_bytes;
             let new_ingress = self.ingress[in_port][c] + bytes;
-            if new_ingress > reserve {
-                let thresh = self.pfc_threshold(in_port);
-                let over_threshold = new_ingress - reserve > thresh;
-                if over_threshold {
-                    if self.hdrm_used[in_port][c] + bytes > self.headroom[in_port] {
-                        return Admission::Dropped;
-                    }
-                    self.hdrm_used[in_port][c] += bytes;
-                } else {
+            if new_ingress > reserve && new_ingress - reserve > self.pfc_threshold(in_port) {
+                if self.hdrm_used[in_port][c] + bytes > self.headroom[in_port] {
+                    return Admission::Dropped;
+                }
+                self.hdrm_used[in_port][c] += bytes;
+            } else {
+                if new_ingress > reserve {
                     self.shared_used += bytes.min(new_ingress - reserve);
                 }
+                self.ingress[in_port][c] = new_ingress;
             }
-            self.ingress[in_port][c] = new_ingress;
         } else {
             let free = self.cfg.size_bytes.saturating_sub(self.total_used);
             let limit = (free as f64 * self.cfg.egress_alpha) as u64;
@@ -182,12 +189,14 @@ impl SharedBuffer {
         let c = c as usize;
         if self.cfg.pfc_enabled {
             let from_hdrm = self.hdrm_used[in_port][c].min(bytes);
+            let rest = bytes - from_hdrm;
             let over_reserve = self.ingress[in_port][c].saturating_sub(self.cfg.reserve_bytes);
-            let from_shared = (bytes - from_hdrm).min(over_reserve);
             self.hdrm_used[in_port][c] -= from_hdrm;
-            self.shared_used -= from_shared;
+            self.shared_used -= rest.min(over_reserve);
+            self.ingress[in_port][c] -= rest;
+        } else {
+            self.ingress[in_port][c] -= bytes;
         }
-        self.ingress[in_port][c] -= bytes;
         self.egress[out_port][c] -= bytes;
         self.total_used -= bytes;
     }
@@ -225,6 +234,15 @@ impl SharedBuffer {
 
     pub fn headroom_of(&self, port: usize) -> u64 {
         self.headroom[port]
+    }
+
+    /// Bytes set aside for headroom and reserves; the shared pool is what is left.
+    pub fn set_aside_bytes(&self) -> u64 {
+        self.total_headroom + self.total_reserve
+    }
+
+    pub fn alpha_of(&self, port: usize) -> f64 {
+        self.alpha[port]
     }
 }
 
@@ -269,6 +287,40 @@ mod tests {
         }
         assert!(b.should_resume(0, 3));
         assert_eq!(b.used_bytes(), 0);
+    }
+
+    #[test]
+    fn headroom_bytes_of_mixed_sizes_release_without_leaking_the_shared_pool() {
+        // The whole buffer is headroom and reserve: anything above the reserve
+        // goes to headroom. Mixed frame sizes must release to exactly zero.
+        let mut c = cfg(true);
+        c.size_bytes = 3 * 40_000 + 3 * 4_000;
+        let mut b = SharedBuffer::new(c, &[(Rate::gbps(100), 1_000_000); 3]);
+        for _ in 0..4 {
+            assert_eq!(b.admit(0, 2, 3, 1000), Admission::Admitted);
+        }
+        assert_eq!(b.admit(0, 2, 3, 64), Admission::Admitted);
+        assert_eq!(b.admit(0, 2, 3, 1066), Admission::Admitted);
+        b.release(0, 2, 3, 1000);
+        b.release(0, 2, 3, 64);
+        b.release(0, 2, 3, 1000);
+        b.release(0, 2, 3, 1066);
+        b.release(0, 2, 3, 1000);
+        b.release(0, 2, 3, 1000);
+        assert_eq!(b.used_bytes(), 0);
+        assert_eq!(b.shared_used, 0);
+        assert_eq!(b.pfc_threshold(0), 0, "nothing left for the shared pool, but no underflow");
+    }
+
+    #[test]
+    fn pfc_alpha_doubles_per_halving_of_port_over_nic_rate_as_ns3_does() {
+        let mut c = cfg(true);
+        c.pfc_alpha_reference_rate = Some(Rate::gbps(25));
+        let b = SharedBuffer::new(c.clone(), &[(Rate::gbps(25), 1_000_000), (Rate::gbps(40), 1_000_000), (Rate::gbps(100), 1_000_000), (Rate::gbps(1600), 1_000_000)]);
+        assert_eq!(b.alpha_of(0), 0.125);
+        assert_eq!(b.alpha_of(1), 0.25, "40G over 25G: one halving (ns-3 rounds up)");
+        assert_eq!(b.alpha_of(2), 0.5);
+        assert_eq!(b.alpha_of(3), 1.0, "capped at 1 (shift 0)");
     }
 
     #[test]

@@ -118,10 +118,8 @@ impl World {
         let psn = qp.snd_nxt;
         let last = psn + 1 == m.end_psn();
         let payload = if last { m.bytes - (m.packets as u64 - 1) * wire.mtu_payload as u64 } else { wire.mtu_payload as u64 };
-        let mut frame = wire.data_overhead + wire.int_header + payload as u32;
-        if qp.verb == Verb::Write && psn == m.first_psn {
-            frame += wire.write_first_extra;
-        }
+        let extra = if qp.verb == Verb::Write && psn == m.first_psn { wire.write_first_extra } else { 0 };
+        let frame = wire.data_frame(payload as u32, extra);
         let is_retx = psn < qp.highest_sent;
         let mut p = Packet::new(PacketKind::Data);
         p.qp = qi;

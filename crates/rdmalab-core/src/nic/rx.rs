@@ -135,13 +135,14 @@ impl World {
     }
 
     /// Advance `snd_una` to `psn`: drop acknowledged messages, complete WRITEs and SENDs.
-    /// Returns the newly acknowledged payload bytes.
-    fn advance_una(&mut self, qi: u32, psn: u32) -> u64 {
+    /// Returns the newly acknowledged payload bytes, or `None` if `psn` acknowledges
+    /// nothing new (zero-byte messages advance the PSN with 0 bytes).
+    fn advance_una(&mut self, qi: u32, psn: u32) -> Option<u64> {
         let mtu = self.nic_cfg.wire.mtu_payload;
         let mut completed = Vec::new();
         let qp = &mut self.qps[qi as usize];
         if psn <= qp.snd_una {
-            return 0;
+            return None;
         }
         let psn = psn.min(qp.highest_sent.max(qp.snd_nxt));
         while let Some(m) = qp.msgs.front() {
@@ -167,15 +168,12 @@ impl World {
         for m in completed {
             self.message_completed(qi, m.origin, m.bytes, m.posted_at);
         }
-        acked
+        Some(acked)
     }
 
     fn receive_ack(&mut self, p: &Packet, pkt: PacketId) {
         let qi = p.qp;
-        let acked = self.advance_una(qi, p.psn);
-        if acked == 0 {
-            return;
-        }
+        let Some(acked) = self.advance_una(qi, p.psn) else { return };
         self.rearm_rto_on_progress(qi);
         if self.qps[qi as usize].cc_mask.has(EventMask::ACK) {
             let rtt = self.now() - p.tx_timestamp;
@@ -190,8 +188,7 @@ impl World {
 
     fn receive_nack(&mut self, p: &Packet) {
         let qi = p.qp;
-        let acked = self.advance_una(qi, p.psn);
-        if acked > 0 {
+        if self.advance_una(qi, p.psn).is_some() {
             self.rearm_rto_on_progress(qi);
         }
         self.go_back_n(qi);

@@ -55,6 +55,8 @@ pub struct WireFormat {
     pub l1_overhead: u32,
     /// INT header carried by data packets and their ACKs when switches push INT.
     pub int_header: u32,
+    /// Shorter data frames are padded to this (Ethernet: 64 B; ns-3 HPCC: none).
+    pub min_frame: u32,
 }
 
 /// HPCC's INT header for up to 5 hops: 2 B of hop count and 8 B per hop
@@ -77,6 +79,7 @@ impl WireFormat {
             probe_frame: ETH_MIN_FRAME,
             l1_overhead: ETH_PREAMBLE_SFD + ETH_IFG,
             int_header: 0,
+            min_frame: ETH_MIN_FRAME,
         }
     }
 
@@ -94,7 +97,14 @@ impl WireFormat {
             probe_frame: 64,
             l1_overhead: 0,
             int_header: 0,
+            min_frame: 0,
         }
+    }
+
+    /// Frame bytes of a data packet with `payload` bytes (`extra`: RETH on a WRITE's first packet).
+    #[inline]
+    pub fn data_frame(&self, payload: u32, extra: u32) -> u32 {
+        (self.data_overhead + self.int_header + extra + payload).max(self.min_frame)
     }
 
     /// Bytes a frame of `frame_bytes` occupies on the wire.

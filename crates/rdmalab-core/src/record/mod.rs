@@ -143,7 +143,7 @@ impl World {
     pub fn path_facts(&self, src: u32, dst: u32, sport: u16, line_rate: Rate) -> crate::control::PathFacts {
         let w = self.nic_cfg.wire;
         let links = self.path_links(src, dst, sport);
-        let data = w.on_wire(w.data_overhead + w.int_header + w.mtu_payload) as u64;
+        let data = w.on_wire(w.data_frame(w.mtu_payload, 0)) as u64;
         let ack = w.on_wire(w.ack_frame + w.int_header) as u64;
         let rtt: u64 = links.iter().map(|l| 2 * l.1.ps() + l.0.serialization(data).ps() + l.0.serialization(ack).ps()).sum();
         crate::control::PathFacts {
@@ -154,9 +154,11 @@ impl World {
         }
     }
 
-    /// FCT of the message alone on an idle network: the data crosses the path
-    /// (store-and-forward, paced by the bottleneck), then the ACK comes back
-    /// (WRITE, SEND), or the READ request goes out first (READ).
+    /// FCT of the message alone on an idle network: its packets leave the NIC
+    /// back to back and cross the path store-and-forward (a packet starts on a
+    /// link when it has fully arrived and the link has sent the one before it),
+    /// then the ACK comes back (WRITE, SEND), or the READ request goes out
+    /// first (READ). Wire bytes include every header, preamble and gap.
     pub fn ideal_fct(&self, src: u32, dst: u32, sport: u16, verb: Verb, bytes: u64) -> Duration {
         let w = self.nic_cfg.wire;
         // Data travels requester→responder, except for READ.
@@ -164,21 +166,51 @@ impl World {
         let links = self.path_links(dsrc, ddst, sport);
         let n = w.packets_for(bytes) as u64;
         let last_payload = bytes - (n - 1) * w.mtu_payload as u64;
-        let full = w.on_wire(w.data_overhead + w.int_header + w.mtu_payload) as u64;
-        let last = w.on_wire(w.data_overhead + w.int_header + last_payload as u32) as u64;
-        let extra = if verb == Verb::Write { w.write_first_extra as u64 } else { 0 };
-        let total_wire = (n - 1) * full + last + extra;
-        let bottleneck = links.iter().map(|l| l.0).min().unwrap_or(Rate(1));
-        let prop: u64 = links.iter().map(|l| l.1.ps()).sum();
-        let mut t = prop + bottleneck.serialization(total_wire).ps();
-        for l in &links {
-            t += l.0.serialization(last).ps();
+        let size = |k: u64| -> u64 {
+            let payload = if k + 1 == n { last_payload } else { w.mtu_payload as u64 };
+            let extra = if k == 0 && verb == Verb::Write { w.write_first_extra } else { 0 };
+            w.on_wire(w.data_frame(payload as u32, extra)) as u64
+        };
+        // done[h] = when link h finished sending the previous packet.
+        let mut done = vec![0u64; links.len()];
+        let mut arrivals = Vec::with_capacity(n as usize);
+        for k in 0..n {
+            let s = size(k);
+            let mut arrived = 0u64; // at the sending end of link 0: the NIC has it at once
+            for (h, &(rate, delay)) in links.iter().enumerate() {
+                let start = arrived.max(done[h]);
+                done[h] = start + rate.serialization(s).ps();
+                arrived = done[h] + delay.ps();
+            }
+            arrivals.push(arrived);
         }
-        t -= bottleneck.serialization(last).ps();
-        let ctrl_frame = if verb == Verb::Read { w.read_request_frame } else { w.ack_frame + w.int_header };
-        let ctrl = w.on_wire(ctrl_frame) as u64;
-        t += prop + links.iter().map(|l| l.0.serialization(ctrl).ps()).sum::<u64>();
-        Duration(t)
+        let prop: u64 = links.iter().map(|l| l.1.ps()).sum();
+        if verb == Verb::Read {
+            // The request goes out first; the READ completes when the last byte arrives.
+            let req = w.on_wire(w.read_request_frame) as u64;
+            let out = prop + links.iter().map(|l| l.0.serialization(req).ps()).sum::<u64>();
+            return Duration(out + arrivals.last().copied().unwrap_or(0));
+        }
+        // The ACKs (every `ack_every` packets and the last) come back the same
+        // links in reverse, store-and-forward; the last one completes the WRITE.
+        let ack = w.on_wire(w.ack_frame + w.int_header) as u64;
+        let every = self.nic_cfg.ack_every_packets.max(1) as u64;
+        let mut back_done = vec![0u64; links.len()];
+        let mut last_ack = 0u64;
+        for (k, &t) in arrivals.iter().enumerate() {
+            let k = k as u64;
+            if (k + 1) % every != 0 && k + 1 != n {
+                continue;
+            }
+            let mut arrived = t;
+            for (h, &(rate, delay)) in links.iter().rev().enumerate() {
+                let start = arrived.max(back_done[h]);
+                back_done[h] = start + rate.serialization(ack).ps();
+                arrived = back_done[h] + delay.ps();
+            }
+            last_ack = arrived;
+        }
+        Duration(last_ack)
     }
 
     pub(crate) fn take_samples(&mut self) {

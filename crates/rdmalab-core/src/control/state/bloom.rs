@@ -210,7 +210,10 @@ mod tests {
             let measured = measured_fpr(&mut f, n, 200_000, n);
             let predicted = BloomFilter::false_positive_rate(bits, hashes, n);
             let ratio = measured / predicted;
-            assert!((0.8..1.25).contains(&ratio), "m={bits} k={hashes} n={n}: measured {measured}, formula {predicted}");
+            assert!(
+                (0.8..1.25).contains(&ratio),
+                "m={bits} k={hashes} n={n}: measured {measured}, formula {predicted}"
+            );
         }
     }
 
@@ -221,7 +224,11 @@ mod tests {
             assert_eq!(f.expected_fpr(), 0.0, "an empty filter has no false positives");
             let measured = measured_fpr(&mut f, n, 100_000, 17 + n);
             assert!(measured < 1.5 * p, "n={n} target {p}: measured {measured}");
-            assert!(f.expected_fpr() <= p * 1.05, "sized filter predicts {}", f.expected_fpr());
+            assert!(
+                f.expected_fpr() <= p * 1.05,
+                "sized filter predicts {}",
+                f.expected_fpr()
+            );
         }
     }
 

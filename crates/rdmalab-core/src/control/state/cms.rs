@@ -69,7 +69,10 @@ impl CountMinSketch {
     /// Estimated count of `key`: never below the truth.
     #[inline]
     pub fn estimate(&self, key: u64) -> u64 {
-        (0..self.salts.len()).map(|row| self.counters[self.cell(row, key)]).min().unwrap_or(0)
+        (0..self.salts.len())
+            .map(|row| self.counters[self.cell(row, key)])
+            .min()
+            .unwrap_or(0)
     }
 
     /// Fold `other` in, so this sketch counts both streams.
@@ -173,8 +176,11 @@ mod tests {
 
     #[test]
     fn merging_two_sketches_equals_sketching_both_streams() {
-        let (mut a, mut b, mut both) =
-            (CountMinSketch::new(256, 4, 9), CountMinSketch::new(256, 4, 9), CountMinSketch::new(256, 4, 9));
+        let (mut a, mut b, mut both) = (
+            CountMinSketch::new(256, 4, 9),
+            CountMinSketch::new(256, 4, 9),
+            CountMinSketch::new(256, 4, 9),
+        );
         let mut rng = TestRng::new(2);
         for _ in 0..50_000 {
             let (k, c) = (rng.below(3000), rng.below(1500));
@@ -205,6 +211,9 @@ mod tests {
         let cms = CountMinSketch::with_error(0.01, 0.001, 0);
         assert_eq!((cms.width(), cms.depth()), (272, 7));
         assert!(cms.epsilon() <= 0.01 && cms.delta() <= 0.001);
-        assert_eq!(cms.footprint_bytes(), 8 * (272 * 7 + 7) + std::mem::size_of::<CountMinSketch>());
+        assert_eq!(
+            cms.footprint_bytes(),
+            8 * (272 * 7 + 7) + std::mem::size_of::<CountMinSketch>()
+        );
     }
 }

@@ -28,18 +28,30 @@ impl Ewma {
     /// If `gain` is not in (0, 1] (construction-time misuse).
     pub fn new(gain: f64) -> Self {
         assert!(gain > 0.0 && gain <= 1.0, "EWMA gain must be in (0, 1]");
-        Ewma { value: 0.0, gain, primed: false }
+        Ewma {
+            value: 0.0,
+            gain,
+            primed: false,
+        }
     }
 
     /// An average that starts at `value`.
     pub fn starting_at(gain: f64, value: f64) -> Self {
-        Ewma { value, primed: true, ..Self::new(gain) }
+        Ewma {
+            value,
+            primed: true,
+            ..Self::new(gain)
+        }
     }
 
     /// Fold in `sample` and return the new average.
     #[inline]
     pub fn update(&mut self, sample: f64) -> f64 {
-        self.value = if self.primed { self.value + self.gain * (sample - self.value) } else { sample };
+        self.value = if self.primed {
+            self.value + self.gain * (sample - self.value)
+        } else {
+            sample
+        };
         self.primed = true;
         self.value
     }
@@ -93,7 +105,11 @@ impl ShiftEwma {
     /// If `shift` exceeds [`Self::MAX_SHIFT`] (construction-time misuse).
     pub fn new(shift: u32) -> Self {
         assert!(shift <= Self::MAX_SHIFT, "EWMA shift must be at most 30");
-        ShiftEwma { acc: 0, shift, primed: false }
+        ShiftEwma {
+            acc: 0,
+            shift,
+            primed: false,
+        }
     }
 
     /// An average with gain `2^-shift` that starts at `value`.
@@ -183,7 +199,10 @@ mod tests {
                     let v = fixed.update(x) as f64;
                     let f = float.update(x as f64);
                     let e = fixed.precise() - f;
-                    assert!((-1e-6..1.0 + 1e-6).contains(&e), "shift {shift}: accumulator off by {e}");
+                    assert!(
+                        (-1e-6..1.0 + 1e-6).contains(&e),
+                        "shift {shift}: accumulator off by {e}"
+                    );
                     assert!((v - f).abs() < 1.0 + 1e-6, "shift {shift}: {v} vs {f}");
                 }
             }

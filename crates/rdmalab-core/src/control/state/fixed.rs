@@ -7,9 +7,10 @@
 //! (`1 << 20` = line rate); *gains and factors* are `fxp16` (`1 << 16` = 1.0);
 //! `fxp_mult(a, b) = (a·b) >> 16`, so an fxp16 factor times an fxp20 rate is
 //! an fxp20 rate. The helpers here reproduce those definitions so a DOCA
-//! algorithm ports by renaming, and the hardware-intrinsic ones (`fxp_recip`,
-//! `fxp_log2`, `fxp_power2`, whose exact rounding DOCA does not document)
-//! are rounded to nearest.
+//! algorithm ports by renaming. The hardware-intrinsic ones (`fxp_recip`,
+//! `fxp_log2`, `fxp_power2`), whose exact rounding DOCA does not document,
+//! are computed to within one fxp16 step (`fxp_recip` and `fxp_power2`
+//! rounded to nearest).
 //!
 //! [`Q16`] is a signed Q16.16 number in an `i32` for the general case
 //! (gradients, differences). Its operations saturate instead of wrapping:
@@ -403,12 +404,15 @@ mod tests {
         // rtt_template: on a delay signal, rate *= (1 - UPDATE_FACTOR), f = 6553.
         let factor = FXP16_ONE - 6553;
         let rate = fxp_mult(FXP20_LINE_RATE, factor);
-        assert_eq!(rate, ((1u64 << 20) * factor as u64 >> 16) as u32);
+        assert_eq!(rate, (((1u64 << 20) * factor as u64) >> 16) as u32);
         assert!((fxp20_to_f64(rate) - 0.9).abs() < 2e-4);
         // Truncation: the result is the exact product rounded down, within one fxp20 step.
         let mut rng = TestRng::new(4);
         for _ in 0..100_000 {
-            let (f, r) = (rng.below(4 * FXP16_ONE as u64) as u32, rng.below(FXP20_LINE_RATE as u64 + 1) as u32);
+            let (f, r) = (
+                rng.below(4 * FXP16_ONE as u64) as u32,
+                rng.below(FXP20_LINE_RATE as u64 + 1) as u32,
+            );
             let exact = fxp16_to_f64(f) * fxp20_to_f64(r);
             let got = fxp20_to_f64(fxp_mult(f, r));
             assert!(got <= exact && exact - got < 1.0 / FXP20_LINE_RATE as f64, "{f} x {r}");
@@ -489,7 +493,10 @@ mod tests {
         assert_eq!(fxp_power2(i32::MIN), 0);
         for a in [3u32, 1000, FXP16_ONE + 1, 123_456_789] {
             let back = fxp_power2(fxp_log2(a)) as f64;
-            assert!((back - a as f64).abs() / a as f64 <= 2.0 * STEP + 1.0 / a as f64, "{a} -> {back}");
+            assert!(
+                (back - a as f64).abs() / a as f64 <= 2.0 * STEP + 1.0 / a as f64,
+                "{a} -> {back}"
+            );
         }
     }
 }

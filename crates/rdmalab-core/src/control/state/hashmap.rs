@@ -220,7 +220,7 @@ mod tests {
     fn assert_same<K: MapKey + Ord + std::fmt::Debug>(map: &FixedHashMap<K, u64>, reference: &BTreeMap<K, u64>) {
         assert_eq!(map.len(), reference.len());
         let mut ours: Vec<(K, u64)> = map.iter().map(|(k, v)| (k, *v)).collect();
-        ours.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        ours.sort_unstable_by_key(|e| e.0);
         let theirs: Vec<(K, u64)> = reference.iter().map(|(k, v)| (*k, *v)).collect();
         assert_eq!(ours, theirs);
     }
@@ -229,7 +229,12 @@ mod tests {
     /// with a key space larger than the capacity: inserts outpace removes until
     /// about 5/8 of the keys are held, a little above the capacity, so the map
     /// keeps running full and draining again.
-    fn agrees_with_btreemap<K: MapKey + Ord + std::fmt::Debug>(key_of: impl Fn(u64) -> K, keys: u64, capacity: usize, seed: u64) {
+    fn agrees_with_btreemap<K: MapKey + Ord + std::fmt::Debug>(
+        key_of: impl Fn(u64) -> K,
+        keys: u64,
+        capacity: usize,
+        seed: u64,
+    ) {
         let mut rng = TestRng::new(seed);
         let mut map: FixedHashMap<K, u64> = FixedHashMap::with_capacity(capacity, seed);
         let mut reference = BTreeMap::new();
@@ -265,7 +270,10 @@ mod tests {
             }
         }
         assert_same(&map, &reference);
-        assert!(refused > 100 && filled > 100, "the sequence must run the map full ({refused} refused)");
+        assert!(
+            refused > 100 && filled > 100,
+            "the sequence must run the map full ({refused} refused)"
+        );
         assert!(roomy > 100, "the sequence must also drain the map");
     }
 
