@@ -65,15 +65,32 @@ def cmd_run(args) -> int:
     return 0
 
 
+def _is_sweep_file(path) -> bool:
+    import yaml
+
+    from rdmalab.sweep.spec import is_sweep_file
+
+    try:
+        return is_sweep_file(yaml.safe_load(Path(path).read_text()))
+    except (OSError, yaml.YAMLError):
+        return False  # the scenario loader reports it
+
+
 def cmd_validate(args) -> int:
     from rdmalab.runner import validate
     from rdmalab.scenario import load_scenario
+    from rdmalab.sweep import SweepError, load_sweep
 
     status = 0
     for path in args.scenarios:
         try:
+            if _is_sweep_file(path):
+                sweep = load_sweep(path)
+                print(f"{path}: ok — sweep `{sweep.name}` of {len(sweep.runs)} runs ({sweep.shape()}), "
+                      f"every scenario valid")
+                continue
             info = validate(load_scenario(path))
-        except ScenarioError as e:
+        except (ScenarioError, SweepError) as e:
             print(f"{path}: refused\n{e}", file=sys.stderr)
             status = 1
             continue
@@ -83,6 +100,40 @@ def cmd_validate(args) -> int:
             f"cc {info['cc']}, {info['duration_ps'] / 1e9:g} ms"
         )
     return status
+
+
+def cmd_sweep(args) -> int:
+    from rdmalab.sweep import export_slurm, load_sweep, run_sweep
+
+    sweep = load_sweep(args.sweep)  # expanded and validated before anything is written
+    if args.dry_run:
+        print(f"sweep {sweep.name}: {len(sweep.runs)} runs ({sweep.shape()}), every scenario valid")
+        for r in sweep.runs:
+            print(f"  {r.index:4d}  {r.run_id}  " + "  ".join(f"{k}={v}" for k, v in r.params.items()))
+        return 0
+    if args.backend == "slurm":
+        script = export_slurm(sweep, args.out, sbatch_options=args.sbatch)
+        todo = len((script.parent / "pending.txt").read_text().split())
+        print(f"wrote {script} ({todo} of {len(sweep.runs)} runs to do); submit it with: sbatch {script}")
+        return 0
+    outcome = run_sweep(sweep, args.out, backend=args.backend, workers=args.workers, address=args.address,
+                        retry_failed=args.retry_failed, progress=not args.quiet)
+    done = sum(r["status"] == "done" for r in outcome.rows)
+    print(f"sweep {sweep.name}: {done} of {len(outcome.rows)} runs done ({outcome.ran} run now, "
+          f"{outcome.resumed} finished before), {outcome.failed} failed; manifest {Path(args.out) / 'manifest.jsonl'}")
+    for r in outcome.rows:
+        if r["status"] == "failed":
+            params = " ".join(f"{k}={v}" for k, v in r["params"].items())
+            print(f"  failed: run {r['index']} {r['run_id']} {params}: {r['error']}")
+    return 1 if outcome.failed else 0
+
+
+def cmd_sweep_task(args) -> int:
+    from rdmalab.sweep import run_task
+
+    rec = run_task(args.dir, args.index)
+    print(f"run {args.index}: {rec['status']}" + (f" ({rec['error']})" if rec["error"] else ""))
+    return 0 if rec["status"] == "done" else 1
 
 
 def cmd_bench(args) -> int:
@@ -108,17 +159,46 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("scenarios", nargs="+")
     p.set_defaults(func=cmd_validate)
 
+    p = sub.add_parser("sweep", help="run every scenario of a sweep file (resumes an interrupted sweep)")
+    p.add_argument("sweep", help="sweep YAML file (docs/sweeps.md)")
+    p.add_argument("--out", required=True, help="sweep directory: manifest, plan and one directory per run")
+    p.add_argument("--backend", choices=("local", "ray", "slurm"), default="local",
+                   help="local process pool (default), a Ray cluster, or write a SLURM array job script")
+    p.add_argument("--workers", type=int, help="local: processes; ray without --address: CPUs of the local "
+                                               "Ray instance (default: the machine's cores)")
+    p.add_argument("--address", help="ray: the cluster to connect to (e.g. `auto`, `ray://head:10001`); "
+                                     "default: start a local one")
+    p.add_argument("--retry-failed", action="store_true", help="run failed runs again (they are kept otherwise)")
+    p.add_argument("--sbatch", action="append", default=[], metavar="OPTION",
+                   help="slurm: an extra #SBATCH line, e.g. --sbatch=--partition=short (repeatable)")
+    p.add_argument("--dry-run", action="store_true", help="expand and validate, list the runs, run nothing")
+    p.add_argument("--quiet", action="store_true", help="no progress")
+    p.set_defaults(func=cmd_sweep)
+
+    p = sub.add_parser("sweep-task", help="run one run of a sweep directory's plan (what a SLURM array task does)")
+    p.add_argument("dir", help="sweep directory")
+    p.add_argument("index", type=int, help="the run's index in plan.jsonl")
+    p.set_defaults(func=cmd_sweep_task)
+
     p = sub.add_parser("bench", help="measure speed and memory on the benchmark scenarios")
     p.add_argument("scenarios", nargs="*", help="scenario files (default: benchmarks/*.yaml)")
     p.add_argument("--repeat", type=int, default=1, help="runs per scenario; the best is reported")
     p.set_defaults(func=cmd_bench)
 
     args = parser.parse_args(argv)
+    from rdmalab.sweep import StoreBusy, SweepError
+
     try:
         return args.func(args)
     except ScenarioError as e:
         print(f"rdmalab: scenario refused\n{e}", file=sys.stderr)
         return 2
+    except SweepError as e:
+        print(f"rdmalab: sweep refused, nothing was run\n{e}", file=sys.stderr)
+        return 2
+    except StoreBusy as e:
+        print(f"rdmalab: {e}", file=sys.stderr)
+        return 4
     except RunError as e:
         print(f"rdmalab: run failed: {e}", file=sys.stderr)
         return 3
