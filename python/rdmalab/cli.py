@@ -136,6 +136,76 @@ def cmd_sweep_task(args) -> int:
     return 0 if rec["status"] == "done" else 1
 
 
+def _time_arg(text):
+    from rdmalab.analysis import parse_time_ps
+
+    if text is None:
+        return None
+    try:
+        return parse_time_ps(text)
+    except ValueError as e:
+        raise SystemExit(f"rdmalab: {e}") from None
+
+
+def slowdown_text(sd, cols: list[str], results) -> str:
+    """The slowdown-by-size table, one block per group."""
+    from rdmalab.plots import group_label
+
+    qcols = [c for c in sd.columns if c.startswith("p") and c[1:2].isdigit()]
+    parts = sd.partition_by(cols, maintain_order=True, as_dict=True) if cols else {(): sd}
+    out = []
+    for key, g in parts.items():
+        label = group_label(dict(zip(cols, key)), cols, results.name)
+        out.append(f"{label}  ({g['flows'].sum()} flows)")
+        out.append(f"  {'bucket':>6}  {'size min':>10}  {'size max':>10}  {'flows':>6}  {'mean':>7}  "
+                   + "  ".join(f"{c:>7}" for c in qcols))
+        for r in g.iter_rows(named=True):
+            out.append(f"  {r['bucket']:>6}  {r['size_min_bytes']:>10}  {r['size_max_bytes']:>10}  {r['flows']:>6}  "
+                       f"{r['mean']:>7.3f}  " + "  ".join(f"{r[c]:>7.3f}" for c in qcols))
+    return "\n".join(out)
+
+
+def cmd_analyze(args) -> int:
+    from rdmalab.analysis import slowdown_by_size
+    from rdmalab.plots import group_columns
+    from rdmalab.sweep import Results
+
+    results = Results(args.path)
+    cols = args.by if args.by is not None else group_columns(results)
+    unknown = [c for c in cols if c not in results.param_names and c != "run_id"]
+    if unknown:
+        raise SystemExit(f"rdmalab: --by `{unknown[0]}`: not a parameter of {args.path}; "
+                         f"allowed: run_id{''.join(', ' + p for p in results.param_names)}")
+    flows = results.table("flows")
+    sd = slowdown_by_size(flows, by=cols, buckets=args.buckets,
+                          start_ps=_time_arg(args.start), end_ps=_time_arg(args.end))
+    if args.csv:
+        sys.stdout.write(sd.write_csv())
+        return 0
+    done = len(results.done())
+    print(f"FCT slowdown by flow size: {results.name}, {done} finished run{'s' if done != 1 else ''}, "
+          f"{sd['flows'].sum()} of {flows.height} flows (start window {args.start or 'start'} to {args.end or 'end'}), "
+          f"{args.buckets} buckets of equal flow count, nearest-rank quantiles, sizes in bytes")
+    print(slowdown_text(sd, cols, results))
+    return 0
+
+
+def cmd_report(args) -> int:
+    from rdmalab.report import write_report
+
+    path = write_report(args.path, args.out, start_ps=_time_arg(args.start), end_ps=_time_arg(args.end))
+    print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB; opens offline in any browser)")
+    return 0
+
+
+def cmd_plot(args) -> int:
+    from rdmalab.plots import write_plots
+
+    paths = write_plots(args.path, args.out, fmt=args.format, start_ps=_time_arg(args.start), end_ps=_time_arg(args.end))
+    print(f"wrote {len(paths)} plots to {args.out}: " + ", ".join(p.name for p in paths))
+    return 0
+
+
 def cmd_bench(args) -> int:
     from rdmalab.bench import main as bench_main
 
@@ -179,6 +249,31 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("dir", help="sweep directory")
     p.add_argument("index", type=int, help="the run's index in plan.jsonl")
     p.set_defaults(func=cmd_sweep_task)
+
+    p = sub.add_parser("analyze", help="print FCT slowdown by flow-size bucket for a run or sweep directory")
+    p.add_argument("path", help="a run directory (rdmalab run --out) or a sweep directory (rdmalab sweep --out)")
+    p.add_argument("--by", nargs="*", help="columns to group by (default: every parameter but seed; "
+                                           "`--by run_id` for one table per run)")
+    p.add_argument("--start", help="drop flows that started before this time (warm-up), e.g. 1ms")
+    p.add_argument("--end", help="drop flows that started at or after this time (tail), e.g. 9ms")
+    p.add_argument("--buckets", type=int, default=20, help="flow-size buckets of equal flow count (default 20: 5%% each)")
+    p.add_argument("--csv", action="store_true", help="write the table as CSV to stdout")
+    p.set_defaults(func=cmd_analyze)
+
+    p = sub.add_parser("report", help="write a self-contained HTML report of a run or sweep directory")
+    p.add_argument("path", help="a run or sweep directory")
+    p.add_argument("--out", help="HTML file (default: PATH/report.html)")
+    p.add_argument("--start", help="slowdown: only flows that started at or after this time")
+    p.add_argument("--end", help="slowdown: only flows that started before this time")
+    p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser("plot", help="draw the standard plots of a run or sweep directory as PNG or SVG")
+    p.add_argument("path", help="a run or sweep directory")
+    p.add_argument("--out", required=True, help="directory for the image files")
+    p.add_argument("--format", choices=("png", "svg"), default="png")
+    p.add_argument("--start", help="slowdown: only flows that started at or after this time")
+    p.add_argument("--end", help="slowdown: only flows that started before this time")
+    p.set_defaults(func=cmd_plot)
 
     p = sub.add_parser("bench", help="measure speed and memory on the benchmark scenarios")
     p.add_argument("scenarios", nargs="*", help="scenario files (default: benchmarks/*.yaml)")
