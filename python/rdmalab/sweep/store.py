@@ -59,6 +59,23 @@ def _read_jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
+def _alive(pid: int) -> bool:
+    """Whether process `pid` on this host still runs (a zombie, killed but not yet reaped, does not)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        return state not in ("Z", "X")
+    except FileNotFoundError:
+        return False
+    except OSError:  # no /proc: ask the kernel
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            pass
+        return True
+
+
 class StoreBusy(RuntimeError):
     """Another sweep process is writing into the same directory."""
 
@@ -134,13 +151,7 @@ class Store:
             h, _, pid = rest.rpartition(".")
             if h != host or not pid.isdigit():
                 continue
-            try:
-                os.kill(int(pid), 0)
-                alive = int(pid) != os.getpid()
-            except ProcessLookupError:
-                alive = False
-            except PermissionError:
-                alive = True
+            alive = int(pid) != os.getpid() and _alive(int(pid))
             if not alive:
                 shutil.rmtree(d, ignore_errors=True)
 
