@@ -135,11 +135,12 @@ def test_identical_results_across_backends_and_worker_counts(sweep12, local_swee
     assert not by_cc["dcqcn"].equals(by_cc["none"]) and not by_cc["dcqcn"].equals(by_cc["dcqcn-ai20"])
 
 
-def test_killed_sweep_resumes_with_the_remaining_runs_only(sweep12, local_sweep, tmp_path):
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT], ids=["SIGKILL", "SIGINT"])
+def test_killed_sweep_resumes_with_the_remaining_runs_only(sig, sweep12, local_sweep, tmp_path):
     out = tmp_path / "out"
     proc = subprocess.Popen([sys.executable, "-m", "rdmalab", "sweep", str(sweep12), "--out", str(out),
-                             "--workers", "1", "--quiet"], start_new_session=True,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                             "--workers", "2", "--quiet"], start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         try:
@@ -149,14 +150,18 @@ def test_killed_sweep_resumes_with_the_remaining_runs_only(sweep12, local_sweep,
         if done >= 3:
             break
         time.sleep(0.02)
-    os.killpg(proc.pid, signal.SIGKILL)  # the sweep and its workers, mid-run
-    proc.wait()
-    assert proc.returncode == -signal.SIGKILL
-
+    # SIGKILL: the sweep and its workers die at once (a lost machine). SIGINT: Ctrl-C at a terminal.
+    os.killpg(proc.pid, sig)
+    _, err = proc.communicate(timeout=60)
     finished = {d.name: (d / "run.json").stat().st_mtime_ns
                 for d in (out / "runs").iterdir() if (d / "run.json").exists()}
     assert 3 <= len(finished) < 12, "the kill must land midway"
-    r = rdmalab_cli("sweep", sweep12, "--out", out, "--workers", 1)
+    if sig == signal.SIGKILL:
+        assert proc.returncode == -signal.SIGKILL
+    else:  # stopped cleanly, with a manifest that lists exactly the finished runs
+        assert proc.returncode == 130 and "Run the same command again" in err
+        assert {r["run_id"] for r in manifest(out) if r["status"] == "done"} == set(finished)
+    r = rdmalab_cli("sweep", sweep12, "--out", out, "--workers", 2)
     assert r.returncode == 0, r.stderr
     assert f"{len(finished)} done before, 0 failed before, {12 - len(finished)} to run" in r.stderr
     assert f"({12 - len(finished)} run now, {len(finished)} finished before)" in r.stdout

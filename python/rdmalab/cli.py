@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import signal
 import sys
 from pathlib import Path
 
@@ -104,27 +106,37 @@ def cmd_validate(args) -> int:
 
 def cmd_sweep(args) -> int:
     from rdmalab.sweep import export_slurm, load_sweep, run_sweep
+    from rdmalab.sweep.spec import describe_params
 
     sweep = load_sweep(args.sweep)  # expanded and validated before anything is written
     if args.dry_run:
         print(f"sweep {sweep.name}: {len(sweep.runs)} runs ({sweep.shape()}), every scenario valid")
         for r in sweep.runs:
-            print(f"  {r.index:4d}  {r.run_id}  " + "  ".join(f"{k}={v}" for k, v in r.params.items()))
+            print(f"  {r.index:4d}  {r.run_id}  {describe_params(r.params)}")
         return 0
     if args.backend == "slurm":
         script = export_slurm(sweep, args.out, sbatch_options=args.sbatch)
         todo = len((script.parent / "pending.txt").read_text().split())
         print(f"wrote {script} ({todo} of {len(sweep.runs)} runs to do); submit it with: sbatch {script}")
         return 0
-    outcome = run_sweep(sweep, args.out, backend=args.backend, workers=args.workers, address=args.address,
-                        retry_failed=args.retry_failed, progress=not args.quiet)
+    if args.backend == "ray" and importlib.util.find_spec("ray") is None:
+        print("rdmalab: the Ray backend needs Ray: pip install 'rdmalab[ray]'", file=sys.stderr)
+        return 2
+    # `kill PID` (and a batch system's time limit) stops a sweep like Ctrl-C does.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        outcome = run_sweep(sweep, args.out, backend=args.backend, workers=args.workers, address=args.address,
+                            retry_failed=args.retry_failed, progress=not args.quiet)
+    except KeyboardInterrupt:
+        print(f"\nrdmalab: sweep interrupted; finished runs are kept in {args.out}. "
+              f"Run the same command again to run the rest.", file=sys.stderr)
+        return 130
     done = sum(r["status"] == "done" for r in outcome.rows)
     print(f"sweep {sweep.name}: {done} of {len(outcome.rows)} runs done ({outcome.ran} run now, "
           f"{outcome.resumed} finished before), {outcome.failed} failed; manifest {Path(args.out) / 'manifest.jsonl'}")
     for r in outcome.rows:
         if r["status"] == "failed":
-            params = " ".join(f"{k}={v}" for k, v in r["params"].items())
-            print(f"  failed: run {r['index']} {r['run_id']} {params}: {r['error']}")
+            print(f"  failed: run {r['index']} {r['run_id']} {describe_params(r['params'])}: {r['error']}")
     return 1 if outcome.failed else 0
 
 
@@ -281,7 +293,7 @@ def main(argv: list[str] | None = None) -> int:
     p.set_defaults(func=cmd_bench)
 
     args = parser.parse_args(argv)
-    from rdmalab.sweep import StoreBusy, SweepError
+    from rdmalab.sweep import NotResults, StoreBusy, SweepError
 
     try:
         return args.func(args)
@@ -294,6 +306,9 @@ def main(argv: list[str] | None = None) -> int:
     except StoreBusy as e:
         print(f"rdmalab: {e}", file=sys.stderr)
         return 4
+    except NotResults as e:
+        print(f"rdmalab: {e}", file=sys.stderr)
+        return 2
     except RunError as e:
         print(f"rdmalab: run failed: {e}", file=sys.stderr)
         return 3

@@ -8,10 +8,11 @@
 
 from rdmalab.sweep.runners import BACKENDS, SweepOutcome, export_slurm, run_sweep, run_task
 from rdmalab.sweep.spec import Sweep, SweepError, load_sweep, sweep_from_dict
-from rdmalab.sweep.store import Results, Store, StoreBusy, load_results
+from rdmalab.sweep.store import NotResults, Results, Store, StoreBusy, load_results
 
 __all__ = [
     "BACKENDS",
+    "NotResults",
     "Results",
     "Store",
     "StoreBusy",

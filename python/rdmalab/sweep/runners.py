@@ -16,12 +16,12 @@ import json
 import os
 import platform
 import shlex
+import signal
 import socket
 import sys
 import tempfile
 import time
 import traceback
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from multiprocessing import get_context
 from pathlib import Path
@@ -29,7 +29,7 @@ from pathlib import Path
 from rdmalab import __version__
 from rdmalab.runner import _fmt_secs, run
 from rdmalab.scenario import scenario_from_dict
-from rdmalab.sweep.spec import Sweep
+from rdmalab.sweep.spec import Sweep, describe_params
 from rdmalab.sweep.store import RECORD_FIELDS, RUN_RECORD, Store
 
 BACKENDS = ("local", "ray", "slurm")
@@ -99,9 +99,8 @@ class _Progress:
         if self.tty:
             sys.stderr.write("\r" + head + ("\n" if self.done == self.total else ""))
         else:
-            params = " ".join(f"{k}={v}" for k, v in row["params"].items())
             what = row["status"] + (f" ({row['error']})" if row["error"] else "")
-            sys.stderr.write(f"{head}  run {row['index']} {row['run_id']} {params}: {what}\n")
+            sys.stderr.write(f"{head}  run {row['index']} {row['run_id']} {describe_params(row['params'])}: {what}\n")
         sys.stderr.flush()
 
 
@@ -114,10 +113,6 @@ class SweepOutcome:
     @property
     def failed(self) -> int:
         return sum(r["status"] == "failed" for r in self.rows)
-
-    @property
-    def pending(self) -> int:
-        return sum(r["status"] == "pending" for r in self.rows)
 
 
 def _prepare(store: Store, sweep: Sweep, retry_failed: bool) -> list[dict]:
@@ -168,28 +163,46 @@ def run_sweep(
             store.write_manifest(rows)
             bar.update(rows[index])
 
-        if todo:
-            if backend == "local":
-                _run_local(store, todo, workers, finished)
-            else:
-                _run_ray(store, todo, workers, address, finished)
+        try:
+            if todo:
+                if backend == "local":
+                    _run_local(store, todo, workers, finished)
+                else:
+                    _run_ray(store, todo, workers, address, finished)
+        except BaseException:
+            # Interrupted: runs that workers finished after the last update are in the store; say so.
+            store.write_manifest(store.manifest_rows(store.read_plan()))
+            raise
         return SweepOutcome(rows=rows, ran=len(todo), resumed=resumed)
     finally:
         store.unlock()
 
 
+def _ignore_sigint() -> None:
+    # Ctrl-C reaches the whole process group; only the parent acts on it (it stops the workers).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _local_call(args: tuple) -> tuple[int, dict]:
+    index, root, run_id, scenario_data = args
+    return index, _local_task(root, run_id, scenario_data)
+
+
 def _run_local(store: Store, todo, workers: int, finished) -> None:
     # Each worker is a fresh interpreter (spawn): nothing of the parent's state leaks into runs.
-    with ProcessPoolExecutor(max_workers=min(workers, len(todo)), mp_context=get_context("spawn")) as pool:
-        futures = {pool.submit(_local_task, str(store.root), r.run_id, r.scenario.data): r for r in todo}
-        try:
-            while futures:
-                done, _ = wait(futures, return_when=FIRST_COMPLETED)
-                for f in done:
-                    finished(futures.pop(f).index, f.result())
-        except BaseException:
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
+    # On an interrupt the workers are terminated at once; their half-done work directories are
+    # removed when the sweep starts again.
+    pool = get_context("spawn").Pool(min(workers, len(todo)), initializer=_ignore_sigint)
+    try:
+        tasks = [(r.index, str(store.root), r.run_id, r.scenario.data) for r in todo]
+        for index, rec in pool.imap_unordered(_local_call, tasks, chunksize=1):
+            finished(index, rec)
+        pool.close()
+    except BaseException:
+        pool.terminate()
+        raise
+    finally:
+        pool.join()
 
 
 def _run_ray(store: Store, todo, workers: int, address: str | None, finished) -> None:
@@ -235,10 +248,9 @@ def run_task(out_dir: str | Path, index: int) -> dict:
     return rec
 
 
-def export_slurm(
-    sweep: Sweep, out_dir: str | Path, sbatch_options: list[str] | None = None, command: str | None = None
-) -> Path:
-    """Write OUT/slurm/sweep.sbatch: an array job with one task per unfinished run."""
+def export_slurm(sweep: Sweep, out_dir: str | Path, sbatch_options: list[str] | None = None) -> Path:
+    """Write OUT/slurm/sweep.sbatch: an array job with one task per unfinished run. Each task runs
+    `$RDMALAB sweep-task OUT INDEX`; RDMALAB defaults to this Python's `-m rdmalab`."""
     store = Store(out_dir)
     store.lock()
     try:
@@ -250,7 +262,7 @@ def export_slurm(
     sdir.mkdir(exist_ok=True)
     (sdir / "pending.txt").write_text("".join(f"{i}\n" for i in todo))
     root = shlex.quote(str(store.root.resolve()))
-    cmd = command or f"{shlex.quote(sys.executable)} -m rdmalab"
+    cmd = f"{shlex.quote(sys.executable)} -m rdmalab"
     lines = [
         "#!/bin/bash",
         f"#SBATCH --job-name=rdmalab-{sweep.name}",

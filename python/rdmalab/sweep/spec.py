@@ -305,7 +305,8 @@ def _attribute(problem: str, axes: list[Axis], fixed: dict) -> str:
     return "the base scenario"
 
 
-def _describe(params: dict) -> str:
+def describe_params(params: dict) -> str:
+    """`cc=dcqcn, seed=1`: how messages and listings name a run."""
     return ", ".join(f"{k}={v}" for k, v in params.items()) or "(no axes)"
 
 
@@ -349,7 +350,7 @@ def sweep_from_dict(spec: Any, sweep_dir: str | Path = ".", source: str = "<dict
         if run.run_id in by_id:
             other = by_id[run.run_id]
             raise SweepError(
-                f"runs {other.index} ({_describe(other.params)}) and {index} ({_describe(params)}) "
+                f"runs {other.index} ({describe_params(other.params)}) and {index} ({describe_params(params)}) "
                 f"are the same scenario: the axes give conflicting values that cancel out"
             )
         by_id[run.run_id] = run
@@ -372,7 +373,7 @@ def sweep_from_dict(spec: Any, sweep_dir: str | Path = ".", source: str = "<dict
             origin = _attribute(p, axes, fixed)
             lines.append(
                 f"  - {p}\n      from {origin}; in {len(where)} run{'s' if len(where) != 1 else ''}, "
-                f"first: {_describe(where[0])}"
+                f"first: {describe_params(where[0])}"
             )
         if len(problems) > _MAX_PROBLEMS:
             lines.append(f"  ... and {len(problems) - _MAX_PROBLEMS} more")

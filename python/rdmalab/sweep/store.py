@@ -76,6 +76,10 @@ def _alive(pid: int) -> bool:
         return True
 
 
+class NotResults(ValueError):
+    """A path given for analysis is neither a sweep directory nor a run directory."""
+
+
 class StoreBusy(RuntimeError):
     """Another sweep process is writing into the same directory."""
 
@@ -227,10 +231,11 @@ class Results:
             self.rows = [{"index": 0, "run_id": self.path.name, "params": {}, "status": "done", "run_dir": "."}]
             self.param_names = []
         else:
-            raise FileNotFoundError(
+            raise NotResults(
                 f"{self.path} is neither a sweep directory (with {MANIFEST}) nor a run directory (with summary.json)"
             )
         self._dtypes = {k: _param_dtype([r["params"].get(k) for r in self.rows]) for k in self.param_names}
+        self._tables: dict[str, pl.DataFrame] = {}
 
     def done(self) -> list[dict]:
         return [r for r in self.rows if r["status"] == "done"]
@@ -245,12 +250,17 @@ class Results:
             cols[k] = pl.Series(k, [_cell(r["params"].get(k), dt) for r in rows], dt)
         return pl.DataFrame(cols)
 
-    def column_name(self, param: str, table_columns: list[str]) -> str:
+    def _column_name(self, param: str, table_columns: list[str]) -> str:
         """A parameter's column name: the axis key, or `param:KEY` if the table has a column of that name."""
         return f"param:{param}" if param in table_columns else param
 
     def table(self, name: str) -> pl.DataFrame:
         """Table `name` of every finished run stacked, in run order, parameters first."""
+        if name not in self._tables:
+            self._tables[name] = self._load(name)
+        return self._tables[name]
+
+    def _load(self, name: str) -> pl.DataFrame:
         frames = []
         for row in self.done():
             d = self.run_path(row)
@@ -278,7 +288,7 @@ class Results:
         for k in self.param_names:
             dt = self._dtypes[k]
             v = _cell(row["params"].get(k), dt) if row else None
-            cols.append(pl.lit(v, dt).alias(self.column_name(k, df.columns)))
+            cols.append(pl.lit(v, dt).alias(self._column_name(k, df.columns)))
         return df.select(cols + [pl.col(c) for c in df.columns])
 
     def summaries(self) -> pl.DataFrame:
@@ -289,7 +299,7 @@ class Results:
             return self._params_frame([])
         df = pl.DataFrame(sums)
         return pl.concat([self._params_frame(rows).rename(
-            {k: self.column_name(k, df.columns) for k in self.param_names}), df], how="horizontal")
+            {k: self._column_name(k, df.columns) for k in self.param_names}), df], how="horizontal")
 
     def manifest(self) -> pl.DataFrame:
         """The manifest as a table: index, run_id, parameters, status, timings, versions."""
