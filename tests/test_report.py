@@ -62,7 +62,8 @@ def test_sweep_report_loads_offline_without_errors_and_draws_every_plot(local_sw
     text = page.evaluate("document.body.innerText")
     assert "rdmalab sweep: test-12" in text and "12 runs done, 0 failed, 0 pending" in text
     assert "FCT slowdown by flow size" in text and "dcqcn-ai20" in text
-    assert "rate_ai: 20Gbps" in text  # the sweep file is in the report
+    assert "rate_ai: 20Gbps" in text  # the sweep file is in the report, in its own order
+    assert text.index("name: test-12") < text.index("base:") < text.index("set:") < text.index("grid:")
     page.screenshot(str(tmp_path / "report.png"))
 
 

@@ -246,3 +246,24 @@ def test_every_sweep_key_and_manifest_column_is_documented(root, local_sweep):
     for col in rec:
         assert f"`{col}`" in docs, f"run.json key {col} is not documented"
     assert Results(local_sweep).manifest().columns[:2] == ["index", "run_id"]
+
+
+def test_ray_backend_joins_a_running_cluster(tmp_path, examples):
+    import ray
+
+    path = tmp_path / "ray-sweep.yaml"
+    path.write_text(f"base: {examples / 'dumbbell-dcqcn.yaml'}\nset: {{duration: 1ms}}\n"
+                    "grid: {cc.algorithm: [dcqcn, none]}\nseeds: [1, 2]\n")
+    ctx = ray.init(num_cpus=2, include_dashboard=False, logging_level="WARNING")  # "the cluster"
+    try:
+        address = ctx.address_info["gcs_address"]
+        r = rdmalab_cli("sweep", path, "--out", tmp_path / "out", "--backend", "ray", "--address", address)
+        assert r.returncode == 0, r.stderr
+        assert f"4 to run on ray at {address}" in r.stderr
+        rows = manifest(tmp_path / "out")
+        assert [r["status"] for r in rows] == ["done"] * 4 and {r["backend"] for r in rows} == {"ray"}
+        ref = tmp_path / "local"
+        assert rdmalab_cli("sweep", path, "--out", ref, "--quiet").returncode == 0
+        assert run_digests(tmp_path / "out") == run_digests(ref)
+    finally:
+        ray.shutdown()

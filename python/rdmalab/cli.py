@@ -244,7 +244,9 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("sweep", help="run every scenario of a sweep file (resumes an interrupted sweep)")
     p.add_argument("sweep", help="sweep YAML file (docs/sweeps.md)")
     p.add_argument("--out", required=True, help="sweep directory: manifest, plan and one directory per run")
-    p.add_argument("--backend", choices=("local", "ray", "slurm"), default="local",
+    from rdmalab.sweep import BACKENDS
+
+    p.add_argument("--backend", choices=BACKENDS, default="local",
                    help="local process pool (default), a Ray cluster, or write a SLURM array job script")
     p.add_argument("--workers", type=int, help="local: processes; ray without --address: CPUs of the local "
                                                "Ray instance (default: the machine's cores)")

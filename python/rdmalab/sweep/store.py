@@ -165,7 +165,8 @@ class Store:
         meta = {"name": sweep.name, "description": sweep.description, "source": sweep.source,
                 "shape": sweep.shape(), "runs": len(sweep.runs), "param_names": sweep.param_names,
                 "spec": sweep.spec}
-        _write_atomic(self.root / SWEEP, json.dumps(meta, indent=2, sort_keys=True) + "\n")
+        # Not sorted: the order of the axes in the sweep file is the order of the runs.
+        _write_atomic(self.root / SWEEP, json.dumps(meta, indent=2) + "\n")
         _write_atomic(self.root / PLAN, _jsonl([
             {"index": r.index, "run_id": r.run_id, "params": r.params, "scenario": r.scenario.data}
             for r in sweep.runs
