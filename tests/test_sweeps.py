@@ -10,9 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-import polars as pl
 import pytest
-import yaml
 from conftest import rdmalab_cli
 
 from rdmalab.sweep import Results, Store, load_results, load_sweep, sweep_from_dict
