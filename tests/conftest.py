@@ -13,3 +13,42 @@ def root() -> Path:
 @pytest.fixture
 def examples(root) -> Path:
     return root / "examples"
+
+
+import subprocess
+import sys
+
+# A 12-run sweep (3 controller settings × 2 loads × 2 seeds) of 2 ms on the dumbbell: ~0.1 s a run.
+SWEEP_12 = """\
+name: test-12
+base: {base}
+set: {{duration: 2ms}}
+grid:
+  cc:
+    dcqcn: {{algorithm: dcqcn}}
+    none: {{algorithm: none}}
+    dcqcn-ai20: {{algorithm: dcqcn, params: {{rate_ai: 20Gbps}}}}
+  workload.poisson.load: [0.1, 0.3]
+seeds: [1, 2]
+"""
+
+
+def rdmalab_cli(*args, **kw):
+    return subprocess.run([sys.executable, "-m", "rdmalab", *map(str, args)], capture_output=True, text=True, **kw)
+
+
+@pytest.fixture(scope="session")
+def sweep12(tmp_path_factory) -> Path:
+    d = tmp_path_factory.mktemp("sweep12")
+    path = d / "test-12-sweep.yaml"
+    path.write_text(SWEEP_12.format(base=ROOT / "examples" / "dumbbell-dcqcn.yaml"))
+    return path
+
+
+@pytest.fixture(scope="session")
+def local_sweep(sweep12, tmp_path_factory) -> Path:
+    """The 12-run sweep, run once with the local runner and 2 workers."""
+    out = tmp_path_factory.mktemp("local2") / "out"
+    r = rdmalab_cli("sweep", sweep12, "--out", out, "--workers", 2)
+    assert r.returncode == 0, r.stderr
+    return out

@@ -1,0 +1,286 @@
+"""Runners: where the runs of a sweep execute.
+
+* local  — a process pool on this machine (the default; needs nothing installed)
+* ray    — tasks on a Ray cluster (`pip install 'rdmalab[ray]'`); each task sends its
+           output files back to the driver, so workers need no shared file system
+* slurm  — no execution here: a SLURM array job script, one array task per run
+
+Every backend executes a run with `execute()` and puts it into the store the
+same way, so the files of a run do not depend on the backend or worker count.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import platform
+import shlex
+import signal
+import socket
+import sys
+import tempfile
+import time
+import traceback
+from dataclasses import dataclass
+from multiprocessing import get_context
+from pathlib import Path
+
+from rdmalab import __version__
+from rdmalab.runner import _fmt_secs, run
+from rdmalab.scenario import scenario_from_dict
+from rdmalab.sweep.spec import Sweep, describe_params
+from rdmalab.sweep.store import RECORD_FIELDS, RUN_RECORD, Store
+
+BACKENDS = ("local", "ray", "slurm")
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds")
+
+
+def execute(scenario_data: dict, work_dir: Path, backend: str) -> dict:
+    """Run one scenario into `work_dir` and write its run.json; never raises for a failing run."""
+    started, t0 = _now(), time.perf_counter()
+    rec = {"status": "done", "error": None}
+    try:
+        run(scenario_from_dict(scenario_data), out_dir=work_dir)
+    except Exception as e:  # a failed run is recorded, and the sweep goes on
+        rec = {"status": "failed", "error": f"{type(e).__name__}: {e}", "traceback": traceback.format_exc()}
+    rec.update({
+        "wall_seconds": round(time.perf_counter() - t0, 6),
+        "started_at": started,
+        "finished_at": _now(),
+        "worker": f"{socket.gethostname()}:{os.getpid()}",
+        "backend": backend,
+        "rdmalab_version": __version__,
+        "python_version": platform.python_version(),
+    })
+    (work_dir / RUN_RECORD).write_text(json.dumps(rec, indent=2, sort_keys=True) + "\n")
+    return rec
+
+
+def _local_task(root: str, run_id: str, scenario_data: dict) -> dict:
+    store = Store(root)
+    work = store.new_work_dir(run_id)
+    rec = execute(scenario_data, work, "local")
+    store.commit(run_id, work)
+    return rec
+
+
+def _ray_task(run_id: str, scenario_data: dict) -> tuple[dict, dict]:
+    with tempfile.TemporaryDirectory(prefix=f"rdmalab-{run_id}-") as tmp:
+        rec = execute(scenario_data, Path(tmp), "ray")
+        files = {p.name: p.read_bytes() for p in sorted(Path(tmp).iterdir())}
+    return rec, files
+
+
+class _Progress:
+    """Overall progress on stderr: a bar with an ETA on a terminal, one line per run otherwise."""
+
+    def __init__(self, total: int, enabled: bool):
+        self.total, self.enabled = total, enabled
+        self.tty = sys.stderr.isatty()
+        self.start = time.perf_counter()
+        self.done = self.failed = 0
+
+    def update(self, row: dict) -> None:
+        self.done += 1
+        self.failed += row["status"] == "failed"
+        if not self.enabled:
+            return
+        elapsed = time.perf_counter() - self.start
+        eta = elapsed / self.done * (self.total - self.done)
+        frac = self.done / self.total
+        width = 30
+        bar = "#" * int(frac * width) + "-" * (width - int(frac * width))
+        failed = f"  {self.failed} failed" if self.failed else ""
+        head = f"[{bar}] {self.done}/{self.total} runs{failed}  elapsed {_fmt_secs(elapsed)}  ETA {_fmt_secs(eta)}"
+        if self.tty:
+            sys.stderr.write("\r" + head + ("\n" if self.done == self.total else ""))
+        else:
+            what = row["status"] + (f" ({row['error']})" if row["error"] else "")
+            sys.stderr.write(f"{head}  run {row['index']} {row['run_id']} {describe_params(row['params'])}: {what}\n")
+        sys.stderr.flush()
+
+
+@dataclass
+class SweepOutcome:
+    rows: list[dict]  # the final manifest
+    ran: int  # runs executed by this invocation
+    resumed: int  # runs already finished before it started
+
+    @property
+    def failed(self) -> int:
+        return sum(r["status"] == "failed" for r in self.rows)
+
+
+def _prepare(store: Store, sweep: Sweep, retry_failed: bool) -> list[dict]:
+    store.clean_work()
+    store.write_plan(sweep)
+    plan = store.read_plan()
+    if retry_failed:
+        for p in plan:
+            rec = store.record(p["run_id"])
+            if rec and rec["status"] == "failed":
+                store.forget(p["run_id"])
+    rows = store.manifest_rows(plan)
+    store.write_manifest(rows)
+    return rows
+
+
+def run_sweep(
+    sweep: Sweep,
+    out_dir: str | Path,
+    backend: str = "local",
+    workers: int | None = None,
+    address: str | None = None,
+    retry_failed: bool = False,
+    progress: bool = True,
+) -> SweepOutcome:
+    """Run every run of `sweep` that is not finished in `out_dir` yet."""
+    if backend not in ("local", "ray"):
+        raise ValueError(f"backend `{backend}` runs nothing here; allowed: local, ray (slurm: use export_slurm)")
+    store = Store(out_dir)
+    store.lock()
+    try:
+        rows = _prepare(store, sweep, retry_failed)
+        todo = [r for r in sweep.runs if rows[r.index]["status"] == "pending"]
+        resumed = len(rows) - len(todo)
+        workers = max(1, workers or os.cpu_count() or 1)
+        if progress:
+            failed = sum(r["status"] == "failed" for r in rows)
+            print(
+                f"sweep {sweep.name}: {len(rows)} runs ({sweep.shape()}); {resumed - failed} done before, "
+                f"{failed} failed before, {len(todo)} to run on {backend}"
+                + (f" with {workers} workers" if backend == "local" or not address else f" at {address}"),
+                file=sys.stderr,
+            )
+        bar = _Progress(len(todo), progress)
+
+        def finished(index: int, rec: dict) -> None:
+            rows[index].update({k: rec.get(k) for k in RECORD_FIELDS})
+            store.write_manifest(rows)
+            bar.update(rows[index])
+
+        try:
+            if todo:
+                if backend == "local":
+                    _run_local(store, todo, workers, finished)
+                else:
+                    _run_ray(store, todo, workers, address, finished)
+        except BaseException:
+            # Interrupted: runs that workers finished after the last update are in the store; say so.
+            store.write_manifest(store.manifest_rows(store.read_plan()))
+            raise
+        return SweepOutcome(rows=rows, ran=len(todo), resumed=resumed)
+    finally:
+        store.unlock()
+
+
+def _ignore_sigint() -> None:
+    # Ctrl-C reaches the whole process group; only the parent acts on it (it stops the workers).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _local_call(args: tuple) -> tuple[int, dict]:
+    index, root, run_id, scenario_data = args
+    return index, _local_task(root, run_id, scenario_data)
+
+
+def _run_local(store: Store, todo, workers: int, finished) -> None:
+    # Each worker is a fresh interpreter (spawn): nothing of the parent's state leaks into runs.
+    # On an interrupt the workers are terminated at once; their half-done work directories are
+    # removed when the sweep starts again.
+    pool = get_context("spawn").Pool(min(workers, len(todo)), initializer=_ignore_sigint)
+    try:
+        tasks = [(r.index, str(store.root), r.run_id, r.scenario.data) for r in todo]
+        for index, rec in pool.imap_unordered(_local_call, tasks, chunksize=1):
+            finished(index, rec)
+        pool.close()
+    except BaseException:
+        pool.terminate()
+        raise
+    finally:
+        pool.join()
+
+
+def _run_ray(store: Store, todo, workers: int, address: str | None, finished) -> None:
+    try:
+        import ray
+    except ImportError:
+        raise RuntimeError("the Ray backend needs Ray: pip install 'rdmalab[ray]'") from None
+    import logging
+
+    started_here = not ray.is_initialized()
+    if started_here:
+        if address:
+            ray.init(address=address, logging_level=logging.WARNING, log_to_driver=False)
+        else:
+            ray.init(num_cpus=workers, include_dashboard=False, logging_level=logging.WARNING, log_to_driver=False)
+    try:
+        task = ray.remote(num_cpus=1, max_retries=2)(_ray_task)
+        refs = {task.remote(r.run_id, r.scenario.data): r for r in todo}
+        while refs:
+            done, _ = ray.wait(list(refs), num_returns=1)
+            r = refs.pop(done[0])
+            rec, files = ray.get(done[0])
+            work = store.new_work_dir(r.run_id)
+            for name, data in files.items():
+                (work / name).write_bytes(data)
+            store.commit(r.run_id, work)
+            finished(r.index, rec)
+    finally:
+        if started_here:
+            ray.shutdown()
+
+
+def run_task(out_dir: str | Path, index: int) -> dict:
+    """Run the plan's run `index` into the store (what one SLURM array task does)."""
+    store = Store(out_dir)
+    p = store.read_plan()[index]
+    rec = store.record(p["run_id"])
+    if rec is not None:
+        return rec
+    work = store.new_work_dir(p["run_id"])
+    rec = execute(p["scenario"], work, "slurm")
+    store.commit(p["run_id"], work)
+    return rec
+
+
+def export_slurm(sweep: Sweep, out_dir: str | Path, sbatch_options: list[str] | None = None) -> Path:
+    """Write OUT/slurm/sweep.sbatch: an array job with one task per unfinished run. Each task runs
+    `$RDMALAB sweep-task OUT INDEX`; RDMALAB defaults to this Python's `-m rdmalab`."""
+    store = Store(out_dir)
+    store.lock()
+    try:
+        rows = _prepare(store, sweep, retry_failed=False)
+    finally:
+        store.unlock()
+    todo = [r["index"] for r in rows if r["status"] == "pending"]
+    sdir = store.root / "slurm"
+    sdir.mkdir(exist_ok=True)
+    (sdir / "pending.txt").write_text("".join(f"{i}\n" for i in todo))
+    root = shlex.quote(str(store.root.resolve()))
+    cmd = f"{shlex.quote(sys.executable)} -m rdmalab"
+    lines = [
+        "#!/bin/bash",
+        f"#SBATCH --job-name=rdmalab-{sweep.name}",
+        f"#SBATCH --array=0-{max(len(todo) - 1, 0)}",
+        "#SBATCH --ntasks=1",
+        "#SBATCH --cpus-per-task=1",
+        f"#SBATCH --output={store.root.resolve()}/slurm/%A_%a.out",
+        *(f"#SBATCH {opt}" for opt in sbatch_options or []),
+        f"# rdmalab {__version__}, sweep {sweep.name}: {len(todo)} of {len(rows)} runs still to do.",
+        f"# Submit: sbatch {shlex.quote(str((sdir / 'sweep.sbatch').resolve()))}",
+        "# Afterwards, `rdmalab sweep SWEEP.yaml --out DIR` (same DIR) rebuilds the manifest",
+        "# from the run directories and runs whatever is left.",
+        "set -euo pipefail",
+        f'RDMALAB="${{RDMALAB:-{cmd}}}"',
+        f'INDEX=$(sed -n "$((SLURM_ARRAY_TASK_ID + 1))p" {root}/slurm/pending.txt)',
+        f'exec $RDMALAB sweep-task {root} "$INDEX"',
+    ]
+    script = sdir / "sweep.sbatch"
+    script.write_text("\n".join(lines) + "\n")
+    script.chmod(0o755)
+    return script

@@ -1,0 +1,410 @@
+"""Sweep files: a base scenario plus axes, expanded into runs and checked
+before any run starts.
+
+A sweep file is YAML (every key is described in docs/sweeps.md)::
+
+    name: cc-vs-load
+    base: dumbbell-dcqcn.yaml          # a scenario file, or an inline mapping
+    set: {duration: 3ms}               # fixed overrides, applied to every run
+    grid:                              # cartesian product over these axes
+      workload.poisson.load: [0.1, 0.3]
+      cc:                              # a mapping gives each value a label
+        dcqcn: {algorithm: dcqcn}
+        none: {algorithm: none}
+    zip:                               # groups of lists that vary together
+      - {switch.buffer: [1MB, 4MB], topology.host_link.rate: [25Gbps, 100Gbps]}
+    seeds: [1, 2, 3]                   # or {first: 1, count: 3}
+
+Keys are dotted paths into the scenario (`workload.flows[0].size` indexes a
+list); a value of `null` removes the key so the core's default applies.
+Expansion order: grid axes in file order (the first varies slowest), then
+zip groups, then seeds (fastest). Every expanded scenario is validated by the
+core, so a typo in an axis key is refused with the core's message and the
+axis it came from, before anything runs.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import itertools
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from rdmalab._core import ScenarioError
+from rdmalab.runner import validate
+from rdmalab.scenario import LoadedScenario, scenario_from_dict
+
+SWEEP_KEYS = ("name", "description", "base", "set", "grid", "zip", "seeds")
+
+# How many lines of core errors a refusal shows before summarising the rest.
+_MAX_PROBLEMS = 20
+
+
+class SweepError(ValueError):
+    """A sweep file was refused before any run started; the message names the problem."""
+
+
+@dataclass(frozen=True)
+class Run:
+    """One expanded point of a sweep."""
+
+    index: int
+    run_id: str
+    params: dict  # column name -> value (the label, the scalar, or compact JSON for lists/mappings)
+    scenario: LoadedScenario
+
+
+@dataclass
+class Axis:
+    """One dimension of the sweep: keys that change together, and the settings along it."""
+
+    where: str  # how a message names it: "grid `cc`", "zip[0]", "seeds"
+    keys: tuple[str, ...]
+    # each point: (column values per key, scenario values per key)
+    points: list[tuple[tuple[Any, ...], tuple[Any, ...]]] = field(default_factory=list)
+
+
+@dataclass
+class Sweep:
+    name: str
+    description: str
+    source: str
+    spec: dict  # the sweep file as read
+    param_names: list[str]
+    runs: list[Run]
+    axis_lengths: list[int]
+
+    def shape(self) -> str:
+        """Like `3 × 2 × 3`: the length of every axis."""
+        return " × ".join(str(n) for n in self.axis_lengths) or "1"
+
+
+# ---------------------------------------------------------------- key paths
+
+_SEGMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)((?:\[\d+\])*)")
+
+
+def parse_key(key: str, where: str) -> list:
+    """`workload.flows[0].size` -> ["workload", "flows", 0, "size"]."""
+    if not isinstance(key, str) or not key:
+        raise SweepError(f"{where}: `{key}` is not a scenario key; write a dotted path like `cc.algorithm`")
+    path: list = []
+    for part in key.split("."):
+        m = _SEGMENT.fullmatch(part)
+        if not m:
+            raise SweepError(
+                f"{where}: `{key}` is not a scenario key; write a dotted path like `cc.algorithm` "
+                f"or `workload.flows[0].size`"
+            )
+        path.append(m.group(1))
+        path.extend(int(i) for i in re.findall(r"\[(\d+)\]", m.group(2)))
+    return path
+
+
+def _show(path: list) -> str:
+    out = ""
+    for p in path:
+        out += f"[{p}]" if isinstance(p, int) else ("." if out else "") + p
+    return out
+
+
+def set_key(data: dict, path: list, value: Any, where: str) -> None:
+    """Set (or with None, remove) the value at `path`, creating missing mappings."""
+    node: Any = data
+    for i, seg in enumerate(path):
+        last = i == len(path) - 1
+        here = _show(path[:i]) or "(scenario)"
+        if isinstance(seg, int):
+            if not isinstance(node, list):
+                raise SweepError(f"{where}: `{_show(path)}` indexes `{here}`, which is not a list")
+            if seg >= len(node):
+                raise SweepError(f"{where}: `{_show(path)}` — `{here}` has {len(node)} items (indices 0 to {len(node) - 1})")
+        elif not isinstance(node, dict):
+            raise SweepError(f"{where}: `{_show(path)}` — `{here}` is `{node}`, not a mapping")
+        if last:
+            if value is None:
+                if isinstance(seg, int):
+                    raise SweepError(f"{where}: `{_show(path)}` — `null` cannot remove a list item")
+                node.pop(seg, None)
+            else:
+                node[seg] = copy.deepcopy(value)
+        else:
+            if isinstance(seg, str) and seg not in node:
+                node[seg] = {}
+            node = node[seg]
+
+
+# ---------------------------------------------------------------- axes
+
+def _column_value(v: Any) -> Any:
+    """What the parameter column holds for an unlabelled value."""
+    if v is None or isinstance(v, (str, int, float, bool)):
+        return v
+    return json.dumps(v, sort_keys=True, separators=(",", ":"))
+
+
+def _values(where: str, spec: Any) -> list[tuple[Any, Any]]:
+    """An axis' values as (column value, scenario value): a list, or a mapping of label -> value."""
+    if isinstance(spec, dict):
+        pts = [(str(label), v) for label, v in spec.items()]
+    elif isinstance(spec, list):
+        pts = [(_column_value(v), v) for v in spec]
+    else:
+        raise SweepError(
+            f"{where}: `{spec}` — an axis is a list of values, or a mapping from labels to values"
+        )
+    if not pts:
+        raise SweepError(f"{where}: empty axis — give at least one value")
+    seen: dict[str, Any] = {}
+    for _, v in pts:
+        canon = json.dumps(v, sort_keys=True)
+        if canon in seen:
+            raise SweepError(f"{where}: the value `{_column_value(v)}` appears twice; every run would be done twice")
+        seen[canon] = v
+    return pts
+
+
+def _seeds_axis(spec: Any) -> Axis:
+    if isinstance(spec, dict):
+        extra = set(spec) - {"first", "count"}
+        if extra:
+            raise SweepError(f"seeds.{sorted(extra)[0]}: unknown key; allowed here: first, count")
+        first, count = spec.get("first", 1), spec.get("count")
+        if not isinstance(count, int) or isinstance(count, bool) or count < 1:
+            raise SweepError(f"seeds.count: `{count}` — allowed: a whole number ≥ 1")
+        if not isinstance(first, int) or isinstance(first, bool) or first < 0:
+            raise SweepError(f"seeds.first: `{first}` — allowed: a whole number ≥ 0")
+        seeds = list(range(first, first + count))
+    elif isinstance(spec, list):
+        if not spec:
+            raise SweepError("seeds: empty axis — give at least one seed")
+        for s in spec:
+            if not isinstance(s, int) or isinstance(s, bool) or s < 0:
+                raise SweepError(f"seeds: `{s}` — allowed: whole numbers ≥ 0")
+        dup = next((s for i, s in enumerate(spec) if s in spec[:i]), None)
+        if dup is not None:
+            raise SweepError(f"seeds: the seed `{dup}` appears twice; every run would be done twice")
+        seeds = list(spec)
+    else:
+        raise SweepError(f"seeds: `{spec}` — allowed: a list of seeds like [1, 2, 3], or {{first: 1, count: 3}}")
+    return Axis("seeds", ("seed",), [((s,), (s,)) for s in seeds])
+
+
+def _axes(spec: dict) -> list[Axis]:
+    axes: list[Axis] = []
+    grid = spec.get("grid")
+    if grid is not None:
+        if not isinstance(grid, dict) or not grid:
+            raise SweepError("grid: must be a mapping from scenario keys to lists of values")
+        for key, values in grid.items():
+            where = f"grid `{key}`"
+            parse_key(key, where)
+            axes.append(Axis(where, (key,), [((c,), (v,)) for c, v in _values(where, values)]))
+    groups = spec.get("zip")
+    if groups is not None:
+        if isinstance(groups, dict):
+            groups = [groups]
+        if not isinstance(groups, list) or not groups:
+            raise SweepError("zip: must be a list of groups, each a mapping from scenario keys to equally long lists")
+        for gi, group in enumerate(groups):
+            where = f"zip[{gi}]"
+            if not isinstance(group, dict) or not group:
+                raise SweepError(f"{where}: must be a mapping from scenario keys to equally long lists")
+            cols = {}
+            for key, values in group.items():
+                parse_key(key, f"{where} `{key}`")
+                cols[key] = _values(f"{where} `{key}`", values)
+            lengths = {k: len(v) for k, v in cols.items()}
+            if len(set(lengths.values())) > 1:
+                listed = ", ".join(f"`{k}` has {n}" for k, n in lengths.items())
+                raise SweepError(f"{where}: the lists of a zip group must be equally long; {listed}")
+            n = next(iter(lengths.values()))
+            points = [
+                (tuple(cols[k][i][0] for k in cols), tuple(cols[k][i][1] for k in cols)) for i in range(n)
+            ]
+            axes.append(Axis(where, tuple(cols), points))
+    if "seeds" in spec:
+        axes.append(_seeds_axis(spec["seeds"]))
+    return axes
+
+
+def _check_conflicts(fixed: dict, axes: list[Axis]) -> None:
+    """No key may be set twice, and no key may lie inside another that is set."""
+    owners: list[tuple[str, list, str]] = [(k, parse_key(k, f"set `{k}`"), f"set `{k}`") for k in fixed]
+    for ax in axes:
+        owners += [(k, parse_key(k, ax.where), ax.where) for k in ax.keys]
+    for (ka, pa_, wa), (kb, pb, wb) in itertools.combinations(owners, 2):
+        if pa_ == pb:
+            raise SweepError(f"`{_show(pa_)}` is given conflicting values by both {wa} and {wb}; set it in one place")
+        short, long_ = (pa_, pb) if len(pa_) < len(pb) else (pb, pa_)
+        if long_[: len(short)] == short:
+            wshort, wlong = (wa, wb) if short is pa_ else (wb, wa)
+            raise SweepError(
+                f"`{_show(short)}` ({wshort}) and `{_show(long_)}` ({wlong}) conflict: "
+                f"the first replaces the whole of `{_show(short)}`, so the second would be lost or "
+                f"overwritten; put the difference into the values of `{_show(short)}`"
+            )
+
+
+# ---------------------------------------------------------------- loading
+
+def run_id_of(scenario: LoadedScenario) -> str:
+    """The key of a run in the results store: a hash of the fully expanded scenario."""
+    return hashlib.sha256(scenario.to_json().encode()).hexdigest()[:16]
+
+
+def _base(spec: dict, sweep_dir: Path) -> tuple[dict, Path]:
+    if "base" not in spec:
+        raise SweepError("base: missing — give a scenario file (relative to the sweep file) or an inline scenario")
+    base = spec["base"]
+    if isinstance(base, str):
+        path = sweep_dir / base
+        try:
+            data = yaml.safe_load(path.read_text())
+        except OSError as e:
+            raise SweepError(f"base: `{path}` cannot be read ({e.strerror})") from None
+        except yaml.YAMLError as e:
+            raise SweepError(f"base: `{path}` is not valid YAML: {e}") from None
+        if not isinstance(data, dict):
+            raise SweepError(f"base: `{path}` is not a scenario (a mapping of keys to values)")
+        return data, path.parent
+    if isinstance(base, dict):
+        return base, sweep_dir
+    raise SweepError(f"base: `{base}` — allowed: a scenario file name, or an inline scenario mapping")
+
+
+def _core_problems(message: str) -> list[str]:
+    lines = [ln.strip()[2:] for ln in message.splitlines() if ln.strip().startswith("- ")]
+    return lines or [message.strip()]
+
+
+def _attribute(problem: str, axes: list[Axis], fixed: dict) -> str:
+    """Which part of the sweep file a core problem comes from, judged by its key."""
+    key = problem.split(":", 1)[0].strip()
+    try:
+        path = parse_key(key, "")
+    except SweepError:
+        return ""
+    for ax in axes:
+        for k in ax.keys:
+            pk = parse_key(k, ax.where)
+            n = min(len(pk), len(path))
+            if pk[:n] == path[:n]:
+                return ax.where
+    for k in fixed:
+        pk = parse_key(k, "set")
+        n = min(len(pk), len(path))
+        if pk[:n] == path[:n]:
+            return f"set `{k}`"
+    return "the base scenario"
+
+
+def describe_params(params: dict) -> str:
+    """`cc=dcqcn, seed=1`: how messages and listings name a run."""
+    return ", ".join(f"{k}={v}" for k, v in params.items()) or "(no axes)"
+
+
+def sweep_from_dict(spec: Any, sweep_dir: str | Path = ".", source: str = "<dict>", check: bool = True) -> Sweep:
+    """Expand a sweep specification into runs; with `check`, validate every run with the core."""
+    if not isinstance(spec, dict):
+        raise SweepError("(sweep): must be a mapping with a `base` scenario and axes (`grid`, `zip`, `seeds`)")
+    unknown = [k for k in spec if k not in SWEEP_KEYS]
+    if unknown:
+        raise SweepError(f"{unknown[0]}: unknown sweep key; allowed: {', '.join(SWEEP_KEYS)}")
+    sweep_dir = Path(sweep_dir)
+    base, base_dir = _base(spec, sweep_dir)
+    fixed = spec.get("set") or {}
+    if not isinstance(fixed, dict):
+        raise SweepError("set: must be a mapping from scenario keys to values")
+    axes = _axes(spec)
+    _check_conflicts(fixed, axes)
+
+    base = copy.deepcopy(base)
+    for k, v in fixed.items():
+        set_key(base, parse_key(k, f"set `{k}`"), v, f"set `{k}`")
+
+    param_names = [k for ax in axes for k in ax.keys]
+    runs: list[Run] = []
+    by_id: dict[str, Run] = {}
+    problems: dict[str, list[dict]] = {}
+    for index, combo in enumerate(itertools.product(*(ax.points for ax in axes))):
+        data = copy.deepcopy(base)
+        params: dict = {}
+        for ax, (cols, values) in zip(axes, combo):
+            for k, c, v in zip(ax.keys, cols, values):
+                set_key(data, parse_key(k, ax.where), v, ax.where)
+                params[k] = c
+        try:
+            scenario = scenario_from_dict(data, base_dir=base_dir, source=f"{source} run {index}")
+        except ScenarioError as e:
+            for p in _core_problems(str(e)):
+                problems.setdefault(p, []).append(params)
+            continue
+        run = Run(index, run_id_of(scenario), params, scenario)
+        if run.run_id in by_id:
+            other = by_id[run.run_id]
+            raise SweepError(
+                f"runs {other.index} ({describe_params(other.params)}) and {index} ({describe_params(params)}) "
+                f"are the same scenario: the axes give conflicting values that cancel out"
+            )
+        by_id[run.run_id] = run
+        runs.append(run)
+        if check:
+            try:
+                validate(scenario)
+            except ScenarioError as e:
+                for p in _core_problems(str(e)):
+                    problems.setdefault(p, []).append(params)
+
+    total = 1
+    for ax in axes:
+        total *= len(ax.points)
+    if problems:
+        bad = {json.dumps(p, sort_keys=True) for ps in problems.values() for p in ps}
+        lines = [f"the sweep has {len(problems)} problem{'s' if len(problems) != 1 else ''} "
+                 f"({len(bad)} of {total} runs refused by the scenario check):"]
+        for p, where in list(problems.items())[:_MAX_PROBLEMS]:
+            origin = _attribute(p, axes, fixed)
+            lines.append(
+                f"  - {p}\n      from {origin}; in {len(where)} run{'s' if len(where) != 1 else ''}, "
+                f"first: {describe_params(where[0])}"
+            )
+        if len(problems) > _MAX_PROBLEMS:
+            lines.append(f"  ... and {len(problems) - _MAX_PROBLEMS} more")
+        raise SweepError("\n".join(lines))
+
+    name = spec.get("name") or (Path(source).stem if source != "<dict>" else "sweep")
+    return Sweep(
+        name=str(name),
+        description=str(spec.get("description", "")),
+        source=source,
+        spec=spec,
+        param_names=param_names,
+        runs=runs,
+        axis_lengths=[len(ax.points) for ax in axes],
+    )
+
+
+def is_sweep_file(data: Any) -> bool:
+    """A sweep file has a `base`; a scenario never does."""
+    return isinstance(data, dict) and "base" in data
+
+
+def load_sweep(path: str | Path, check: bool = True) -> Sweep:
+    """Read a sweep YAML file and expand it (see the module docstring)."""
+    p = Path(path)
+    try:
+        spec = yaml.safe_load(p.read_text())
+    except OSError as e:
+        raise SweepError(f"(sweep): `{p}` cannot be read ({e.strerror})") from None
+    except yaml.YAMLError as e:
+        raise SweepError(f"(sweep): `{p}` is not valid YAML: {e}") from None
+    if spec is None:
+        raise SweepError(f"(sweep): `{p}` is empty")
+    return sweep_from_dict(spec, sweep_dir=p.parent, source=str(p), check=check)

@@ -1,0 +1,267 @@
+"""Sweeps: expansion and refusal, identical results across backends and worker
+counts, resume after a kill, failed runs, the SLURM export."""
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import rdmalab_cli
+
+from rdmalab.sweep import Results, Store, load_results, load_sweep, sweep_from_dict
+from rdmalab.sweep.spec import SWEEP_KEYS
+from rdmalab.sweep.store import RECORD_FIELDS
+
+TABLES = ("flows", "qp_samples", "port_samples", "pfc_events", "drops", "apps")
+
+
+def manifest(out: Path) -> list[dict]:
+    return [json.loads(line) for line in (out / "manifest.jsonl").read_text().splitlines()]
+
+
+def run_digests(out: Path) -> dict:
+    """sha256 of every output file of every run, except run.json (timings)."""
+    return {
+        f"{d.name}/{f.name}": hashlib.sha256(f.read_bytes()).hexdigest()
+        for d in sorted((out / "runs").iterdir()) if not d.name.startswith(".")
+        for f in sorted(d.iterdir()) if f.name != "run.json"
+    }
+
+
+def test_expansion_order_labels_and_parameters(sweep12):
+    sweep = load_sweep(sweep12)
+    assert len(sweep.runs) == 12 and sweep.shape() == "3 × 2 × 2"
+    assert sweep.param_names == ["cc", "workload.poisson.load", "seed"]
+    assert [r.params for r in sweep.runs[:3]] == [
+        {"cc": "dcqcn", "workload.poisson.load": 0.1, "seed": 1},
+        {"cc": "dcqcn", "workload.poisson.load": 0.1, "seed": 2},
+        {"cc": "dcqcn", "workload.poisson.load": 0.3, "seed": 1},
+    ]
+    last = sweep.runs[-1].scenario.data
+    assert last["cc"] == {"algorithm": "dcqcn", "params": {"rate_ai": "20Gbps"}}
+    assert last["workload"]["poisson"]["load"] == 0.3 and last["seed"] == 2 and last["duration"] == "2ms"
+    assert len({r.run_id for r in sweep.runs}) == 12
+
+
+def test_zip_groups_vary_together_and_null_removes_a_key(examples):
+    sweep = sweep_from_dict({
+        "base": str(examples / "dumbbell-dcqcn.yaml"),
+        "zip": [{"duration": ["1ms", "2ms"], "records.sample_interval": ["10us", None]}],
+        "seeds": {"first": 5, "count": 2},
+    })
+    assert [(r.params["duration"], r.params["records.sample_interval"], r.params["seed"]) for r in sweep.runs] == [
+        ("1ms", "10us", 5), ("1ms", "10us", 6), ("2ms", None, 5), ("2ms", None, 6)]
+    assert "sample_interval" not in sweep.runs[2].scenario.data["records"]
+
+
+MALFORMED = {
+    "unknown axis key": ("grid: {cc.algoritm: [dcqcn, none]}",
+                         ["cc.algoritm: unknown key; allowed here: algorithm, params", "from grid `cc.algoritm`"]),
+    "unknown nested axis key": ("grid: {topology.host_link.speed: [10Gbps]}",
+                                ["topology.host_link.speed: unknown key", "from grid `topology.host_link.speed`"]),
+    "value the scenario refuses": ("grid: {cc.algorithm: [dcqcn, tcp]}",
+                                   ["cc.algorithm: `tcp` — allowed: dcqcn, none", "in 1 run, first: cc.algorithm=tcp"]),
+    "empty axis": ("grid: {workload.poisson.load: []}", ["grid `workload.poisson.load`: empty axis"]),
+    "empty seeds": ("seeds: []", ["seeds: empty axis"]),
+    "same key twice": ("grid: {duration: [1ms, 2ms]}\nzip: [{duration: [1ms, 3ms], seed: [1, 2]}]",
+                       ["`duration` is given conflicting values by both grid `duration` and zip[0]"]),
+    "key inside another": ("grid: {cc: [{algorithm: none}], cc.params.rate_ai: [1Gbps]}",
+                           ["`cc` (grid `cc`) and `cc.params.rate_ai` (grid `cc.params.rate_ai`) conflict"]),
+    "seed and seeds": ("set: {seed: 3}\nseeds: [1, 2]", ["`seed` is given conflicting values by both set `seed` and seeds"]),
+    "zip lengths differ": ("zip: [{duration: [1ms, 2ms], seed: [1]}]",
+                           ["zip[0]: the lists of a zip group must be equally long; `duration` has 2, `seed` has 1"]),
+    "repeated value": ("grid: {workload.poisson.load: [0.1, 0.1]}", ["the value `0.1` appears twice"]),
+    "unknown sweep key": ("grids: {duration: [1ms]}", ["grids: unknown sweep key; allowed: name,"]),
+    "index out of range": ("grid:\n  workload.perftest[9].message_size: [1KB]",
+                           ["`workload.perftest` has 4 items (indices 0 to 3)"]),
+    "not a key": ("grid: {'cc..x': [1]}", ["grid `cc..x`: `cc..x` is not a scenario key"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MALFORMED))
+def test_malformed_sweeps_are_refused_before_any_run(case, tmp_path, examples):
+    body, messages = MALFORMED[case]
+    path = tmp_path / "bad-sweep.yaml"
+    path.write_text(f"base: {examples / 'dumbbell-dcqcn.yaml'}\n{body}\n")
+    out = tmp_path / "out"
+    r = rdmalab_cli("sweep", path, "--out", out)
+    assert r.returncode == 2, r.stderr
+    assert "sweep refused, nothing was run" in r.stderr
+    for m in messages:
+        assert m in r.stderr, r.stderr
+    assert not out.exists(), "a refused sweep must not create its output directory"
+    v = rdmalab_cli("validate", path)
+    assert v.returncode == 1 and messages[0] in v.stderr
+
+
+def test_identical_results_across_backends_and_worker_counts(sweep12, local_sweep, tmp_path):
+    outs = {"local, 2 workers": local_sweep}
+    for label, args in {"local, 1 worker": ["--workers", 1], "ray, 2 CPUs": ["--backend", "ray", "--workers", 2]}.items():
+        out = tmp_path / label.replace(" ", "").replace(",", "-")
+        r = rdmalab_cli("sweep", sweep12, "--out", out, "--quiet", *args)
+        assert r.returncode == 0, r.stderr
+        assert "12 of 12 runs done (12 run now, 0 finished before), 0 failed" in r.stdout
+        outs[label] = out
+
+    ref = outs["local, 2 workers"]
+    rows = manifest(ref)
+    assert len(rows) == 12 and len({r["run_id"] for r in rows}) == 12
+    assert {r["status"] for r in rows} == {"done"}
+    flows = load_results(ref, "flows")
+    assert flows.height > 100 and flows.columns[:4] == ["run_id", "cc", "workload.poisson.load", "seed"]
+    assert sorted(flows["cc"].unique()) == ["dcqcn", "dcqcn-ai20", "none"]
+    for label, out in outs.items():
+        assert [(r["run_id"], r["params"]) for r in manifest(out)] == [(r["run_id"], r["params"]) for r in rows]
+        assert {r["backend"] for r in manifest(out)} == {"ray" if "ray" in label else "local"}
+        assert run_digests(out) == run_digests(ref), label
+        for t in TABLES:
+            assert load_results(out, t).equals(load_results(ref, t)), (label, t)
+        assert Results(out).summaries().equals(Results(ref).summaries()), label
+
+    # The axes really reach the runs: each run's scenario has its setting, and the settings differ in outcome.
+    for row in rows:
+        sc = json.loads((ref / row["run_dir"] / "scenario.json").read_text())
+        assert sc["seed"] == row["params"]["seed"]
+        assert sc["workload"]["poisson"]["load"] == row["params"]["workload.poisson.load"]
+    by_cc = {cc: g.drop("run_id", "cc") for (cc,), g in
+             load_results(ref, "qp_samples").partition_by("cc", as_dict=True).items()}
+    assert not by_cc["dcqcn"].equals(by_cc["none"]) and not by_cc["dcqcn"].equals(by_cc["dcqcn-ai20"])
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT], ids=["SIGKILL", "SIGINT"])
+def test_killed_sweep_resumes_with_the_remaining_runs_only(sig, sweep12, local_sweep, tmp_path):
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "rdmalab", "sweep", str(sweep12), "--out", str(out),
+                             "--workers", "2", "--quiet"], start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            done = sum(r["status"] == "done" for r in manifest(out))
+        except (FileNotFoundError, json.JSONDecodeError):
+            done = 0
+        if done >= 3:
+            break
+        time.sleep(0.02)
+    # SIGKILL: the sweep and its workers die at once (a lost machine). SIGINT: Ctrl-C at a terminal.
+    os.killpg(proc.pid, sig)
+    _, err = proc.communicate(timeout=60)
+    finished = {d.name: (d / "run.json").stat().st_mtime_ns
+                for d in (out / "runs").iterdir() if (d / "run.json").exists()}
+    assert 3 <= len(finished) < 12, "the kill must land midway"
+    if sig == signal.SIGKILL:
+        assert proc.returncode == -signal.SIGKILL
+    else:  # stopped cleanly, with a manifest that lists exactly the finished runs
+        assert proc.returncode == 130 and "Run the same command again" in err
+        assert {r["run_id"] for r in manifest(out) if r["status"] == "done"} == set(finished)
+    r = rdmalab_cli("sweep", sweep12, "--out", out, "--workers", 2)
+    assert r.returncode == 0, r.stderr
+    assert f"{len(finished)} done before, 0 failed before, {12 - len(finished)} to run" in r.stderr
+    assert f"({12 - len(finished)} run now, {len(finished)} finished before)" in r.stdout
+    for run_id, mtime in finished.items():  # nothing finished was run again
+        assert (out / "runs" / run_id / "run.json").stat().st_mtime_ns == mtime
+    rows = manifest(out)
+    assert sorted(r["run_id"] for r in rows) == sorted(r["run_id"] for r in manifest(local_sweep))
+    assert len({r["run_id"] for r in rows}) == 12 and {r["status"] for r in rows} == {"done"}
+    assert not any((out / "runs" / ".work").iterdir()), "work directories of killed runs are cleaned up"
+    assert run_digests(out) == run_digests(local_sweep)
+
+
+def test_a_failed_run_records_its_error_and_the_others_finish(tmp_path, examples):
+    path = tmp_path / "fail-sweep.yaml"
+    path.write_text(f"base: {examples / 'dumbbell-dcqcn.yaml'}\nset: {{duration: 1ms}}\n"
+                    "grid: {max_events: [2000, 100000000]}\nseeds: [1, 2]\n")
+    out = tmp_path / "out"
+    r = rdmalab_cli("sweep", path, "--out", out, "--workers", 2)
+    assert r.returncode == 1
+    assert "2 of 4 runs done (4 run now, 0 finished before), 2 failed" in r.stdout
+    rows = manifest(out)
+    assert [r["status"] for r in rows] == ["failed", "failed", "done", "done"]
+    assert all("RunError" in r["error"] and "max_events = 2000" in r["error"] for r in rows[:2])
+    assert all(r["error"] is None for r in rows[2:])
+    again = rdmalab_cli("sweep", path, "--out", out)
+    assert "2 done before, 2 failed before, 0 to run" in again.stderr
+    retry = rdmalab_cli("sweep", path, "--out", out, "--retry-failed")
+    assert "2 done before, 0 failed before, 2 to run" in retry.stderr
+    assert len(manifest(out)) == 4
+    assert load_results(out, "flows")["max_events"].unique().to_list() == [100000000]
+
+
+def test_slurm_export_writes_an_array_job_that_fills_the_store(tmp_path, examples):
+    path = tmp_path / "hpc-sweep.yaml"
+    path.write_text(f"base: {examples / 'dumbbell-dcqcn.yaml'}\nset: {{duration: 1ms}}\n"
+                    "grid: {cc.algorithm: [dcqcn, none]}\nseeds: [1, 2]\n")
+    out = tmp_path / "out"
+    r = rdmalab_cli("sweep", path, "--out", out, "--backend", "slurm", "--sbatch=--partition=short")
+    assert r.returncode == 0, r.stderr
+    script = out / "slurm" / "sweep.sbatch"
+    text = script.read_text()
+    assert "#SBATCH --array=0-3\n" in text and "#SBATCH --partition=short\n" in text
+    assert not (out / "runs").exists() or not any((out / "runs").iterdir()), "export runs nothing"
+    for task in range(4):  # what the array tasks would do on the cluster
+        t = subprocess.run(["bash", str(script)], env={**os.environ, "SLURM_ARRAY_TASK_ID": str(task)},
+                           capture_output=True, text=True)
+        assert t.returncode == 0, t.stderr
+    r = rdmalab_cli("sweep", path, "--out", out)
+    assert "4 done before, 0 failed before, 0 to run" in r.stderr
+    assert {r["backend"] for r in manifest(out)} == {"slurm"}
+
+
+def test_a_second_sweep_into_the_same_directory_is_refused(tmp_path, sweep12):
+    store = Store(tmp_path / "out")
+    store.lock()
+    try:
+        r = rdmalab_cli("sweep", sweep12, "--out", tmp_path / "out")
+        assert r.returncode == 4 and "another `rdmalab sweep` is running" in r.stderr
+    finally:
+        store.unlock()
+
+
+def test_shipped_example_sweeps_expand_and_validate(examples):
+    files = sorted(examples.glob("*sweep*.yaml"))
+    assert len(files) >= 2
+    for f in files:
+        r = rdmalab_cli("sweep", f, "--out", "unused", "--dry-run")
+        assert r.returncode == 0, r.stderr
+        n = len(load_sweep(f).runs)
+        assert r.stdout.count("\n") == n + 1 and n >= 12
+
+
+def test_every_sweep_key_and_manifest_column_is_documented(root, local_sweep):
+    docs = (root / "docs" / "sweeps.md").read_text()
+    for key in SWEEP_KEYS:
+        assert f"`{key}`" in docs, key
+    row = manifest(local_sweep)[0]
+    assert set(row) == {"index", "run_id", "params", "run_dir", *RECORD_FIELDS}
+    for col in row:
+        assert f"`{col}`" in docs, f"manifest column {col} is not documented in docs/sweeps.md"
+    rec = json.loads((local_sweep / row["run_dir"] / "run.json").read_text())
+    for col in rec:
+        assert f"`{col}`" in docs, f"run.json key {col} is not documented"
+    assert Results(local_sweep).manifest().columns[:2] == ["index", "run_id"]
+
+
+def test_ray_backend_joins_a_running_cluster(tmp_path, examples):
+    import ray
+
+    path = tmp_path / "ray-sweep.yaml"
+    path.write_text(f"base: {examples / 'dumbbell-dcqcn.yaml'}\nset: {{duration: 1ms}}\n"
+                    "grid: {cc.algorithm: [dcqcn, none]}\nseeds: [1, 2]\n")
+    ctx = ray.init(num_cpus=2, include_dashboard=False, logging_level="WARNING")  # "the cluster"
+    try:
+        address = ctx.address_info["gcs_address"]
+        r = rdmalab_cli("sweep", path, "--out", tmp_path / "out", "--backend", "ray", "--address", address)
+        assert r.returncode == 0, r.stderr
+        assert f"4 to run on ray at {address}" in r.stderr
+        rows = manifest(tmp_path / "out")
+        assert [r["status"] for r in rows] == ["done"] * 4 and {r["backend"] for r in rows} == {"ray"}
+        ref = tmp_path / "local"
+        assert rdmalab_cli("sweep", path, "--out", ref, "--quiet").returncode == 0
+        assert run_digests(tmp_path / "out") == run_digests(ref)
+    finally:
+        ray.shutdown()
