@@ -65,7 +65,7 @@ MALFORMED = {
     "unknown nested axis key": ("grid: {topology.host_link.speed: [10Gbps]}",
                                 ["topology.host_link.speed: unknown key", "from grid `topology.host_link.speed`"]),
     "value the scenario refuses": ("grid: {cc.algorithm: [dcqcn, tcp]}",
-                                   ["cc.algorithm: `tcp` — allowed: dcqcn, none", "in 1 run, first: cc.algorithm=tcp"]),
+                                   ["cc.algorithm: `tcp` — allowed: none, dcqcn, timely", "in 1 run, first: cc.algorithm=tcp"]),
     "empty axis": ("grid: {workload.poisson.load: []}", ["grid `workload.poisson.load`: empty axis"]),
     "empty seeds": ("seeds: []", ["seeds: empty axis"]),
     "same key twice": ("grid: {duration: [1ms, 2ms]}\nzip: [{duration: [1ms, 3ms], seed: [1, 2]}]",
