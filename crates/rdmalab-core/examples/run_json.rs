@@ -41,7 +41,7 @@ fn histogram(w: &rdmalab_core::world::World) {
             Event::FlowStart { .. } => "FlowStart",
             Event::AppStart { .. } => "AppStart",
             Event::QpTimer { .. } => "QpTimer",
-            Event::Sample => "Sample",
+            Event::Sample | Event::QlenSample => "Sample",
             Event::LinkState { .. } => "LinkState",
             Event::CtrlTrigger { .. } | Event::CtrlDone { .. } | Event::CtrlInstall { .. } => "Control",
         };

@@ -46,6 +46,8 @@ pub enum Event {
     CtrlDone { thread: u32 },
     /// The oldest pending actions of a QP take effect (after the install latency).
     CtrlInstall { qp: u32 },
+    /// The queue-length monitor samples every switch port.
+    QlenSample,
 }
 
 #[derive(Clone, Debug)]
@@ -142,6 +144,10 @@ pub struct World {
     pub flows_open: u64,
     /// (src, dst) pair → next UDP source port, as the ns-3 HPCC simulator assigns them.
     pub sport_next: std::collections::BTreeMap<(u32, u32), u16>,
+    /// The largest base RTT between any two hosts, computed on first use.
+    fabric_rtt: Option<Duration>,
+    /// Queue-length monitor (ns-3 QLEN_MON): its window and per-port histograms.
+    pub qlen_monitor: Option<crate::record::QlenMonitor>,
 }
 
 impl World {
@@ -269,6 +275,8 @@ impl World {
             ctl: None,
             flows_open,
             sport_next: Default::default(),
+            fabric_rtt: None,
+            qlen_monitor: None,
         })
     }
 
@@ -342,6 +350,7 @@ impl World {
             Event::CtrlTrigger { entry } => self.ctl_trigger(entry),
             Event::CtrlDone { thread } => self.ctl_thread_done(thread),
             Event::CtrlInstall { qp } => self.ctl_install(qp),
+            Event::QlenSample => self.qlen_sample(),
         }
         let live = self.pkts.live() as u64;
         if live > self.stats.peak_live_packets {
@@ -426,6 +435,25 @@ impl World {
         } else {
             Some(crate::control::framework::Framework::new(placement, record_delays))
         };
+    }
+
+    /// The largest base RTT between any two hosts (ns-3's maxRtt, GLOBAL_T 1).
+    pub fn fabric_max_rtt(&mut self) -> Duration {
+        if let Some(t) = self.fabric_rtt {
+            return t;
+        }
+        let hosts: Vec<u32> = self.topo.hosts().collect();
+        let mut max = Duration::ZERO;
+        for &a in &hosts {
+            for &b in &hosts {
+                if a != b {
+                    let line = self.ports[self.node_ports[a as usize][0] as usize].rate;
+                    max = max.max(self.path_facts(a, b, 10000, line).base_rtt);
+                }
+            }
+        }
+        self.fabric_rtt = Some(max);
+        max
     }
 
     pub fn placement_name(&self) -> &str {

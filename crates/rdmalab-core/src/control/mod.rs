@@ -14,6 +14,7 @@
 
 pub mod framework;
 pub mod params;
+pub mod state;
 
 use crate::packet::IntHop;
 use crate::time::{Duration, Rate, Time};

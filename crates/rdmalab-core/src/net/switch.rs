@@ -44,7 +44,8 @@ impl World {
         };
         let in_local = self.ports[in_port as usize].local as usize;
         let out_local = self.ports[out_port as usize].local as usize;
-        let class = if p.kind.is_control() { CONTROL_CLASS } else { p.class };
+        // ACKs carry their class (control, or data with ns-3's ACK_HIGH_PRIO 0).
+        let class = if matches!(p.kind, PacketKind::Cnp | PacketKind::Pfc { .. }) { CONTROL_CLASS } else { p.class };
         if class != CONTROL_CLASS {
             let adm = self.switches[sw].buffer.admit(in_local, out_local, class, p.frame_bytes as u64);
             if adm == Admission::Dropped {

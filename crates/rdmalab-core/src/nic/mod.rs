@@ -31,14 +31,47 @@ pub struct NicConfig {
     /// A NACK for the same expected PSN is repeated at most this often.
     pub nack_repeat_interval: Duration,
     /// Retransmission timeout: with data outstanding and no ACK progress for this
-    /// long, go back to the oldest unacknowledged PSN.
-    pub rto: Duration,
+    /// long, go back to the oldest unacknowledged PSN. `None`: no timeout, as in
+    /// the ns-3 HPCC simulator (a lost tail packet then stalls its flow).
+    pub rto: Option<Duration>,
     /// Traffic class of data packets.
     pub data_class: u8,
-    /// Per-QP window in bytes in flight (`None`: no window, rate only).
-    pub window_bytes: Option<u64>,
+    /// Traffic class of ACKs and NACKs: the control class (strict priority,
+    /// never paused), or the data class (ns-3 HPCC with ACK_HIGH_PRIO 0).
+    pub ack_class: u8,
+    /// How the notification point signals congestion.
+    pub cnp: CnpMode,
+    /// Per-QP window (bytes in flight) at the line rate.
+    pub window: WindowConfig,
+    /// Scale the window by dequeue rate / line rate (ns-3 VAR_WIN).
+    pub window_scales_with_rate: bool,
+    /// Base RTT that controllers and `window: bdp` use: each QP's own path, or
+    /// the fabric's largest (ns-3 GLOBAL_T 1).
+    pub base_rtt: BaseRtt,
     /// A probe not answered within this time is reported lost (SCR Fig. 19: 100 µs).
     pub probe_timeout: Duration,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CnpMode {
+    /// A separate CNP packet, at most one per QP per `cnp_interval` (RoCEv2).
+    Packet,
+    /// A flag on the ACK of every CE-marked packet (the ns-3 HPCC simulator).
+    AckFlag,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WindowConfig {
+    None,
+    /// The bandwidth-delay product of the QP's base RTT at its line rate.
+    Bdp,
+    Bytes(u64),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BaseRtt {
+    Path,
+    FabricMax,
 }
 
 pub struct Nic {
@@ -69,6 +102,13 @@ impl World {
         if let Some(p) = self.ports[port as usize].dequeue(CONTROL_CLASS, |id| pkts.get(id).frame_bytes) {
             return Some(p);
         }
+        // ACKs in a data class go first unless that class is paused (as ns-3's RdmaEgressQueue).
+        let ack_class = self.nic_cfg.ack_class;
+        if ack_class != CONTROL_CLASS && !self.ports[port as usize].paused[ack_class as usize] {
+            if let Some(p) = self.ports[port as usize].dequeue(ack_class, |id| pkts.get(id).frame_bytes) {
+                return Some(p);
+            }
+        }
         if let Some(&req) = self.nics[nic_i].requests.front() {
             if !self.ports[port as usize].paused[self.pkts.get(req).class as usize] {
                 return self.nics[nic_i].requests.pop_front();
@@ -89,7 +129,12 @@ impl World {
                 continue;
             }
             if let Some(w) = qp.window {
-                if qp.bytes_in_flight() >= w {
+                let w = if self.nic_cfg.window_scales_with_rate {
+                    (w as u128 * qp.rate.bps() as u128 / qp.path.line_rate.bps().max(1) as u128) as u64
+                } else {
+                    w
+                };
+                if qp.bytes_in_flight() >= w.max(1) {
                     continue;
                 }
             }
@@ -172,12 +217,12 @@ impl World {
     /// INT records of the data packet `int_from`.
     pub(crate) fn send_control(&mut self, nic: u32, p: Packet, int_from: Option<PacketId>) {
         let port = self.nics[nic as usize].port;
-        let frame = p.frame_bytes;
+        let (frame, class) = (p.frame_bytes, p.class);
         let id = self.pkts.alloc(p);
         if let Some(from) = int_from {
             self.pkts.copy_int(from, id);
         }
-        self.ports[port as usize].enqueue(CONTROL_CLASS, id, frame);
+        self.ports[port as usize].enqueue(class, id, frame);
         self.try_transmit(port);
     }
 }

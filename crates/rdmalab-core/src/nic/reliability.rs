@@ -26,22 +26,25 @@ impl World {
 
     /// Start the retransmission timer if it is not running.
     pub(crate) fn arm_rto(&mut self, qi: u32) {
+        let Some(rto) = self.nic_cfg.rto else { return };
         if self.qps[qi as usize].timers[RTO_SLOT].deadline == Time::NEVER {
-            let at = self.now() + self.nic_cfg.rto;
+            let at = self.now() + rto;
             self.set_qp_timer(qi, RTO_SLOT, at);
         }
     }
 
     /// ACK progress: restart the timeout, or stop it when nothing is outstanding.
     pub(crate) fn rearm_rto_on_progress(&mut self, qi: u32) {
+        let Some(rto) = self.nic_cfg.rto else { return };
         let qp = &self.qps[qi as usize];
         let outstanding = qp.snd_una < qp.highest_sent || qp.snd_una < qp.ready_psn_end;
-        let at = if outstanding { self.now() + self.nic_cfg.rto } else { Time::NEVER };
+        let at = if outstanding { self.now() + rto } else { Time::NEVER };
         self.set_qp_timer(qi, RTO_SLOT, at);
     }
 
     pub(crate) fn arm_read_retry(&mut self, qi: u32) {
-        let at = self.now() + self.nic_cfg.rto;
+        let Some(rto) = self.nic_cfg.rto else { return };
+        let at = self.now() + rto;
         self.set_qp_timer(qi, READ_RETRY_SLOT, at);
     }
 
@@ -102,8 +105,9 @@ impl World {
             return;
         }
         let quiet_since = qp.last_rx_progress;
-        if self.now() - quiet_since < self.nic_cfg.rto {
-            let at = quiet_since + self.nic_cfg.rto;
+        let Some(rto) = self.nic_cfg.rto else { return };
+        if self.now() - quiet_since < rto {
+            let at = quiet_since + rto;
             self.set_qp_timer(qi, READ_RETRY_SLOT, at);
             return;
         }

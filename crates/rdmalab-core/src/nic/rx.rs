@@ -48,7 +48,7 @@ impl World {
         a.src = qp.dst_node;
         a.dst = qp.src_node;
         a.udp_sport = qp.udp_sport;
-        a.class = CONTROL_CLASS;
+        a.class = if matches!(kind, PacketKind::Ack | PacketKind::Nack) { self.nic_cfg.ack_class } else { CONTROL_CLASS };
         a.psn = psn;
         a.frame_bytes = frame;
         a
@@ -60,7 +60,7 @@ impl World {
         self.stats.data_payload_arrived += p.payload as u64;
         let wire = self.nic_cfg.wire;
         let rx_nic = self.qps[qi as usize].rx_nic;
-        if p.ecn_ce {
+        if p.ecn_ce && self.nic_cfg.cnp == super::CnpMode::Packet {
             let qp = &mut self.qps[qi as usize];
             let due = qp.last_cnp.map_or(true, |t| now - t >= self.nic_cfg.cnp_interval);
             if due {
@@ -175,6 +175,10 @@ impl World {
         let qi = p.qp;
         let Some(acked) = self.advance_una(qi, p.psn) else { return };
         self.rearm_rto_on_progress(qi);
+        if p.ece && self.nic_cfg.cnp == super::CnpMode::AckFlag && self.qps[qi as usize].cc_mask.has(EventMask::CNP) {
+            // The ns-3 HPCC simulator's CNP: a flag on the ACK of a CE-marked packet.
+            self.raise_cc(qi, CcEvent::Cnp, None);
+        }
         if self.qps[qi as usize].cc_mask.has(EventMask::ACK) {
             let rtt = self.now() - p.tx_timestamp;
             let acked_through = self.qps[qi as usize].snd_una_off;

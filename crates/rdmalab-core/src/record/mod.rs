@@ -70,6 +70,41 @@ pub struct PfcEvent {
     pub pause: bool,
 }
 
+/// The ns-3 HPCC simulator's queue-length monitor (QLEN_MON_START/END): every
+/// 100 ns inside the window, each switch port's queued bytes (all classes) go
+/// into a 1 KB-bin histogram; at every multiple of 100 ms of simulated time
+/// the cumulative histograms are dumped, and once more when the window ends
+/// (rdmalab's addition, so a short window still writes its counts).
+pub struct QlenMonitor {
+    pub start: Time,
+    pub end: Time,
+    /// Monitored ports: (switch node, ns-3 interface index, global port id).
+    pub ports: Vec<(u32, u32, u32)>,
+    pub hist: Vec<Vec<u64>>,
+    /// The dumps, as text in ns-3's format.
+    pub text: String,
+    last_dump: Option<Time>,
+}
+
+/// The ns-3 monitor's sampling period and dump period.
+pub const QLEN_SAMPLE_PERIOD: Duration = Duration(100 * crate::time::PS_PER_NS);
+pub const QLEN_DUMP_PERIOD: Duration = Duration(100 * crate::time::PS_PER_MS);
+
+impl QlenMonitor {
+    fn dump(&mut self, now: Time) {
+        use std::fmt::Write as _;
+        let _ = writeln!(self.text, "time: {}", now.ns());
+        for (i, &(node, ifindex, _)) in self.ports.iter().enumerate() {
+            let _ = write!(self.text, "{node} {ifindex}");
+            for c in &self.hist[i] {
+                let _ = write!(self.text, " {c}");
+            }
+            self.text.push('\n');
+        }
+        self.last_dump = Some(now);
+    }
+}
+
 #[derive(Default)]
 pub struct Recorder {
     pub flows: Vec<FlowRecord>,
@@ -213,6 +248,65 @@ impl World {
         Duration(last_ack)
     }
 
+    /// Monitor switch queue lengths between `start` and `end` (ns-3's QLEN_MON).
+    pub fn set_qlen_monitor(&mut self, start: Time, end: Time) {
+        let mut ports = Vec::new();
+        for sw in &self.switches {
+            for &p in &self.node_ports[sw.node as usize] {
+                // ns-3 numbers a node's devices from 1 (0 is the loopback).
+                ports.push((sw.node, self.ports[p as usize].local + 1, p));
+            }
+        }
+        let n = ports.len();
+        self.qlen_monitor =
+            Some(QlenMonitor { start, end, ports, hist: vec![Vec::new(); n], text: String::new(), last_dump: None });
+        self.q.schedule(start.max(self.now()), crate::world::Event::QlenSample);
+    }
+
+    pub(crate) fn qlen_sample(&mut self) {
+        let now = self.now();
+        let Some(m) = self.qlen_monitor.as_mut() else { return };
+        for (i, &(_, _, p)) in m.ports.iter().enumerate() {
+            let bin = (self.ports[p as usize].queued_total / 1000) as usize;
+            let h = &mut m.hist[i];
+            if h.len() <= bin {
+                h.resize(bin + 1, 0);
+            }
+            h[bin] += 1;
+        }
+        if now.ps() % QLEN_DUMP_PERIOD.ps() == 0 {
+            m.dump(now);
+        }
+        let next = now + QLEN_SAMPLE_PERIOD;
+        if next <= m.end && next <= self.run.stop_at {
+            self.q.schedule(next, crate::world::Event::QlenSample);
+        } else if m.last_dump != Some(now) {
+            m.dump(now);
+        }
+    }
+
+    /// The queue-length file (ns-3 QLEN_MON_FILE format).
+    pub fn write_hpcc_qlen(&self, w: &mut dyn Write) -> io::Result<()> {
+        if let Some(m) = &self.qlen_monitor {
+            w.write_all(m.text.as_bytes())?;
+        }
+        Ok(())
+    }
+
+    /// ns-3's standalone FCT for the FCT file: its pair base RTT
+    /// (2 × propagation + one payload's serialisation per hop) plus the
+    /// message with 48 B per packet at the bottleneck (`third.cc`).
+    pub fn ns3_standalone_fct(&self, src: u32, dst: u32, sport: u16, bytes: u64) -> Duration {
+        let w = self.nic_cfg.wire;
+        let links = self.path_links(src, dst, sport);
+        let payload = w.mtu_payload as u64;
+        let base: u64 = links.iter().map(|l| 2 * l.1.ps() + l.0.serialization(payload).ps()).sum();
+        let bottleneck = links.iter().map(|l| l.0).min().unwrap_or(Rate(1));
+        let packets = bytes.saturating_sub(1) / payload + 1;
+        let total = bytes + packets * 48;
+        Duration(base + (total as u128 * 8 * crate::time::PS_PER_S as u128 / bottleneck.bps() as u128) as u64)
+    }
+
     pub(crate) fn take_samples(&mut self) {
         let now = self.now();
         let Some(iv) = self.run.sample_interval else { return };
@@ -282,24 +376,27 @@ impl World {
         Ok(())
     }
 
-    /// The ns-3 HPCC simulator's FCT file: `sip dip sport dport size start_ns fct_ns ideal_ns`,
-    /// IPs in hex as `0x0b000001 + (id / 256) << 16 + (id % 256) << 8`, in completion order.
+    /// The ns-3 HPCC simulator's FCT file: `sip dip sport dport size start_ns fct_ns standalone_ns`,
+    /// IPs in hex as `0x0b000001 + (id / 256) << 16 + (id % 256) << 8`, in completion order;
+    /// the last column is ns-3's own standalone-FCT formula, so scripts written
+    /// for ns-3 compute the same slowdowns (`flows.csv` has rdmalab's exact ideal).
     pub fn write_hpcc_fct(&self, w: &mut dyn Write) -> io::Result<()> {
         let ip = |id: u32| 0x0b00_0001u32 + ((id / 256) << 16) + ((id % 256) << 8);
         for r in &self.rec.flows {
             // The data direction, as ns-3 reports it.
             let (s, d) = if r.verb == Verb::Read { (r.dst, r.src) } else { (r.src, r.dst) };
+            let standalone = self.ns3_standalone_fct(s, d, r.udp_sport, r.bytes);
             writeln!(
                 w,
                 "{:08x} {:08x} {} {} {} {} {} {}",
                 ip(s),
                 ip(d),
                 r.udp_sport,
-                100,
+                self.workload.flows[r.flow as usize].dport,
                 r.bytes,
                 r.start.ns(),
                 r.fct().ps() / 1000,
-                r.ideal.ps() / 1000
+                standalone.ps() / 1000
             )?;
         }
         Ok(())
@@ -352,7 +449,8 @@ impl World {
     pub fn write_hpcc_pfc(&self, w: &mut dyn Write) -> io::Result<()> {
         for e in &self.rec.pfc_events {
             let t = if self.is_switch(e.node) { 1 } else { 0 };
-            writeln!(w, "{} {} {} {} {}", e.time.ns(), e.node, t, e.port, if e.pause { 1 } else { 0 })?;
+            // ns-3 interface indices start at 1 (0 is the loopback).
+            writeln!(w, "{} {} {} {} {}", e.time.ns(), e.node, t, e.port + 1, if e.pause { 1 } else { 0 })?;
         }
         Ok(())
     }

@@ -70,6 +70,8 @@ pub struct Scenario {
     pub placement: Placement,
     /// Record every action's control-loop delay (`control_delays` table).
     pub record_control_delays: bool,
+    /// ns-3-style queue-length monitor window (start, end), absolute times.
+    pub qlen_monitor: Option<(Duration, Duration)>,
     pub topology: Topology,
     pub nic: NicConfig,
     pub switch: SwitchConfig,
@@ -105,6 +107,9 @@ impl Scenario {
             self.workload.clone(),
         )?;
         w.set_placement(self.placement.clone(), self.record_control_delays);
+        if let Some((a, b)) = self.qlen_monitor {
+            w.set_qlen_monitor(Time::ZERO + a, Time::ZERO + b);
+        }
         Ok(w)
     }
 }
@@ -332,6 +337,7 @@ impl Parser {
         let duration = self.positive_duration(&o, "duration", None);
         let max_events = self.int(&o, "max_events", Some(2_000_000_000), 1, u64::MAX).unwrap_or(1);
         let records = self.records(&o);
+        let qlen_monitor = self.qlen_monitor(&o);
 
         let topology = match o.get("topology") {
             Some(t) => self.topology(t),
@@ -370,6 +376,7 @@ impl Parser {
         let (placement, record_control_delays) = control?;
         Some(Scenario {
             name,
+            qlen_monitor: qlen_monitor?,
             placement,
             record_control_delays,
             run: RunConfig { seed, stop_at: Time::ZERO + duration, max_events, sample_interval: records? },
@@ -381,8 +388,23 @@ impl Parser {
         })
     }
 
+    fn qlen_monitor(&mut self, o: &Obj) -> Option<Option<(Duration, Duration)>> {
+        let Some(r) = o.get("records").and_then(|v| v.get("qlen_monitor")) else { return Some(None) };
+        let m = self.obj(r, "records.qlen_monitor", &["start", "end"])?;
+        let start = self.duration(&m, "start", None);
+        let end = self.duration(&m, "end", None);
+        match (start, end) {
+            (Some(a), Some(b)) if b >= a => Some(Some((a, b))),
+            (Some(a), Some(b)) => {
+                self.err("records.qlen_monitor.end", format!("`{b}`"), format!("must not be before start ({a})"));
+                None
+            }
+            _ => None,
+        }
+    }
+
     fn records(&mut self, o: &Obj) -> Option<Option<Duration>> {
-        let Some(r) = self.sub(o, "records", &["sample_interval"]) else {
+        let Some(r) = self.sub(o, "records", &["sample_interval", "qlen_monitor"]) else {
             return Some(Some(Duration::from_us(10)));
         };
         match r.get("sample_interval") {
@@ -600,8 +622,21 @@ impl Parser {
     }
 
     fn nic(&mut self, o: &Obj) -> Option<NicConfig> {
-        const KEYS: &[&str] =
-            &["mtu", "framing", "ack_every", "cnp_interval", "nack_repeat_interval", "rto", "data_class", "window", "probe_timeout"];
+        const KEYS: &[&str] = &[
+            "mtu",
+            "framing",
+            "ack_every",
+            "cnp",
+            "cnp_interval",
+            "nack_repeat_interval",
+            "rto",
+            "data_class",
+            "ack_class",
+            "window",
+            "window_scales_with_rate",
+            "base_rtt",
+            "probe_timeout",
+        ];
         let empty = Map::new();
         let n = match o.get("nic") {
             Some(v) => self.obj(v, "nic", KEYS)?,
@@ -617,18 +652,45 @@ impl Parser {
         let ack_every = self.int(&n, "ack_every", Some(1), 1, 1 << 20);
         let cnp_interval = self.duration(&n, "cnp_interval", Some(Duration::from_us(4)));
         let nack = self.duration(&n, "nack_repeat_interval", Some(Duration::from_us(500)));
-        let rto = self.positive_duration(&n, "rto", Some(Duration::from_ms(1)));
+        let rto = match n.get("rto") {
+            Some(Value::String(s)) if s == "off" => Some(None),
+            // YAML 1.1 reads a bare `off` as false.
+            Some(Value::Bool(false)) => Some(None),
+            _ => self.positive_duration(&n, "rto", Some(Duration::from_ms(1))).map(Some),
+        };
         let class = self.int(&n, "data_class", Some(3), 1, 7);
+        let ack_class = match self.choice(&n, "ack_class", &["control", "data"], Some("control")) {
+            Some(c) if c == "data" => class.map(|c| c as u8),
+            Some(_) => Some(crate::net::CONTROL_CLASS),
+            None => None,
+        };
+        let cnp = self.choice(&n, "cnp", &["packet", "ack_flag"], Some("packet")).map(|c| {
+            if c == "ack_flag" {
+                crate::nic::CnpMode::AckFlag
+            } else {
+                crate::nic::CnpMode::Packet
+            }
+        });
+        let scales = self.boolean(&n, "window_scales_with_rate", false);
+        let base_rtt = self.choice(&n, "base_rtt", &["path", "fabric_max"], Some("path")).map(|b| {
+            if b == "fabric_max" {
+                crate::nic::BaseRtt::FabricMax
+            } else {
+                crate::nic::BaseRtt::Path
+            }
+        });
         let probe_timeout = self.positive_duration(&n, "probe_timeout", Some(Duration::from_us(100)));
+        use crate::nic::WindowConfig;
         let window = match n.get("window") {
-            Some(Value::String(s)) if s == "none" => Some(None),
-            None => Some(None),
-            _ => match self.bytes(&n, "window", None) {
+            Some(Value::String(s)) if s == "none" => Some(WindowConfig::None),
+            Some(Value::String(s)) if s == "bdp" => Some(WindowConfig::Bdp),
+            None => Some(WindowConfig::None),
+            _ => match self.unit_value(&n, "window", None, units::parse_bytes, "64KB (or `none`, `bdp`)") {
                 Some(0) => {
-                    self.err("nic.window", "`0B`", "must be at least 1 byte, or `none`");
+                    self.err("nic.window", "`0B`", "must be at least 1 byte, or `none` or `bdp`");
                     None
                 }
-                w => w.map(Some),
+                w => w.map(WindowConfig::Bytes),
             },
         };
         let mtu = mtu? as u32;
@@ -643,7 +705,11 @@ impl Parser {
             nack_repeat_interval: nack?,
             rto: rto?,
             data_class: class? as u8,
-            window_bytes: window?,
+            ack_class: ack_class?,
+            cnp: cnp?,
+            window: window?,
+            window_scales_with_rate: scales,
+            base_rtt: base_rtt?,
             probe_timeout: probe_timeout?,
         })
     }
@@ -854,7 +920,8 @@ impl Parser {
         let mut wl = Workload::default();
         let before = self.errs.len();
         for (path, v) in self.list(&w, "flows") {
-            let Some(f) = self.obj(v, &path, &["src", "dst", "verb", "size", "start"]) else { continue };
+            let Some(f) = self.obj(v, &path, &["src", "dst", "verb", "size", "start", "dport"]) else { continue };
+            let dport = self.int(&f, "dport", Some(100), 0, 65535).unwrap_or(100) as u16;
             let src = self.node_ref(t, f.key("src"), f.get("src"), true);
             let dst = self.node_ref(t, f.key("dst"), f.get("dst"), true);
             let verb = self.verb(&f);
@@ -867,7 +934,7 @@ impl Parser {
                 }
             }
             if let (Some(src), Some(dst), Some(verb), Some(bytes), Some(start)) = (src, dst, verb, size, start) {
-                wl.flows.push(FlowSpec { src, dst, verb, bytes, start });
+                wl.flows.push(FlowSpec { src, dst, verb, bytes, start, dport });
             }
         }
         for (path, v) in self.list(&w, "incast") {
@@ -901,7 +968,7 @@ impl Parser {
             }
             if let (Some(r), Some(b), Some(s), Some(v)) = (receiver, size, start, verb) {
                 for src in senders {
-                    wl.flows.push(FlowSpec { src, dst: r, verb: v, bytes: b, start: s });
+                    wl.flows.push(FlowSpec { src, dst: r, verb: v, bytes: b, start: s, dport: 100 });
                 }
             }
         }

@@ -22,6 +22,9 @@ pub struct FlowSpec {
     pub verb: Verb,
     pub bytes: u64,
     pub start: Duration,
+    /// UDP destination port written in the ns-3-style FCT file (ns-3's
+    /// fct_analysis reads 100 as normal traffic and 200 as incast).
+    pub dport: u16,
 }
 
 /// A perftest-like application: one QP from `src` to `dst` keeping
@@ -89,7 +92,7 @@ pub fn poisson_flows(
             }
             let dst = hosts[di];
             let bytes = cdf.sample(rng).max(1);
-            flows.push(FlowSpec { src, dst, verb, bytes, start: Duration(t as u64) });
+            flows.push(FlowSpec { src, dst, verb, bytes, start: Duration(t as u64), dport: 100 });
         }
     }
     // Stable: equal start times keep host order.
@@ -114,7 +117,15 @@ impl World {
         };
         let qi = self.qps.len() as u32;
         let line = self.nics[tx_nic as usize].line_rate;
-        let path = self.path_facts(src_node, dst_node, sport, line);
+        let mut path = self.path_facts(src_node, dst_node, sport, line);
+        if self.nic_cfg.base_rtt == crate::nic::BaseRtt::FabricMax {
+            path.base_rtt = self.fabric_max_rtt();
+        }
+        let window = match self.nic_cfg.window {
+            crate::nic::WindowConfig::None => None,
+            crate::nic::WindowConfig::Bdp => Some(path.bdp_bytes().max(1)),
+            crate::nic::WindowConfig::Bytes(b) => Some(b),
+        };
         self.qps.push(Qp {
             id: qi,
             verb,
@@ -139,7 +150,7 @@ impl World {
             snd_una_off: 0,
             tx_cursor: 0,
             rate: line,
-            window: self.nic_cfg.window_bytes,
+            window,
             next_avail: Time::ZERO,
             last_tx_start: Time::ZERO,
             last_tx_wire: 0,

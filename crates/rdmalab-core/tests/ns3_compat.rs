@@ -1,0 +1,113 @@
+//! The switches that make rdmalab behave like the ns-3 HPCC simulator where
+//! users need agreement: CNP as an ACK flag, no retransmission timeout, ACKs
+//! in the data class, BDP windows scaled by rate, the fabric's largest RTT,
+//! ns-3's FCT file and queue-length monitor.
+
+mod common;
+use common::*;
+use rdmalab_core::world::{Progress, World};
+
+const INCAST: &str = r#""topology": {"kind": "single_switch", "hosts": 5, "host_link": {"rate": "100Gbps", "delay": "1us"}},
+    "workload": {"incast": {"senders": 4, "receiver": "h4", "size": "2MB"}}"#;
+
+fn ns3(nic: &str, extra: &str) -> World {
+    let (w, p) = run(&format!(r#"{{"duration": "20ms", {INCAST}, "nic": {{"framing": "ns3-hpcc", "mtu": "1000B" {nic}}} {extra}}}"#));
+    assert_eq!(p, Progress::AllFlowsDone);
+    assert_conservation(&w);
+    w
+}
+
+#[test]
+fn cnp_as_an_ack_flag_drives_dcqcn_without_cnp_packets() {
+    let w = ns3(r#", "cnp": "ack_flag""#, "");
+    assert_eq!(w.stats.cnps_sent, 0, "no separate CNP packets");
+    assert!(w.stats.ecn_marked > 0);
+    assert!(w.qps.iter().any(|q| q.rate.as_gbps() < 99.0), "DCQCN reacted to flagged ACKs");
+}
+
+#[test]
+fn acks_in_the_data_class_share_its_queues_and_pauses() {
+    let w = ns3(r#", "ack_class": "data""#, r#", "cc": {"algorithm": "none"}, "switch": {"buffer": "2MB"}"#);
+    assert!(w.rec.pfc_events.iter().any(|e| e.pause));
+    assert_eq!(w.rec.dropped_frames(), 0);
+}
+
+#[test]
+fn a_bdp_window_scaled_by_rate_bounds_bytes_in_flight() {
+    let (w, _) = run(&format!(
+        r#"{{"duration": "2ms", {INCAST}, "nic": {{"window": "bdp", "window_scales_with_rate": true}}, "records": {{"sample_interval": "5us"}}}}"#
+    ));
+    for s in &w.rec.qp_samples {
+        let qp = &w.qps[s.qp as usize];
+        let bdp = qp.path.bdp_bytes();
+        // One packet may be in flight beyond the window (it was allowed when below).
+        let allowed = bdp * s.rate.bps() / qp.path.line_rate.bps() + 1100;
+        assert!(s.bytes_in_flight <= allowed.max(1100), "in flight {} > window {}", s.bytes_in_flight, allowed);
+    }
+}
+
+#[test]
+fn fabric_max_base_rtt_gives_every_qp_the_largest_rtt() {
+    let (w, _) = run(r#"{"duration": "1ms", "nic": {"base_rtt": "fabric_max"},
+        "topology": {"kind": "leaf_spine", "leaves": 2, "spines": 1, "hosts_per_leaf": 2,
+                     "host_link": {"rate": "100Gbps", "delay": "1us"}, "fabric_link": {"rate": "100Gbps", "delay": "1us"}},
+        "workload": {"flows": [{"src": "h0", "dst": "h1", "size": "1KB"}, {"src": "h0", "dst": "h2", "size": "1KB"}]}}"#);
+    // h0→h1 is one switch away, h0→h2 three: both see the three-switch RTT.
+    assert_eq!(w.qps[0].path.base_rtt, w.qps[1].path.base_rtt);
+    assert!(w.qps[0].path.base_rtt.ps() > 8_000_000);
+}
+
+#[test]
+fn without_a_retransmission_timeout_a_lost_tail_stalls_as_in_ns3() {
+    let lossy = r#""topology": {"kind": "single_switch", "hosts": 2, "host_link": {"rate": "100Gbps", "delay": "1us"}},
+        "links": [{"between": ["h0", "s0"], "loss": 0.3}],
+        "workload": {"flows": [{"src": "h0", "dst": "h1", "size": "1KB"}]}"#;
+    // Find a seed whose loss process drops the flow's only packet (or its ACK).
+    let seed = (1..100u64)
+        .find(|seed| run(&format!(r#"{{"seed": {seed}, "duration": "5ms", {lossy}}}"#)).0.stats.timeouts > 0)
+        .expect("with 30% loss some seed loses the tail");
+    let (on, p_on) = run(&format!(r#"{{"seed": {seed}, "duration": "5ms", {lossy}}}"#));
+    let (off, p_off) = run(&format!(r#"{{"seed": {seed}, "duration": "5ms", "nic": {{"rto": "off"}}, {lossy}}}"#));
+    assert_eq!(p_on, Progress::AllFlowsDone, "with a timeout the flow recovers");
+    assert_eq!(p_off, Progress::StopTime, "without one the lost tail is never resent");
+    assert_eq!(off.stats.timeouts, 0);
+    assert!(on.stats.timeouts > 0);
+}
+
+#[test]
+fn the_fct_file_uses_ns3_standalone_formula_and_the_flow_dport() {
+    let (w, _) = run(r#"{"duration": "5ms", "nic": {"framing": "ns3-hpcc", "mtu": "1000B"},
+        "topology": {"kind": "single_switch", "hosts": 2, "host_link": {"rate": "100Gbps", "delay": "1us"}},
+        "workload": {"flows": [{"src": "h0", "dst": "h1", "size": "10000B", "dport": 200}]}}"#);
+    let mut out = Vec::new();
+    w.write_hpcc_fct(&mut out).unwrap();
+    let line = String::from_utf8(out).unwrap();
+    let f: Vec<&str> = line.split_whitespace().collect();
+    assert_eq!(f.len(), 8);
+    assert_eq!((f[0], f[1], f[2], f[3], f[4]), ("0b000001", "0b000101", "10000", "200", "10000"));
+    // base RTT = 2 links × (2 × 1 µs + 1000 B at 100 Gb/s) = 4160 ns; + (10000 + 10 × 48) B at 100 Gb/s = 838.4 ns.
+    assert_eq!(f[7], "4998");
+}
+
+#[test]
+fn the_queue_length_monitor_writes_ns3_histograms() {
+    let (w, _) = run(&format!(
+        r#"{{"duration": "3ms", {INCAST}, "cc": {{"algorithm": "none"}}, "records": {{"qlen_monitor": {{"start": "0ns", "end": "200us"}}}}}}"#
+    ));
+    let mut out = Vec::new();
+    w.write_hpcc_qlen(&mut out).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "time: 0", "a dump at t = 0 (a multiple of 100 ms)");
+    let last_time = lines.iter().rposition(|l| l.starts_with("time:")).unwrap();
+    assert_eq!(lines[last_time], "time: 200000", "and one when the window ends");
+    // Each port's counts add up to the number of 100 ns samples: 200 µs / 100 ns + 1.
+    for l in &lines[last_time + 1..] {
+        let v: Vec<u64> = l.split_whitespace().map(|x| x.parse().unwrap()).collect();
+        assert_eq!(v[2..].iter().sum::<u64>(), 2001, "{l}");
+        assert_eq!(v[0], 5, "switch node id");
+        assert!(v[1] >= 1, "ns-3 interface indices start at 1");
+    }
+    let busy = lines[last_time + 1..].iter().any(|l| l.split_whitespace().count() > 3);
+    assert!(busy, "the incast port's queue shows up above the 0 KB bin");
+}
