@@ -193,7 +193,25 @@ pub struct Entry {
 }
 
 impl Entry {
-    /// Fold `ev` (generated at `at`) into this entry.
+    /// A new entry for `ev` of QP `qp`, raised at `at`, with the INT records it carries.
+    pub fn new(qp: u32, ev: CcEvent, at: Time, int: &[IntHop]) -> Entry {
+        let mut e = Entry {
+            qp,
+            kind: EventType::of(&ev),
+            event: ev,
+            first_signal: at,
+            count: 1,
+            hw_coalesced: 0,
+            sw_coalesced: 0,
+            triggered: false,
+            int: [IntHop::default(); MAX_INT_HOPS],
+            int_len: 0,
+        };
+        e.set_int(int);
+        e
+    }
+
+    /// Fold `ev` into this entry.
     pub fn absorb(&mut self, ev: &CcEvent, int: &[IntHop], how: Coalesce) {
         self.count += 1;
         if self.triggered {
@@ -363,18 +381,7 @@ mod tests {
     use super::*;
 
     fn entry(ev: CcEvent) -> Entry {
-        Entry {
-            qp: 0,
-            kind: EventType::of(&ev),
-            event: ev,
-            first_signal: Time(5),
-            count: 1,
-            hw_coalesced: 0,
-            sw_coalesced: 0,
-            triggered: false,
-            int: [IntHop::default(); MAX_INT_HOPS],
-            int_len: 0,
-        }
+        Entry::new(0, ev, Time(5), &[])
     }
 
     #[test]

@@ -8,7 +8,7 @@
 use super::qp::CC_SLOT_BASE;
 use crate::control::framework::{ControlDelay, Entry, EventType, PendingInstall, NO_ENTRY};
 use crate::control::{check_actions, Actions, CcContext, CcEvent, CC_TIMER_SLOTS};
-use crate::packet::{IntHop, MAX_INT_HOPS};
+use crate::packet::IntHop;
 use crate::time::Rate;
 use crate::world::{Event, RunError, World};
 
@@ -87,20 +87,7 @@ impl World {
             fw.entries[open as usize].absorb(&ev, int, how);
             return;
         }
-        let mut e = Entry {
-            qp: qi,
-            kind,
-            event: ev,
-            first_signal: now,
-            count: 1,
-            hw_coalesced: 0,
-            sw_coalesced: 0,
-            triggered: false,
-            int: [IntHop::default(); MAX_INT_HOPS],
-            int_len: 0,
-        };
-        e.set_int(int);
-        let id = fw.alloc(e);
+        let id = fw.alloc(Entry::new(qi, ev, now, int));
         if !matches!(kind, EventType::Timer | EventType::Rtt) {
             fw.open[qi as usize][kind as usize] = id;
         }
