@@ -93,3 +93,51 @@ class Odd(Halve):
 '''
     with pytest.raises(rdmalab.ScenarioError, match="subscriptions names `PING`"):
         rdmalab.run(scenario(tmp_path, src, "Odd"))
+
+
+GRANTS = '''
+from rdmalab import Controller
+class Grants(Controller):
+    subscriptions = ["RX", "PEER"]
+    def __init__(self):
+        self.seen = 0
+        self.sent = False
+    def on_event(self, ev, ctx):
+        if ev.kind == "RX":
+            assert ctx.at_receiver
+            self.seen += ev.bytes
+            if self.seen > 65536 and not self.sent:
+                self.sent = True
+                ctx.send_oob([20, 0, 0, 0])
+        elif ev.kind == "PEER":
+            ctx.set_rate(ev.words[0] * 1_000_000_000)
+        elif ev.kind == "HINT":
+            ctx.set_rate(int(ev.value * 1e9))
+'''
+
+
+def test_peer_messages_rx_events_and_hints_in_python(tmp_path):
+    sc = scenario(tmp_path, GRANTS, "Grants", control={"placement": "swcc"})
+    from rdmalab import _core
+
+    sim = _core.Simulation(sc.to_json(), *sc.controller)
+    sim.run_until(1_000_000_000)
+    # Per QP: the receiver sends its grant, then the sender applies it.
+    assert sim.summary()["control_actions_installed"] == 4
+    sim.hint(0, "weight", 7.0)
+    sim.run_until(2_000_000_000)
+    sim.write_tables(str(tmp_path / "out"))
+    import csv
+
+    with open(tmp_path / "out" / "qp_samples.csv") as f:
+        rows = list(csv.DictReader(f))
+    last = {int(r["qp"]): int(r["dequeue_rate_bps"]) for r in rows}
+    assert last[1] == 20_000_000_000, "the receiver's grant set the sender's rate"
+    assert last[0] == 7_000_000_000, "the hint, sent later, set QP 0's rate"
+    with pytest.raises(ValueError, match="hint `speed`"):
+        sim.hint(0, "speed", 1.0)
+
+
+def test_rx_subscriptions_are_refused_where_the_placement_lacks_them(tmp_path):
+    with pytest.raises(rdmalab.ScenarioError, match="subscribes to RX events"):
+        rdmalab.run(scenario(tmp_path, GRANTS, "Grants"))

@@ -11,17 +11,26 @@ rdmalab makes one instance per QP and calls ``on_event(event, ctx)`` for every
 event the class subscribes to (``subscriptions``; timers always arrive).
 
 The event has ``kind`` — ``TX``, ``ACK``, ``NACK``, ``CNP``, ``TIMER``,
-``TIMEOUT`` or ``RTT`` — and the fields of that kind: ``bytes``, ``packets``
-(TX); ``acked_bytes``, ``acked_through``, ``rtt_ps``, ``ece``, ``hops`` (ACK);
-``expected_psn`` (NACK); ``slot`` (TIMER); ``udp_sport``, ``rtt_ps``, ``lost``
-(RTT: an out-of-band probe answered, or lost after ``nic.probe_timeout``).
+``TIMEOUT``, ``RTT``, ``RX``, ``PEER`` or ``HINT`` — and the fields of that
+kind: ``bytes``, ``packets`` (TX); ``acked_bytes``, ``acked_through``,
+``rtt_ps``, ``ece``, ``hops`` (ACK); ``expected_psn`` (NACK); ``slot``
+(TIMER); ``udp_sport``, ``rtt_ps``, ``lost`` (RTT: an out-of-band probe
+answered, or lost after ``nic.probe_timeout``); ``bytes``, ``packets``, ``ce``
+(RX: data arrived at the receiver — only at placements that expose receive
+events, ``swcc`` and ``host-cpu``); ``words``, ``to_receiver`` (PEER: an
+out-of-band message from the QP's other end); ``hint``, ``value`` (HINT: an
+application hint, from ``hints:`` in the scenario or ``Simulation.hint``).
+Subscribe to ``PEER`` to get both PEER and HINT events.
 
 The context has ``now_ps``, ``line_rate_bps``, ``rate_bps``,
 ``bytes_in_flight``, ``snd_nxt_bytes``, ``base_rtt_ps``, ``path_hops``,
 ``mtu``, ``coalesced`` and ``int_hops``, and records actions:
 ``set_rate(bps)``, ``set_window(bytes or None)``, ``set_timer(slot, at_ps)``,
 ``cancel_timer(slot)``, ``request_probe(udp_sport)`` (an RTT probe along the
-path that source port hashes to) and ``set_path(udp_sport)``. Actions are
+path that source port hashes to), ``set_path(udp_sport)`` and
+``send_oob([w0, w1, w2, w3])`` (four 32-bit words to the other end of the QP;
+``ctx.at_receiver`` says which end this event happened at: one controller
+object serves both ends, so pass state between them only this way). Actions are
 checked (a rate must be 1 bit/s to the line rate); an exception or a bad
 action stops the run with an error that names the controller and the event.
 

@@ -456,6 +456,22 @@ impl World {
         max
     }
 
+    /// Refuse a controller that subscribes to signals the placement lacks
+    /// (receive-side events exist only at `swcc` and `host-cpu`, or where
+    /// `control.rx_events` says so).
+    pub fn check_signals(&self) -> Result<(), String> {
+        let rx = self.ctl.as_ref().is_some_and(|f| f.placement.rx_events);
+        let probe = self.cc_cfg.make();
+        if probe.subscriptions().has(crate::control::EventMask::RX) && !rx {
+            return Err(format!(
+                "cc: controller `{}` subscribes to RX events, which placement `{}` does not expose; allowed: placement swcc or host-cpu, or control.rx_events: true",
+                probe.name(),
+                self.placement_name()
+            ));
+        }
+        Ok(())
+    }
+
     pub fn placement_name(&self) -> &str {
         self.ctl.as_ref().map_or("asic", |f| f.placement.name.as_str())
     }

@@ -7,7 +7,7 @@ use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use rdmalab_core::algo::{CcConfig, ControllerFactory};
-use rdmalab_core::control::{Actions, CcContext, CcEvent, Controller, EventMask, CC_TIMER_SLOTS};
+use rdmalab_core::control::{Actions, CcContext, CcEvent, Controller, EventMask, HintKind, CC_TIMER_SLOTS};
 use rdmalab_core::scenario::Scenario;
 use rdmalab_core::time::{Rate, Time};
 use std::sync::Arc;
@@ -74,6 +74,19 @@ struct PyEvent {
     udp_sport: u16,
     #[pyo3(get)]
     lost: bool,
+    /// RX: whether any of the received packets was ECN-marked.
+    #[pyo3(get)]
+    ce: bool,
+    /// PEER: the 4 words the other end sent, and whether the sender sent them.
+    #[pyo3(get)]
+    words: Vec<u32>,
+    #[pyo3(get)]
+    to_receiver: bool,
+    /// HINT: its name and value.
+    #[pyo3(get)]
+    hint: String,
+    #[pyo3(get)]
+    value: f64,
 }
 
 /// What a Python controller may read, and where it records actions.
@@ -97,6 +110,9 @@ struct PyContext {
     mtu: u32,
     #[pyo3(get)]
     coalesced: u32,
+    /// The event happened at the QP's data receiver (RX, or a message from the sender).
+    #[pyo3(get)]
+    at_receiver: bool,
     /// INT hops as (queue bytes, tx bytes, timestamp ps, link rate bps).
     #[pyo3(get)]
     int_hops: Vec<(u64, u64, u64, u64)>,
@@ -134,6 +150,10 @@ impl PyContext {
     fn set_path(&mut self, udp_sport: u16) {
         self.actions.path = Some(udp_sport);
     }
+    /// Send four 32-bit words to the QP's other end (an out-of-band message).
+    fn send_oob(&mut self, words: [u32; 4]) {
+        self.actions.oob = Some(words);
+    }
     fn cancel_timer(&mut self, slot: usize) -> PyResult<()> {
         if slot >= CC_TIMER_SLOTS {
             return Err(PyValueError::new_err(format!("timer slot {slot}: allowed 0 to {}", CC_TIMER_SLOTS - 1)));
@@ -164,6 +184,7 @@ impl PyController {
             path_hops: ctx.path.hops,
             mtu: ctx.path.mtu,
             coalesced: ctx.coalesced,
+            at_receiver: ctx.at_receiver,
             int_hops: ctx.int.iter().map(|h| (h.qlen_bytes, h.tx_bytes, h.timestamp.ps(), h.link_rate.bps())).collect(),
             actions: Actions::default(),
         }
@@ -204,6 +225,9 @@ impl PyController {
             if let Some(sport) = a.path {
                 ctx.set_path(sport);
             }
+            if let Some(words) = a.oob {
+                ctx.send_oob(words);
+            }
             for (slot, t) in a.timers.iter().enumerate() {
                 match t {
                     Some(Some(at)) => ctx.set_timer(slot, *at),
@@ -239,6 +263,11 @@ impl Controller for PyController {
             slot: 0,
             udp_sport: 0,
             lost: false,
+            ce: false,
+            words: Vec::new(),
+            to_receiver: false,
+            hint: String::new(),
+            value: 0.0,
         };
         match *ev {
             CcEvent::Tx { bytes, packets } => {
@@ -259,6 +288,19 @@ impl Controller for PyController {
                 e.rtt_ps = rtt.ps();
                 e.lost = lost;
             }
+            CcEvent::Rx { bytes, packets, ce } => {
+                e.bytes = bytes as u64;
+                e.packets = packets;
+                e.ce = ce;
+            }
+            CcEvent::Peer { words, to_receiver } => {
+                e.words = words.to_vec();
+                e.to_receiver = to_receiver;
+            }
+            CcEvent::Hint { kind, value } => {
+                e.hint = kind.name();
+                e.value = value;
+            }
             CcEvent::Cnp | CcEvent::Timeout => {}
         }
         self.call("on_event", Some(e), ctx);
@@ -266,7 +308,7 @@ impl Controller for PyController {
 }
 
 fn event_mask(py: Python<'_>, obj: &PyObject) -> PyResult<EventMask> {
-    let Ok(subs) = obj.getattr(py, "subscriptions") else { return Ok(EventMask::ALL) };
+    let Ok(subs) = obj.getattr(py, "subscriptions") else { return Ok(EventMask::DEFAULT) };
     let names: Vec<String> = subs.extract(py)?;
     let mut m = 0u8;
     for n in names {
@@ -277,9 +319,11 @@ fn event_mask(py: Python<'_>, obj: &PyObject) -> PyResult<EventMask> {
             "CNP" => EventMask::CNP,
             "TIMEOUT" => EventMask::TIMEOUT,
             "RTT" => EventMask::RTT,
+            "RX" => EventMask::RX,
+            "PEER" | "HINT" => EventMask::PEER,
             other => {
                 return Err(ScenarioError::new_err(format!(
-                    "cc.class: subscriptions names `{other}`; allowed: TX, ACK, NACK, CNP, TIMEOUT, RTT (timers always arrive)"
+                    "cc.class: subscriptions names `{other}`; allowed: TX, ACK, NACK, CNP, TIMEOUT, RTT, RX, PEER, HINT (timers always arrive)"
                 )))
             }
         };
@@ -323,6 +367,7 @@ impl Simulation {
                 Box::new(PyController { name: n.clone(), obj, mask })
             };
             world.cc_cfg = CcConfig::Custom(ControllerFactory { name, make: Arc::new(make) });
+            world.check_signals().map_err(ScenarioError::new_err)?;
         }
         Ok(Simulation { world, name: s.name, progress: Progress::Running })
     }
@@ -337,6 +382,19 @@ impl Simulation {
             Progress::AllFlowsDone => "all_flows_done",
             Progress::StopTime => "stop_time",
         })
+    }
+
+    /// Send an application hint (`weight`, `target_latency_us`, `priority`,
+    /// `customN`) to QP `qp`'s controller now, between two `run_until` calls.
+    fn hint(&mut self, qp: u32, kind: &str, value: f64) -> PyResult<()> {
+        let k = HintKind::parse(kind).ok_or_else(|| {
+            PyValueError::new_err(format!("hint `{kind}`: allowed weight, target_latency_us, priority, customN"))
+        })?;
+        self.world.hint(qp, k, value).map_err(PyValueError::new_err)?;
+        if let Some(e) = self.world.error.take() {
+            return Err(RunError::new_err(e.to_string()));
+        }
+        Ok(())
     }
 
     #[getter]

@@ -34,9 +34,12 @@ pub enum EventType {
     Timer = 4,
     Timeout = 5,
     Rtt = 6,
+    Rx = 7,
+    Peer = 8,
+    Hint = 9,
 }
 
-pub const EVENT_TYPES: usize = 7;
+pub const EVENT_TYPES: usize = 10;
 
 impl EventType {
     pub fn of(ev: &CcEvent) -> EventType {
@@ -48,10 +51,13 @@ impl EventType {
             CcEvent::Timer { .. } => EventType::Timer,
             CcEvent::Timeout => EventType::Timeout,
             CcEvent::Rtt { .. } => EventType::Rtt,
+            CcEvent::Rx { .. } => EventType::Rx,
+            CcEvent::Peer { .. } => EventType::Peer,
+            CcEvent::Hint { .. } => EventType::Hint,
         }
     }
     pub fn name(self) -> &'static str {
-        ["TX", "ACK", "NACK", "CNP", "TIMER", "TIMEOUT", "RTT"][self as usize]
+        ["TX", "ACK", "NACK", "CNP", "TIMER", "TIMEOUT", "RTT", "RX", "PEER", "HINT"][self as usize]
     }
 }
 
@@ -99,6 +105,9 @@ pub struct Placement {
     pub software_coalescing: bool,
     /// Strategy per event type.
     pub coalesce: [Coalesce; EVENT_TYPES],
+    /// Receive-side (RX) events exist here. Commodity NICs and the BlueField-3
+    /// DPA do not expose them; SwCC's RX core and a host stack see every packet.
+    pub rx_events: bool,
 }
 
 impl Placement {
@@ -119,6 +128,7 @@ impl Placement {
             threads,
             software_coalescing: true,
             coalesce: [Coalesce::Accumulate; EVENT_TYPES],
+            rx_events: false,
         }
     }
 
@@ -143,6 +153,7 @@ impl Placement {
         let mut p = Self::preset("swcc", 50, 100, 0, 50, 2);
         // Per packet: every event is processed on its own.
         p.software_coalescing = false;
+        p.rx_events = true;
         p
     }
 
@@ -151,7 +162,9 @@ impl Placement {
     /// as 8 µs trigger (PCIe, interrupt, softirq), 4 µs processing and 8 µs to
     /// install the rate over PCIe (rdmalab's split of the measured total); one core.
     pub fn host_cpu() -> Placement {
-        Self::preset("host-cpu", 8_000, 4_000, 0, 8_000, 1)
+        let mut p = Self::preset("host-cpu", 8_000, 4_000, 0, 8_000, 1);
+        p.rx_events = true;
+        p
     }
 
     pub fn by_name(name: &str) -> Option<Placement> {
@@ -233,6 +246,9 @@ impl Entry {
                     (CcEvent::Ack { acked_bytes: a0, ece: e0, .. }, CcEvent::Ack { acked_bytes, acked_through, rtt, ece, hops }) => {
                         CcEvent::Ack { acked_bytes: a0 + acked_bytes, acked_through, rtt, ece: e0 || ece, hops }
                     }
+                    (CcEvent::Rx { bytes: b0, packets: p0, ce: c0 }, CcEvent::Rx { bytes, packets, ce }) => {
+                        CcEvent::Rx { bytes: b0.saturating_add(bytes), packets: p0 + packets, ce: c0 || ce }
+                    }
                     (_, newer) => newer,
                 };
                 if !int.is_empty() {
@@ -256,6 +272,7 @@ pub struct PendingInstall {
     pub first_signal: Time,
     pub kind: EventType,
     pub count: u32,
+    pub at_receiver: bool,
 }
 
 #[derive(Clone, Debug, Default)]

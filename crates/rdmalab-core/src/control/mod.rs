@@ -34,7 +34,13 @@ impl EventMask {
     pub const CNP: u8 = 1 << 3;
     pub const TIMEOUT: u8 = 1 << 4;
     pub const RTT: u8 = 1 << 5;
+    /// Receive-side data events (only where the placement exposes them).
+    pub const RX: u8 = 1 << 6;
+    /// Out-of-band messages from the peer and application hints.
+    pub const PEER: u8 = 1 << 7;
     pub const ALL: EventMask = EventMask(0xff);
+    /// Everything that every placement raises (all but receive-side events).
+    pub const DEFAULT: EventMask = EventMask(0xff & !Self::RX);
     #[inline]
     pub fn has(self, bit: u8) -> bool {
         self.0 & bit != 0
@@ -63,9 +69,55 @@ pub enum CcEvent {
     /// An out-of-band probe on path `udp_sport` came back after `rtt`, or
     /// `lost` (no answer within the probe timeout: the path may have failed).
     Rtt { udp_sport: u16, rtt: Duration, lost: bool },
+    /// Data arrived at the QP's receiver (`bytes` payload, `ce`: ECN-marked).
+    /// Only placements that expose receive-side events raise it.
+    Rx { bytes: u32, packets: u32, ce: bool },
+    /// An out-of-band message from the QP's other end (peer domain): 16 bytes
+    /// of controller-defined content, e.g. credits or a utilisation report;
+    /// `to_receiver` when the data sender sent it.
+    Peer { words: [u32; 4], to_receiver: bool },
+    /// An application hint (host domain), e.g. a tenant's weight or latency target.
+    Hint { kind: HintKind, value: f64 },
+}
+
+/// What an application hint is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HintKind {
+    /// Relative share (a tenant's weight).
+    Weight,
+    /// Target latency in µs (an SLO).
+    TargetLatencyUs,
+    /// Priority class the application asks for.
+    Priority,
+    /// Anything else, by number.
+    Custom(u16),
+}
+
+impl HintKind {
+    pub fn parse(s: &str) -> Option<HintKind> {
+        match s {
+            "weight" => Some(HintKind::Weight),
+            "target_latency_us" => Some(HintKind::TargetLatencyUs),
+            "priority" => Some(HintKind::Priority),
+            _ => s.strip_prefix("custom").and_then(|n| n.parse().ok()).map(HintKind::Custom),
+        }
+    }
+    pub fn name(self) -> String {
+        match self {
+            HintKind::Weight => "weight".into(),
+            HintKind::TargetLatencyUs => "target_latency_us".into(),
+            HintKind::Priority => "priority".into(),
+            HintKind::Custom(n) => format!("custom{n}"),
+        }
+    }
 }
 
 impl CcEvent {
+    /// Did this happen at the QP's data receiver?
+    pub fn at_receiver(&self) -> bool {
+        matches!(self, CcEvent::Rx { .. } | CcEvent::Peer { to_receiver: true, .. })
+    }
+
     pub fn name(&self) -> &'static str {
         match self {
             CcEvent::Tx { .. } => "TX",
@@ -75,6 +127,9 @@ impl CcEvent {
             CcEvent::Timer { .. } => "TIMER",
             CcEvent::Timeout => "TIMEOUT",
             CcEvent::Rtt { .. } => "RTT",
+            CcEvent::Rx { .. } => "RX",
+            CcEvent::Peer { .. } => "PEER",
+            CcEvent::Hint { .. } => "HINT",
         }
     }
 }
@@ -93,6 +148,8 @@ pub struct Actions {
     pub probe_count: u8,
     /// Move the QP's data to the path of this UDP source port.
     pub path: Option<u16>,
+    /// An out-of-band message to the QP's other end.
+    pub oob: Option<[u32; 4]>,
 }
 
 /// Probes one event may request (SCR probes a handful of paths per flow).
@@ -126,6 +183,7 @@ impl Actions {
             && self.timers.iter().all(|t| t.is_none())
             && self.probe_count == 0
             && self.path.is_none()
+            && self.oob.is_none()
     }
 }
 
@@ -142,6 +200,11 @@ pub struct CcContext<'a> {
     pub path: PathFacts,
     /// The UDP source port the QP's data uses now (its current path).
     pub udp_sport: u16,
+    /// This event happened at the QP's data receiver (RX, or a Peer message
+    /// sent by the sender); otherwise at the data sender. One controller
+    /// object serves both ends: state of one end must reach the other only
+    /// through out-of-band messages.
+    pub at_receiver: bool,
     /// INT hop records echoed with this ACK (empty unless switches push INT).
     pub int: &'a [IntHop],
     /// Events folded into this one while it waited (1 when nothing was coalesced;
@@ -153,7 +216,7 @@ pub struct CcContext<'a> {
 impl<'a> CcContext<'a> {
     pub fn new(now: Time, line_rate: Rate, rate: Rate, bytes_in_flight: u64, actions: &'a mut Actions) -> Self {
         let path = PathFacts { line_rate, base_rtt: Duration::from_us(10), hops: 1, mtu: 1024 };
-        CcContext { now, line_rate, rate, bytes_in_flight, snd_nxt_bytes: 0, path, udp_sport: 0, int: &[], coalesced: 1, actions }
+        CcContext { now, line_rate, rate, bytes_in_flight, snd_nxt_bytes: 0, path, udp_sport: 0, at_receiver: false, int: &[], coalesced: 1, actions }
     }
 
     /// A context with every fact given (what the NIC builds).
@@ -174,6 +237,7 @@ impl<'a> CcContext<'a> {
             snd_nxt_bytes,
             path,
             udp_sport: 0,
+            at_receiver: false,
             int,
             coalesced: 1,
             actions,
@@ -204,14 +268,21 @@ impl<'a> CcContext<'a> {
     pub fn set_path(&mut self, udp_sport: u16) {
         self.actions.path = Some(udp_sport);
     }
+    /// Send 16 bytes to the QP's other end (an out-of-band packet with a 128 B
+    /// payload); it arrives there as a `Peer` event. Sent from the end where
+    /// this event happened ([`CcContext::at_receiver`]).
+    pub fn send_oob(&mut self, words: [u32; 4]) {
+        self.actions.oob = Some(words);
+    }
 }
 
 /// A congestion controller for one QP. Callbacks are named after what
-/// happened; the default `subscriptions` asks for everything.
+/// happened; the default `subscriptions` asks for every event that all
+/// placements raise (RX events must be asked for explicitly).
 pub trait Controller {
     fn name(&self) -> &str;
     fn subscriptions(&self) -> EventMask {
-        EventMask::ALL
+        EventMask::DEFAULT
     }
     /// The QP starts sending; `ctx.rate` is the line rate.
     fn on_start(&mut self, _ctx: &mut CcContext) {}

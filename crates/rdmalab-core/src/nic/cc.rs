@@ -30,11 +30,23 @@ impl World {
         let mut ctx =
             CcContext::with_facts(now, qp.rate, qp.bytes_in_flight(), qp.snd_nxt_off, qp.path, int, &mut actions);
         ctx.udp_sport = qp.udp_sport;
+        ctx.at_receiver = ev.at_receiver();
         if let Err(detail) = qp.cc.on_event(&ev, &mut ctx) {
             self.fail_controller(qi, ev.name(), detail);
             return;
         }
-        self.apply_actions(qi, ev.name(), &actions);
+        self.apply_actions(qi, ev.name(), &actions, ev.at_receiver());
+    }
+
+    /// Deliver an application hint to QP `qi`'s controller (host domain).
+    pub fn hint(&mut self, qi: u32, kind: crate::control::HintKind, value: f64) -> Result<(), String> {
+        if qi as usize >= self.qps.len() {
+            return Err(format!("no QP {qi}; {} QPs exist so far", self.qps.len()));
+        }
+        if self.qps[qi as usize].cc_mask.has(crate::control::EventMask::PEER) {
+            self.raise_cc(qi, CcEvent::Hint { kind, value }, None);
+        }
+        Ok(())
     }
 
     /// Start the controller of a new QP.
@@ -49,7 +61,7 @@ impl World {
             return;
         }
         self.qps[qi as usize].cc_mask = self.qps[qi as usize].cc.subscriptions();
-        self.apply_actions(qi, "START", &actions);
+        self.apply_actions(qi, "START", &actions, false);
     }
 
     fn fail_controller(&mut self, qi: u32, event: &str, detail: String) {
@@ -81,14 +93,15 @@ impl World {
             fw.stats.tx_bytes_raised += bytes as u64;
         }
         let open = fw.open[qi as usize][kind as usize];
-        // Timers of different slots are different events: they never fold together.
-        if open != NO_ENTRY && !matches!(kind, EventType::Timer | EventType::Rtt) {
+        // Timers, probe answers, peer messages and hints are each distinct: they never fold together.
+        let distinct = matches!(kind, EventType::Timer | EventType::Rtt | EventType::Peer | EventType::Hint);
+        if open != NO_ENTRY && !distinct {
             let how = fw.placement.coalesce[kind as usize];
             fw.entries[open as usize].absorb(&ev, int, how);
             return;
         }
         let id = fw.alloc(Entry::new(qi, ev, now, int));
-        if !matches!(kind, EventType::Timer | EventType::Rtt) {
+        if !distinct {
             fw.open[qi as usize][kind as usize] = id;
         }
         // Timers and timeouts arise on the control cores themselves: no trigger path.
@@ -167,6 +180,7 @@ impl World {
         );
         ctx.coalesced = e.count;
         ctx.udp_sport = qp.udp_sport;
+        ctx.at_receiver = e.event.at_receiver();
         let result = qp.cc.on_event(&e.event, &mut ctx);
         self.q.schedule(now + cost, Event::CtrlDone { thread: t as u32 });
         if let Err(detail) = result {
@@ -180,6 +194,7 @@ impl World {
                 first_signal: e.first_signal,
                 kind: e.kind,
                 count: e.count,
+                at_receiver: e.event.at_receiver(),
             });
             self.q.schedule(now + cost + install, Event::CtrlInstall { qp: e.qp });
         }
@@ -198,10 +213,10 @@ impl World {
         if fw.record_delays {
             fw.delays.push(ControlDelay { time: now, qp: qi, kind: p.kind, delay: now - p.first_signal, coalesced: p.count });
         }
-        self.apply_actions(qi, p.kind.name(), &p.actions);
+        self.apply_actions(qi, p.kind.name(), &p.actions, p.at_receiver);
     }
 
-    fn apply_actions(&mut self, qi: u32, event: &str, a: &Actions) {
+    fn apply_actions(&mut self, qi: u32, event: &str, a: &Actions, at_receiver: bool) {
         let line = self.nics[self.qps[qi as usize].tx_nic as usize].line_rate;
         if let Err(detail) = check_actions(a, line) {
             self.fail_controller(qi, event, detail);
@@ -218,6 +233,9 @@ impl World {
         }
         for &sport in &a.probes[..a.probe_count as usize] {
             self.send_probe(qi, sport);
+        }
+        if let Some(words) = a.oob {
+            self.send_oob(qi, words, at_receiver);
         }
         for s in 0..CC_TIMER_SLOTS {
             match a.timers[s] {

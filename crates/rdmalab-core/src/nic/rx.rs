@@ -35,6 +35,14 @@ impl World {
             }
             PacketKind::ReadRequest => self.receive_read_request(&p),
             PacketKind::Probe => self.answer_probe(&p),
+            PacketKind::Oob { to_receiver } => {
+                if self.qps[p.qp as usize].cc_mask.has(EventMask::PEER) {
+                    let hi = (p.tx_timestamp.ps() >> 32) as u32;
+                    let lo = p.tx_timestamp.ps() as u32;
+                    let words = [p.psn, p.payload, hi, lo];
+                    self.raise_cc(p.qp, CcEvent::Peer { words, to_receiver }, None);
+                }
+            }
             PacketKind::ProbeReply => self.receive_probe_reply(&p),
             PacketKind::Pfc { .. } => unreachable!("PFC frames are handled at the port"),
         }
@@ -69,6 +77,9 @@ impl World {
                 self.stats.cnps_sent += 1;
                 self.send_control(rx_nic, c, None);
             }
+        }
+        if self.qps[qi as usize].cc_mask.has(EventMask::RX) {
+            self.raise_cc(qi, CcEvent::Rx { bytes: p.payload, packets: 1, ce: p.ecn_ce }, None);
         }
         let qp = &mut self.qps[qi as usize];
         qp.rx_ce_pending |= p.ecn_ce;
@@ -333,5 +344,22 @@ impl World {
                 self.raise_cc(qi, CcEvent::Rtt { udp_sport: sport, rtt: timeout, lost: true }, None);
             }
         }
+    }
+
+    /// Send a controller's out-of-band message from one end of QP `qi` to the other.
+    pub(crate) fn send_oob(&mut self, qi: u32, words: [u32; 4], from_receiver: bool) {
+        let qp = &self.qps[qi as usize];
+        let to_receiver = !from_receiver;
+        let mut m = Packet::new(PacketKind::Oob { to_receiver });
+        m.qp = qi;
+        (m.src, m.dst) = if to_receiver { (qp.src_node, qp.dst_node) } else { (qp.dst_node, qp.src_node) };
+        m.udp_sport = qp.udp_sport;
+        m.class = qp.class;
+        m.psn = words[0];
+        m.payload = words[1];
+        m.tx_timestamp = crate::time::Time(((words[2] as u64) << 32) | words[3] as u64);
+        m.frame_bytes = self.nic_cfg.wire.oob_frame;
+        let nic = self.node_index[m.src as usize];
+        self.queue_request(nic, m);
     }
 }

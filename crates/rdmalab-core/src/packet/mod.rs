@@ -39,13 +39,19 @@ pub enum PacketKind {
     Probe,
     /// The peer's answer to a probe, echoing its id and transmit timestamp.
     ProbeReply,
+    /// An out-of-band message between the two ends of a QP (peer domain). Its
+    /// 16 bytes of content ride in `psn`, `payload` and `tx_timestamp`.
+    Oob { to_receiver: bool },
 }
 
 impl PacketKind {
     /// Control packets travel in the strict-priority class and are never paused.
     #[inline]
     pub fn is_control(self) -> bool {
-        !matches!(self, PacketKind::Data | PacketKind::ReadRequest | PacketKind::Probe | PacketKind::ProbeReply)
+        !matches!(
+            self,
+            PacketKind::Data | PacketKind::ReadRequest | PacketKind::Probe | PacketKind::ProbeReply | PacketKind::Oob { .. }
+        )
     }
 }
 

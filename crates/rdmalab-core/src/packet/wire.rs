@@ -32,6 +32,8 @@ pub const IB_AETH: u32 = 4;
 pub const IB_ICRC: u32 = 4;
 /// A CNP carries 16 reserved bytes after its BTH.
 pub const CNP_RESERVED: u32 = 16;
+/// Payload of an out-of-band peer message (SCR: "about 128 B").
+pub const OOB_PAYLOAD: u32 = 128;
 /// RoCEv2 UDP destination port.
 pub const ROCEV2_UDP_PORT: u16 = 4791;
 
@@ -51,6 +53,8 @@ pub struct WireFormat {
     pub pfc_frame: u32,
     /// An RTT probe or its reply: a minimum frame (UDP with a timestamp).
     pub probe_frame: u32,
+    /// An out-of-band peer message: UDP with a 128 B payload (SCR §4.3.3).
+    pub oob_frame: u32,
     /// Preamble, SFD and inter-frame gap added to every frame on the wire.
     pub l1_overhead: u32,
     /// INT header carried by data packets and their ACKs when switches push INT.
@@ -77,6 +81,7 @@ impl WireFormat {
             read_request_frame: pad(l2_l4 + IB_BTH + IB_RETH + IB_ICRC + ETH_FCS),
             pfc_frame: ETH_MIN_FRAME,
             probe_frame: ETH_MIN_FRAME,
+            oob_frame: l2_l4 + OOB_PAYLOAD + ETH_FCS,
             l1_overhead: ETH_PREAMBLE_SFD + ETH_IFG,
             int_header: 0,
             min_frame: ETH_MIN_FRAME,
@@ -95,6 +100,7 @@ impl WireFormat {
             read_request_frame: 60,
             pfc_frame: 64,
             probe_frame: 64,
+            oob_frame: 48 + OOB_PAYLOAD,
             l1_overhead: 0,
             int_header: 0,
             min_frame: 0,

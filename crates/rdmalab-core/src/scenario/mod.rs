@@ -110,6 +110,7 @@ impl Scenario {
         if let Some((a, b)) = self.qlen_monitor {
             w.set_qlen_monitor(Time::ZERO + a, Time::ZERO + b);
         }
+        w.check_signals()?;
         Ok(w)
     }
 }
@@ -847,6 +848,7 @@ impl Parser {
             "install_latency",
             "threads",
             "software_coalescing",
+            "rx_events",
             "coalesce",
             "record_delays",
         ];
@@ -874,6 +876,7 @@ impl Parser {
             p.threads = n as u32;
         }
         p.software_coalescing = self.boolean(&c, "software_coalescing", p.software_coalescing);
+        p.rx_events = self.boolean(&c, "rx_events", p.rx_events);
         if let Some(cv) = c.get("coalesce") {
             const TYPES: &[&str] = &["tx", "ack", "nack", "cnp", "timeout"];
             if let Some(co) = self.obj(cv, "control.coalesce", TYPES) {
@@ -1038,11 +1041,27 @@ impl Parser {
         }
         for (path, v) in self.list(&w, "perftest") {
             let Some(f) =
-                self.obj(v, &path, &["name", "src", "dst", "verb", "message_size", "queue_depth", "qps", "start", "rate"])
+                self.obj(v, &path, &["name", "src", "dst", "verb", "message_size", "queue_depth", "qps", "start", "rate", "hints"])
             else {
                 continue;
             };
             let rate = if f.get("rate").is_some() { self.rate(&f, "rate", None).map(Some) } else { Some(None) };
+            let mut hints = Vec::new();
+            if let Some(hv) = f.get("hints") {
+                match hv.as_object() {
+                    Some(m) => {
+                        for (k, v) in m {
+                            let key = format!("{}.{k}", f.key("hints"));
+                            match (crate::control::HintKind::parse(k), v.as_f64()) {
+                                (Some(kind), Some(x)) => hints.push((kind, x)),
+                                (None, _) => self.err(key, "", "unknown hint; allowed: weight, target_latency_us, priority, customN (N a number)"),
+                                (_, None) => self.err(key, show(v), "a hint's value must be a number"),
+                            }
+                        }
+                    }
+                    None => self.err(f.key("hints"), show(hv), "must be a mapping of hint names to numbers"),
+                }
+            }
             let name = self.string(&f, "name", Some("")).unwrap_or_default();
             let src = self.node_ref(t, f.key("src"), f.get("src"), true);
             let dst = self.node_ref(t, f.key("dst"), f.get("dst"), true);
@@ -1074,7 +1093,17 @@ impl Parser {
                 for i in 0..n {
                     let nm = if name.is_empty() { format!("{path}") } else { name.clone() };
                     let nm = if n > 1 { format!("{nm}#{i}") } else { nm };
-                    wl.apps.push(AppSpec { name: nm, src, dst, verb, message_bytes: mb, queue_depth: qd as u32, start: st, rate });
+                    wl.apps.push(AppSpec {
+                        name: nm,
+                        src,
+                        dst,
+                        verb,
+                        message_bytes: mb,
+                        queue_depth: qd as u32,
+                        start: st,
+                        rate,
+                        hints: hints.clone(),
+                    });
                 }
             }
         }

@@ -40,6 +40,8 @@ pub struct AppSpec {
     pub start: Duration,
     /// A fixed dequeue rate with no congestion control (background traffic).
     pub rate: Option<Rate>,
+    /// Application hints delivered to the QP's controller when it starts.
+    pub hints: Vec<(crate::control::HintKind, f64)>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -212,6 +214,9 @@ impl World {
             qp.rate = r;
         }
         self.apps[a as usize].qp = Some(qi);
+        for &(kind, value) in &spec.hints {
+            let _ = self.hint(qi, kind, value);
+        }
         for _ in 0..spec.queue_depth {
             self.apps[a as usize].posted += 1;
             self.post(qi, spec.message_bytes, Origin::App(a));
