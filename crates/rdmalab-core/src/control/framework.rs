@@ -37,9 +37,10 @@ pub enum EventType {
     Rx = 7,
     Peer = 8,
     Hint = 9,
+    Host = 10,
 }
 
-pub const EVENT_TYPES: usize = 10;
+pub const EVENT_TYPES: usize = 11;
 
 impl EventType {
     pub fn of(ev: &CcEvent) -> EventType {
@@ -54,10 +55,11 @@ impl EventType {
             CcEvent::Rx { .. } => EventType::Rx,
             CcEvent::Peer { .. } => EventType::Peer,
             CcEvent::Hint { .. } => EventType::Hint,
+            CcEvent::Host { .. } => EventType::Host,
         }
     }
     pub fn name(self) -> &'static str {
-        ["TX", "ACK", "NACK", "CNP", "TIMER", "TIMEOUT", "RTT", "RX", "PEER", "HINT"][self as usize]
+        ["TX", "ACK", "NACK", "CNP", "TIMER", "TIMEOUT", "RTT", "RX", "PEER", "HINT", "HOST"][self as usize]
     }
 }
 

@@ -330,7 +330,7 @@ impl Parser {
 
     fn scenario(&mut self, v: &Value) -> Option<Scenario> {
         const TOP: &[&str] =
-            &["name", "description", "seed", "duration", "max_events", "topology", "links", "switch", "nic", "cc", "control", "workload", "records"];
+            &["name", "description", "seed", "duration", "max_events", "topology", "links", "switch", "nic", "host", "cc", "control", "workload", "records"];
         let o = self.obj(v, "", TOP)?;
         let name = self.string(&o, "name", Some("scenario")).unwrap_or_default();
         let _ = self.string(&o, "description", Some(""));
@@ -363,6 +363,10 @@ impl Parser {
             self.check_connected(t, w);
         }
         let mut nic = nic;
+        if let (Some(n), Some((pcie, report))) = (nic.as_mut(), self.host(&o)) {
+            n.pcie = pcie;
+            n.host_report_interval = report;
+        }
         if let (Some(n), Some(sw), Some(c)) = (nic.as_mut(), &switch, &cc) {
             if sw.int_enabled {
                 n.wire.int_header = crate::packet::wire::HPCC_INT_HEADER;
@@ -712,6 +716,8 @@ impl Parser {
             window_scales_with_rate: scales,
             base_rtt: base_rtt?,
             probe_timeout: probe_timeout?,
+            pcie: None,
+            host_report_interval: None,
         })
     }
 
@@ -893,6 +899,40 @@ impl Parser {
             self.err("control", "", "a placement with no latencies and threads: 0 is the `asic` placement; name it so");
         }
         (self.errs.len() == before).then_some((p, record))
+    }
+
+    /// The host domain: the PCIe model and the period of host reports.
+    fn host(&mut self, o: &Obj) -> Option<(Option<crate::nic::PcieConfig>, Option<Duration>)> {
+        let Some(h) = self.sub(o, "host", &["pcie", "pcie_bandwidth", "pcie_latency", "report_interval"]) else {
+            return Some((None, None));
+        };
+        let before = self.errs.len();
+        let preset = match h.get("pcie") {
+            None => None,
+            Some(Value::String(s)) if s == "gen4x16" => Some(Rate(252_061_538_462)),
+            Some(Value::String(s)) if s == "gen5x16" => Some(Rate(504_123_076_923)),
+            Some(Value::String(s)) if s == "gen3x16" => Some(Rate(126_030_769_231)),
+            Some(v) => {
+                self.err(h.key("pcie"), show(v), "allowed: gen3x16, gen4x16, gen5x16 (or set pcie_bandwidth)");
+                None
+            }
+        };
+        let wants_pcie = h.get("pcie").is_some() || h.get("pcie_bandwidth").is_some();
+        let bw = if wants_pcie { self.rate(&h, "pcie_bandwidth", preset) } else { None };
+        let latency = self.duration(&h, "pcie_latency", Some(Duration::from_ns(900)));
+        let report = if h.get("report_interval").is_some() {
+            self.positive_duration(&h, "report_interval", None)
+        } else {
+            None
+        };
+        if self.errs.len() != before {
+            return None;
+        }
+        let pcie = match (wants_pcie, bw, latency) {
+            (true, Some(bandwidth), Some(latency)) => Some(crate::nic::PcieConfig { bandwidth, latency }),
+            _ => None,
+        };
+        Some((pcie, report))
     }
 
     fn verb(&mut self, o: &Obj) -> Option<Verb> {
