@@ -333,7 +333,7 @@ impl World {
         self.run_until(self.run.stop_at)
     }
 
-    #[inline]
+    #[inline(always)]
     fn dispatch(&mut self, ev: Event) {
         match ev {
             Event::TxDone { port } => {
@@ -427,6 +427,8 @@ impl World {
         }
     }
 
+    #[cold]
+    #[inline(never)]
     fn set_link_state(&mut self, link: u32, up: bool) {
         for p in self.ports.iter_mut().filter(|p| p.link == link) {
             p.up = up;

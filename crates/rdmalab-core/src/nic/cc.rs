@@ -15,6 +15,7 @@ use crate::world::{Event, RunError, World};
 impl World {
     /// Deliver `ev` to QP `qi`'s controller and apply what it decides. An ACK
     /// passes its packet so the controller can read the echoed INT records.
+    #[inline(never)]
     pub(crate) fn raise_cc(&mut self, qi: u32, ev: CcEvent, ack: Option<crate::packet::PacketId>) {
         if self.ctl.is_some() {
             self.ctl_raise(qi, ev, ack);
@@ -64,6 +65,8 @@ impl World {
         self.apply_actions(qi, "START", &actions, false);
     }
 
+    #[cold]
+    #[inline(never)]
     fn fail_controller(&mut self, qi: u32, event: &str, detail: String) {
         if self.error.is_none() {
             self.error = Some(RunError::Controller {
@@ -79,6 +82,8 @@ impl World {
 
     /// Queue `ev` for QP `qi`: fold it into a waiting entry of its type, or
     /// open one and start its trigger.
+    #[cold]
+    #[inline(never)]
     fn ctl_raise(&mut self, qi: u32, ev: CcEvent, ack: Option<crate::packet::PacketId>) {
         let now = self.now();
         let int: &[IntHop] = match ack {

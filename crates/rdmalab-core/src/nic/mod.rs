@@ -298,6 +298,8 @@ impl World {
     /// Host-domain reports: per NIC, PCIe utilisation and mean DMA latency over
     /// the last period, QPs with data to send and port utilisation, raised as a
     /// HOST event to each active QP that subscribes.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn host_report(&mut self) {
         let Some(iv) = self.nic_cfg.host_report_interval else { return };
         let now = self.now();
