@@ -850,6 +850,9 @@ impl Parser {
             "placement",
             "trigger_latency",
             "processing",
+            "cycles_per_event",
+            "clock",
+            "tx_batch_bytes",
             "state_access",
             "install_latency",
             "threads",
@@ -871,6 +874,30 @@ impl Parser {
         }
         if let Some(d) = self.duration(&c, "processing", Some(p.processing)) {
             p.processing = d;
+        }
+        // Or as cycles at a clock: processing = cycles / clock.
+        match (c.get("cycles_per_event"), c.get("clock")) {
+            (None, None) => {}
+            (Some(_), Some(_)) if c.get("processing").is_some() => {
+                self.err("control.processing", "", "give either processing or cycles_per_event with clock, not both")
+            }
+            (Some(_), Some(clock)) => {
+                let cycles = self.int(&c, "cycles_per_event", None, 0, 1 << 40);
+                let hz = match clock {
+                    Value::String(s) => parse_frequency(s).map_err(|e| self.err("control.clock", format!("`{s}`"), e)).ok(),
+                    other => {
+                        self.err("control.clock", show(other), "a frequency with a unit, like `250MHz` or `1.8GHz`");
+                        None
+                    }
+                };
+                if let (Some(cy), Some(hz)) = (cycles, hz) {
+                    p.processing = Duration((cy as f64 * 1e12 / hz).round() as u64);
+                }
+            }
+            _ => self.err("control", "", "cycles_per_event and clock go together (processing = cycles / clock)"),
+        }
+        if c.get("tx_batch_bytes").is_some() {
+            p.tx_batch_bytes = self.bytes(&c, "tx_batch_bytes", None).unwrap_or(0);
         }
         if let Some(d) = self.duration(&c, "state_access", Some(p.state_access)) {
             p.state_access = d;
@@ -1181,6 +1208,26 @@ impl Parser {
                 );
             }
         }
+    }
+}
+
+/// A clock frequency: `Hz`, `kHz`, `MHz`, `GHz`.
+fn parse_frequency(s: &str) -> Result<f64, String> {
+    let s = s.trim();
+    let (num, mult) = if let Some(x) = s.strip_suffix("GHz") {
+        (x, 1e9)
+    } else if let Some(x) = s.strip_suffix("MHz") {
+        (x, 1e6)
+    } else if let Some(x) = s.strip_suffix("kHz") {
+        (x, 1e3)
+    } else if let Some(x) = s.strip_suffix("Hz") {
+        (x, 1.0)
+    } else {
+        return Err("a frequency with a unit: Hz, kHz, MHz or GHz, like `250MHz`".into());
+    };
+    match num.trim().parse::<f64>() {
+        Ok(v) if v > 0.0 => Ok(v * mult),
+        _ => Err("a frequency greater than 0, like `250MHz`".into()),
     }
 }
 
