@@ -30,7 +30,9 @@ The context has ``now_ps``, ``line_rate_bps``, ``rate_bps``,
 ``set_rate(bps)``, ``set_window(bytes or None)``, ``set_timer(slot, at_ps)``,
 ``cancel_timer(slot)``, ``request_probe(udp_sport)`` (an RTT probe along the
 path that source port hashes to), ``set_path(udp_sport)`` and
-``send_oob([w0, w1, w2, w3])`` (four 32-bit words to the other end of the QP;
+``set_share(packets)`` (the QP's packets per turn in the NIC's round-robin
+QP scheduler: a tenant's share), ``send_oob([w0, w1, w2, w3])`` (four 32-bit
+words to the other end of the QP;
 ``ctx.at_receiver`` says which end this event happened at: one controller
 object serves both ends, so pass state between them only this way). Actions are
 checked (a rate must be 1 bit/s to the line rate); an exception or a bad

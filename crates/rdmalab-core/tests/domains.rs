@@ -163,3 +163,38 @@ fn host_reports_carry_pcie_and_port_utilization() {
     assert!(late.iter().all(|r| r.1 > 0.45 && r.1 < 0.6), "port about half busy: {:?}", &late[..3]);
     assert!(late.iter().all(|r| r.2 == 1));
 }
+
+/// A tenant's weight, given as a hint, becomes its QPs' share of the NIC.
+struct Shares;
+impl Controller for Shares {
+    fn name(&self) -> &str {
+        "shares"
+    }
+    fn subscriptions(&self) -> EventMask {
+        EventMask(EventMask::PEER)
+    }
+    fn on_event(&mut self, ev: &CcEvent, ctx: &mut CcContext) {
+        if let CcEvent::Hint { kind: HintKind::Weight, value } = *ev {
+            ctx.set_share(value as u32);
+        }
+    }
+}
+
+#[test]
+fn a_tenant_share_weights_the_nic_qp_scheduler() {
+    let mut s = Scenario::from_json_str(
+        r#"{"duration": "2ms", "records": {"sample_interval": "100us"},
+        "topology": {"kind": "single_switch", "hosts": 3, "host_link": {"rate": "100Gbps", "delay": "1us"}},
+        "workload": {"perftest": [
+            {"name": "gold", "src": "h0", "dst": "h1", "message_size": "1MB", "queue_depth": 2, "hints": {"weight": 3}},
+            {"name": "bronze", "src": "h0", "dst": "h2", "message_size": "1MB", "queue_depth": 2, "hints": {"weight": 1}}]}}"#,
+    )
+    .unwrap();
+    s.cc = CcConfig::Custom(ControllerFactory { name: "shares".into(), make: Arc::new(|| Box::new(Shares)) });
+    let mut w = s.build().unwrap();
+    w.run_to_end().unwrap();
+    let delivered = |app: usize| w.qps[w.apps[app].qp.unwrap() as usize].delivered_bytes as f64;
+    let (gold, bronze) = (delivered(0), delivered(1));
+    assert!((gold / bronze - 3.0).abs() < 0.1, "3:1 shares of the sender's port: {gold} vs {bronze}");
+    common::assert_conservation(&w);
+}

@@ -163,6 +163,10 @@ impl PyContext {
     fn send_oob(&mut self, words: [u32; 4]) {
         self.actions.oob = Some(words);
     }
+    /// The QP's share in the NIC's QP scheduler: packets per round-robin turn.
+    fn set_share(&mut self, packets: u32) {
+        self.actions.share = Some(packets);
+    }
     fn cancel_timer(&mut self, slot: usize) -> PyResult<()> {
         if slot >= CC_TIMER_SLOTS {
             return Err(PyValueError::new_err(format!("timer slot {slot}: allowed 0 to {}", CC_TIMER_SLOTS - 1)));
@@ -236,6 +240,9 @@ impl PyController {
             }
             if let Some(words) = a.oob {
                 ctx.send_oob(words);
+            }
+            if let Some(s) = a.share {
+                ctx.set_share(s);
             }
             for (slot, t) in a.timers.iter().enumerate() {
                 match t {

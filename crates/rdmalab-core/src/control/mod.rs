@@ -157,6 +157,8 @@ pub struct Actions {
     pub path: Option<u16>,
     /// An out-of-band message to the QP's other end.
     pub oob: Option<[u32; 4]>,
+    /// The QP's share in the NIC's QP scheduler (packets per round-robin turn).
+    pub share: Option<u32>,
 }
 
 /// Probes one event may request (SCR probes a handful of paths per flow).
@@ -191,6 +193,7 @@ impl Actions {
             && self.probe_count == 0
             && self.path.is_none()
             && self.oob.is_none()
+            && self.share.is_none()
     }
 }
 
@@ -274,6 +277,12 @@ impl<'a> CcContext<'a> {
     /// Move the QP's data onto the path of UDP source port `udp_sport`.
     pub fn set_path(&mut self, udp_sport: u16) {
         self.actions.path = Some(udp_sport);
+    }
+    /// Set the QP's share in the NIC's QP scheduler: it sends `packets`
+    /// packets per round-robin turn (1 = plain round robin). A tenant's
+    /// controller sets the same share on each of its QPs.
+    pub fn set_share(&mut self, packets: u32) {
+        self.actions.share = Some(packets);
     }
     /// Send 16 bytes to the QP's other end (an out-of-band packet with a 128 B
     /// payload); it arrives there as a `Peer` event. Sent from the end where
@@ -372,6 +381,11 @@ pub fn check_actions(a: &Actions, line_rate: Rate) -> Result<(), String> {
     }
     if let Some(Some(0)) = a.window {
         return Err("set a window of 0 bytes (allowed: at least 1 byte, or no window)".into());
+    }
+    if let Some(s) = a.share {
+        if s == 0 || s > 1 << 16 {
+            return Err(format!("set a share of {s} packets per turn (allowed: 1 to 65536)"));
+        }
     }
     Ok(())
 }

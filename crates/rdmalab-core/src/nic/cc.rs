@@ -251,6 +251,11 @@ impl World {
         if let Some(sport) = a.path {
             self.qps[qi as usize].udp_sport = sport;
         }
+        if let Some(s) = a.share {
+            let qp = &mut self.qps[qi as usize];
+            qp.share = s;
+            qp.turns_used = 0;
+        }
         for &sport in &a.probes[..a.probe_count as usize] {
             self.send_probe(qi, sport);
         }

@@ -3,8 +3,8 @@
 //! turn what happens into control-plane events.
 //!
 //! TX order at a NIC port: control frames (ACK, NACK, CNP) first, then READ
-//! requests, then one data packet from the next eligible QP in round-robin
-//! order. A QP is eligible when it has PSNs ready to send, its dequeue rate
+//! requests, then data from the next eligible QP in round-robin order, one
+//! packet per turn, or `share` packets for a QP whose share was raised. A QP is eligible when it has PSNs ready to send, its dequeue rate
 //! allows (`next_avail ≤ now`), its window is open, and its traffic class is
 //! not paused by PFC.
 
@@ -201,6 +201,18 @@ impl World {
             if ready_at > now {
                 earliest = earliest.min(ready_at);
                 continue;
+            }
+            // Weighted round robin: a QP with share w sends w packets per turn.
+            let qp = &mut self.qps[qi as usize];
+            if qp.share > 1 {
+                qp.turns_used += 1;
+                if qp.turns_used < qp.share {
+                    let back = self.nics[nic_i].active.pop_back();
+                    debug_assert_eq!(back, Some(qi));
+                    self.nics[nic_i].active.push_front(qi);
+                } else {
+                    qp.turns_used = 0;
+                }
             }
             return Some(self.packetize(qi));
         }

@@ -109,6 +109,9 @@ pub struct Qp {
     pub tx_cursor: usize,
     pub rate: Rate,
     pub window: Option<u64>,
+    /// Packets per round-robin turn in the NIC's QP scheduler (a tenant's share).
+    pub share: u32,
+    pub turns_used: u32,
     pub next_avail: Time,
     pub last_tx_start: Time,
     pub last_tx_wire: u32,

@@ -153,6 +153,8 @@ impl World {
             tx_cursor: 0,
             rate: line,
             window,
+            share: 1,
+            turns_used: 0,
             next_avail: Time::ZERO,
             last_tx_start: Time::ZERO,
             last_tx_wire: 0,
