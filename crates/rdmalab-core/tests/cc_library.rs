@@ -18,10 +18,14 @@ fn fabric_for(alg: &str) -> &'static str {
 }
 
 fn two_flows(alg: &str) -> World {
+    two_flows_with(alg, "")
+}
+
+fn two_flows_with(alg: &str, params: &str) -> World {
     let (w, _) = run(&format!(
         r#"{{"duration": "20ms",
         "topology": {{"kind": "single_switch", "hosts": 3, "host_link": {{"rate": "100Gbps", "delay": "1us"}}}},
-        "cc": {{"algorithm": "{alg}"}}, "records": {{"sample_interval": "100us"}} {},
+        "cc": {{"algorithm": "{alg}" {params}}}, "records": {{"sample_interval": "100us"}} {},
         "workload": {{"perftest": [
             {{"src": "h0", "dst": "h2", "message_size": "1MB", "queue_depth": 2}},
             {{"src": "h1", "dst": "h2", "message_size": "1MB", "queue_depth": 2, "start": "5ms"}}]}}}}"#,
@@ -44,8 +48,12 @@ fn mean_tput(w: &World, qp: u32, from_ms: u64, to_ms: u64) -> f64 {
 }
 
 fn check(alg: &str) {
+    check_with(alg, "")
+}
+
+fn check_with(alg: &str, params: &str) {
     let cap = 100e9 * WireFormat::rocev2(1024).goodput_fraction();
-    let w = two_flows(alg);
+    let w = two_flows_with(alg, params);
     let alone = mean_tput(&w, 0, 1, 5);
     let a = mean_tput(&w, 0, 10, 20);
     let b = mean_tput(&w, 1, 10, 20);
@@ -93,6 +101,11 @@ fn swift_converges_and_holds_the_queue_at_its_target_delay() {
     let mean = q.iter().sum::<u64>() as f64 / q.len() as f64;
     // Target ≈ 25 µs base + 1 µs/hop: the standing queue is that delay minus the base RTT at 100 Gb/s.
     assert!(mean > 200_000.0 && mean < 340_000.0, "standing queue {mean:.0} B");
+}
+
+#[test]
+fn swift_in_fixed_point_converges_and_backs_off_too() {
+    check_with("swift", r#", "params": {"fixed_point": true}"#);
 }
 
 #[test]

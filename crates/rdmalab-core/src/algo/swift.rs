@@ -17,6 +17,7 @@
 //! NIC adds no processing delay, so RTT is fabric delay plus serialisation).
 
 use crate::control::params::{self as p, ParamSpec, ParamValues};
+use crate::control::state::fixed::{fxp16, fxp_log2, fxp_power2};
 use crate::control::{CcContext, CcEvent, Controller, EventMask};
 use crate::time::{Duration, Rate, Time};
 
@@ -34,6 +35,7 @@ pub const PARAMS: &[ParamSpec] = &[
     p::boolean("rate_mode", false, "apply as a dequeue rate (SCR on the DPA) instead of a window", "SCR §A.7: window translated to rate via the BDP"),
     p::rate("min_rate", 1.0 * p::GBPS, 1.0, 1e13, "rate floor in rate mode", "rdmalab choice (SCR Fig. 18 uses 32 Gb/s)"),
     p::rate("max_rate", 1e13, 1.0, 1e13, "rate ceiling in rate mode (capped at line rate)", "rdmalab choice (SCR Fig. 18 uses 96 Gb/s)"),
+    p::boolean("fixed_point", false, "compute the window and target in 16-bit fixed point, as on the DPA", "SCR §A.7: fixed-point and bitwise operations instead of floating point and sqrt"),
 ];
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -51,6 +53,7 @@ pub struct SwiftParams {
     pub rate_mode: bool,
     pub min_rate: Rate,
     pub max_rate: Rate,
+    pub fixed_point: bool,
 }
 
 impl SwiftParams {
@@ -69,6 +72,7 @@ impl SwiftParams {
             rate_mode: v.flag("rate_mode"),
             min_rate: v.rate("min_rate"),
             max_rate: v.rate("max_rate"),
+            fixed_point: v.flag("fixed_point"),
         }
     }
 }
@@ -100,6 +104,9 @@ impl Swift {
 
     /// Target delay in ps for `hops` switches at the current window.
     pub fn target_ps(&self, hops: u8) -> f64 {
+        if self.p.fixed_point {
+            return self.target_ps_fixed(hops);
+        }
         let p = &self.p;
         let range = p.fs_range.ps() as f64;
         let inv = |w: f64| 1.0 / w.sqrt();
@@ -112,6 +119,31 @@ impl Swift {
             0.0
         };
         p.base_delay.ps() as f64 + hops as f64 * p.per_hop_delay.ps() as f64 + fs
+    }
+
+    /// The target as the DPA computes it: 1/√cwnd = 2^(−log2(cwnd)/2) in
+    /// 16-bit fixed point (DOCA's `fxp_log2` / `fxp_power2`), times in ns.
+    fn target_ps_fixed(&self, hops: u8) -> f64 {
+        let p = &self.p;
+        let range_ns = (p.fs_range.ps() / 1000) as i64;
+        let inv = |w: f64| fxp_power2(-fxp_log2(fxp16(w)) / 2) as i64;
+        let denom = inv(p.fs_min_cwnd) - inv(p.fs_max_cwnd);
+        let fs_ns = if range_ns > 0 && denom > 0 {
+            // alpha = range / denom (ns per fxp16 unit); fs = alpha·(inv(cwnd) − inv(max)).
+            let num = range_ns * (inv(self.cwnd) - inv(p.fs_max_cwnd));
+            (num / denom).clamp(0, range_ns)
+        } else {
+            0
+        };
+        let ns = (p.base_delay.ps() / 1000) as i64 + hops as i64 * (p.per_hop_delay.ps() / 1000) as i64 + fs_ns;
+        (ns * 1000) as f64
+    }
+
+    /// Round the window to 16-bit fixed point (the DPA keeps it as fxp16 packets).
+    fn quantize(&mut self) {
+        if self.p.fixed_point {
+            self.cwnd = fxp16(self.cwnd) as f64 / 65536.0;
+        }
     }
 
     fn can_decrease(&self, now: Time) -> bool {
@@ -180,6 +212,7 @@ impl Controller for Swift {
             _ => return,
         }
         self.cwnd = self.cwnd.clamp(self.p.min_cwnd, self.p.max_cwnd);
+        self.quantize();
         if self.cwnd != before || self.p.rate_mode {
             self.apply(ctx);
         }
@@ -243,6 +276,22 @@ mod tests {
         assert!((s.cwnd() - 60.0).abs() < 1e-6, "a second decrease within one RTT is ignored");
         ack(&mut s, 2000, delay * 10.0, 1000);
         assert!((s.cwnd() - 30.0).abs() < 1e-6, "capped at max_mdf: {}", s.cwnd());
+    }
+
+    #[test]
+    fn the_fixed_point_target_matches_floating_point_within_a_nanosecond_scale() {
+        let float = Swift::new(SwiftParams::default());
+        let mut fp = SwiftParams::default();
+        fp.fixed_point = true;
+        let fixed = Swift::new(fp);
+        for w in [0.1, 0.5, 1.0, 3.7, 10.0, 64.0, 200.0, 256.0] {
+            let (mut a, mut b) = (float.clone(), fixed.clone());
+            a.cwnd = w;
+            b.cwnd = w;
+            let (x, y) = (a.target_ps(2), b.target_ps(2));
+            // Within 0.1 % of the range (fxp16 rounding of 1/√cwnd) plus 1 ns truncation.
+            assert!((x - y).abs() <= 100e6 * 1e-3 + 1000.0, "cwnd {w}: {x} vs {y}");
+        }
     }
 
     #[test]
