@@ -60,7 +60,9 @@ pub enum CcEvent {
     /// (DCTCP's ECE); `hops` is how many switches the data crossed. The INT
     /// records echoed with it are in [`CcContext::int`].
     Ack { acked_bytes: u64, acked_through: u64, rtt: Duration, ece: bool, hops: u8 },
-    /// The receiver saw a PSN gap and asked to go back to `expected_psn`.
+    /// The receiver saw a PSN gap and asked to go back to `expected_psn`. The
+    /// reason is always a sequence error (DOCA PCC's NACK subtype OOS): receivers
+    /// here always have receive WQEs posted, so RNR NACKs do not occur.
     Nack { expected_psn: u32 },
     /// A congestion notification packet arrived for this QP.
     Cnp,
