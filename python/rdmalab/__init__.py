@@ -13,7 +13,18 @@ same steps are available from Python::
 from rdmalab._core import RunError, ScenarioError, __version__
 from rdmalab.controller import Controller
 from rdmalab.scenario import load_scenario, scenario_from_dict
-from rdmalab.runner import RunResult, run, validate
+
+# `run`, `validate` and `RunResult` pull in pyarrow (outputs); load them on first
+# use so that `import rdmalab._core` (the benchmark, sweep workers) stays light.
+_LAZY = {"run": "rdmalab.runner", "validate": "rdmalab.runner", "RunResult": "rdmalab.runner"}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'rdmalab' has no attribute {name!r}")
 
 __all__ = [
     "Controller",

@@ -14,12 +14,22 @@ import sys
 from pathlib import Path
 
 _CHILD = r"""
-import json, resource, sys, time
+import json, sys, time
+
+def peak_kb():
+    # VmHWM is per address space, so it starts afresh at exec; ru_maxrss would
+    # carry over the parent's peak on Linux.
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    import resource
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
 from rdmalab import _core
 from rdmalab.scenario import load_scenario
 sc = load_scenario(sys.argv[1])
 sc.data.setdefault("records", {})["sample_interval"] = "off"
-base_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+base_kb = peak_kb()
 t0 = time.perf_counter()
 sim = _core.Simulation(sc.to_json())
 t1 = time.perf_counter()
@@ -30,7 +40,7 @@ print(json.dumps({
     "build_s": t1 - t0, "run_s": t2 - t1, "events": s["events"],
     "hops": s["switch_packet_hops"], "sim_ps": s["sim_time_ps"],
     "flows": s["flows_total"], "done": s["flows_completed"],
-    "peak_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, "base_kb": base_kb,
+    "peak_kb": peak_kb(), "base_kb": base_kb,
 }))
 """
 
