@@ -61,6 +61,9 @@ pub struct RunConfig {
     pub max_events: u64,
     /// Period of the rate and queue samples; `None` disables them.
     pub sample_interval: Option<Duration>,
+    /// Keep running to the stop time even after every flow has finished (as
+    /// the ns-3 HPCC simulator does, so its monitors keep sampling).
+    pub run_to_stop: bool,
 }
 
 /// Why a run ended early with an error.
@@ -296,7 +299,7 @@ impl World {
     }
 
     fn done(&self) -> bool {
-        self.flows_open == 0 && self.workload.apps.is_empty()
+        self.flows_open == 0 && self.workload.apps.is_empty() && !self.run.run_to_stop
     }
 
     /// Process events up to and including simulated time `until` (capped at the

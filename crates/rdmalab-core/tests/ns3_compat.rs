@@ -111,3 +111,15 @@ fn the_queue_length_monitor_writes_ns3_histograms() {
     let busy = lines[last_time + 1..].iter().any(|l| l.split_whitespace().count() > 3);
     assert!(busy, "the incast port's queue shows up above the 0 KB bin");
 }
+
+#[test]
+fn run_to_duration_keeps_going_after_the_last_flow() {
+    let flows = r#""topology": {"kind": "single_switch", "hosts": 2, "host_link": {"rate": "100Gbps"}},
+        "workload": {"flows": [{"src": "h0", "dst": "h1", "size": "1KB"}]}"#;
+    let (early, p) = run(&format!(r#"{{"duration": "1ms", {flows}}}"#));
+    assert_eq!(p, Progress::AllFlowsDone);
+    assert!(early.now().ps() < 100_000_000);
+    let (full, p) = run(&format!(r#"{{"duration": "1ms", "run_to_duration": true, {flows}}}"#));
+    assert_eq!(p, Progress::StopTime);
+    assert_eq!(full.rec.flows.len(), 1);
+}

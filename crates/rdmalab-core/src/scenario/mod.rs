@@ -330,13 +330,14 @@ impl Parser {
 
     fn scenario(&mut self, v: &Value) -> Option<Scenario> {
         const TOP: &[&str] =
-            &["name", "description", "seed", "duration", "max_events", "topology", "links", "switch", "nic", "host", "cc", "control", "workload", "records"];
+            &["name", "description", "seed", "duration", "run_to_duration", "max_events", "topology", "links", "switch", "nic", "host", "cc", "control", "workload", "records"];
         let o = self.obj(v, "", TOP)?;
         let name = self.string(&o, "name", Some("scenario")).unwrap_or_default();
         let _ = self.string(&o, "description", Some(""));
         let seed = self.int(&o, "seed", Some(1), 0, u64::MAX).unwrap_or(1);
         let duration = self.positive_duration(&o, "duration", None);
         let max_events = self.int(&o, "max_events", Some(2_000_000_000), 1, u64::MAX).unwrap_or(1);
+        let run_to_stop = self.boolean(&o, "run_to_duration", false);
         let records = self.records(&o);
         let qlen_monitor = self.qlen_monitor(&o);
 
@@ -384,7 +385,7 @@ impl Parser {
             qlen_monitor: qlen_monitor?,
             placement,
             record_control_delays,
-            run: RunConfig { seed, stop_at: Time::ZERO + duration, max_events, sample_interval: records? },
+            run: RunConfig { seed, stop_at: Time::ZERO + duration, max_events, sample_interval: records?, run_to_stop },
             topology: topology?,
             nic: nic?,
             switch: switch?,
