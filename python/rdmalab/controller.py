@@ -20,6 +20,8 @@ answered, or lost after ``nic.probe_timeout``); ``bytes``, ``packets``, ``ce``
 events, ``swcc`` and ``host-cpu``); ``words``, ``to_receiver`` (PEER: an
 out-of-band message from the QP's other end); ``hint``, ``value`` (HINT: an
 application hint, from ``hints:`` in the scenario or ``Simulation.hint``).
+``HOST`` events are periodic host-domain reports (``host.report_interval``):
+``pcie_utilization``, ``pcie_latency_ps``, ``active_qps``, ``port_utilization``.
 Subscribe to ``PEER`` to get both PEER and HINT events.
 
 The context has ``now_ps``, ``line_rate_bps``, ``rate_bps``,

@@ -41,9 +41,9 @@ fn histogram(w: &rdmalab_core::world::World) {
             Event::FlowStart { .. } => "FlowStart",
             Event::AppStart { .. } => "AppStart",
             Event::QpTimer { .. } => "QpTimer",
-            Event::Sample | Event::QlenSample => "Sample",
+            Event::Sample => "Sample",
             Event::LinkState { .. } => "LinkState",
-            Event::CtrlTrigger { .. } | Event::CtrlDone { .. } | Event::CtrlInstall { .. } => "Control",
+            _ => "Other",
         };
         *h.entry(k).or_insert(0u64) += 1;
     }

@@ -48,6 +48,8 @@ pub enum Event {
     CtrlInstall { qp: u32 },
     /// The queue-length monitor samples every switch port.
     QlenSample,
+    /// Every NIC reports host-domain signals to its active QPs' controllers.
+    HostReport,
 }
 
 #[derive(Clone, Debug)]
@@ -244,6 +246,9 @@ impl World {
         if let Some(iv) = run.sample_interval {
             q.schedule(Time::ZERO + iv, Event::Sample);
         }
+        if let Some(iv) = nic_cfg.host_report_interval {
+            q.schedule(Time::ZERO + iv, Event::HostReport);
+        }
         for (li, l) in topo.links.iter().enumerate() {
             for &(down, up) in &l.down {
                 q.schedule(Time::ZERO + down, Event::LinkState { link: li as u32, up: false });
@@ -328,7 +333,7 @@ impl World {
         self.run_until(self.run.stop_at)
     }
 
-    #[inline]
+    #[inline(always)]
     fn dispatch(&mut self, ev: Event) {
         match ev {
             Event::TxDone { port } => {
@@ -351,6 +356,7 @@ impl World {
             Event::CtrlDone { thread } => self.ctl_thread_done(thread),
             Event::CtrlInstall { qp } => self.ctl_install(qp),
             Event::QlenSample => self.qlen_sample(),
+            Event::HostReport => self.host_report(),
         }
         let live = self.pkts.live() as u64;
         if live > self.stats.peak_live_packets {
@@ -421,6 +427,8 @@ impl World {
         }
     }
 
+    #[cold]
+    #[inline(never)]
     fn set_link_state(&mut self, link: u32, up: bool) {
         for p in self.ports.iter_mut().filter(|p| p.link == link) {
             p.up = up;

@@ -98,3 +98,68 @@ fn application_hints_reach_the_controller() {
     assert_eq!(w.qps[0].rate, Rate::gbps(40));
     assert!(w.hint(7, HintKind::Weight, 1.0).unwrap_err().contains("no QP 7"));
 }
+
+fn one_flow(host: &str, size: &str) -> rdmalab_core::world::World {
+    let (w, _) = common::run(&format!(
+        r#"{{"duration": "3ms", "cc": {{"algorithm": "none"}}, "host": {host}, "records": {{"sample_interval": "10us"}},
+        "topology": {{"kind": "single_switch", "hosts": 2, "host_link": {{"rate": "100Gbps", "delay": "1us"}}}},
+        "workload": {{"flows": [{{"src": "h0", "dst": "h1", "size": "{size}"}}]}}}}"#
+    ));
+    common::assert_conservation(&w);
+    w
+}
+
+#[test]
+fn a_pcie_link_slower_than_the_port_caps_the_payload_rate() {
+    let w = one_flow(r#"{"pcie_bandwidth": "50Gbps"}"#, "10MB");
+    let f = &w.rec.flows[0];
+    let goodput = 10e6 * 8.0 / (f.fct().ps() as f64 / 1e12);
+    // 10 MB of payload plus one 64 B WQE at 50 Gb/s.
+    assert!((goodput / 50e9 - 1.0).abs() < 0.02, "{:.2} Gb/s", goodput / 1e9);
+    let fast = one_flow(r#"{"pcie": "gen4x16"}"#, "10MB");
+    assert!(fast.rec.flows[0].slowdown() < 1.01, "a Gen4 x16 link does not limit 100 Gb/s");
+}
+
+#[test]
+fn the_first_packet_of_a_message_waits_for_host_memory() {
+    let plain = one_flow("{}", "1B");
+    let pcie = one_flow(r#"{"pcie": "gen4x16", "pcie_latency": "900ns"}"#, "1B");
+    let extra = pcie.rec.flows[0].fct().ps() - plain.rec.flows[0].fct().ps();
+    assert_eq!(extra, 900_000, "one DMA round trip");
+}
+
+struct Reports(std::rc::Rc<std::cell::RefCell<Vec<(f64, f64, u32)>>>);
+impl Controller for Reports {
+    fn name(&self) -> &str {
+        "reports"
+    }
+    fn subscriptions(&self) -> EventMask {
+        EventMask(EventMask::HOST)
+    }
+    fn on_event(&mut self, ev: &CcEvent, _: &mut CcContext) {
+        if let CcEvent::Host { pcie_utilization, port_utilization, active_qps, .. } = *ev {
+            self.0.borrow_mut().push((pcie_utilization, port_utilization, active_qps));
+        }
+    }
+}
+
+#[test]
+fn host_reports_carry_pcie_and_port_utilization() {
+    let mut s = Scenario::from_json_str(
+        r#"{"duration": "1ms", "host": {"pcie_bandwidth": "50Gbps", "report_interval": "20us"},
+        "topology": {"kind": "single_switch", "hosts": 2, "host_link": {"rate": "100Gbps", "delay": "1us"}},
+        "workload": {"perftest": [{"src": "h0", "dst": "h1", "message_size": "1MB", "queue_depth": 2}]}}"#,
+    )
+    .unwrap();
+    let log = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+    let l2 = log.clone();
+    s.cc = CcConfig::Custom(ControllerFactory { name: "reports".into(), make: Arc::new(move || Box::new(Reports(l2.clone()))) });
+    let mut w = s.build().unwrap();
+    w.run_to_end().unwrap();
+    let log = log.borrow();
+    assert!(log.len() > 40, "a report every 20 µs");
+    let late = &log[10..];
+    assert!(late.iter().all(|r| (r.0 - 1.0).abs() < 0.05), "PCIe saturated: {:?}", &late[..3]);
+    assert!(late.iter().all(|r| r.1 > 0.45 && r.1 < 0.6), "port about half busy: {:?}", &late[..3]);
+    assert!(late.iter().all(|r| r.2 == 1));
+}

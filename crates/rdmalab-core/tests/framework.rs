@@ -129,3 +129,32 @@ fn swift_converges_to_the_bandwidth_left_by_cross_traffic() {
         assert_eq!(w.rec.dropped_frames(), 0);
     }
 }
+
+#[test]
+fn a_user_defined_tx_batch_holds_events_until_enough_bytes_gathered() {
+    let cc = r#"{"algorithm": "dcqcn", "params": {"byte_counter": "64KB"}}"#;
+    let w = incast(r#"{"placement": "dpa", "tx_batch_bytes": "64KB"}"#, cc);
+    let fw = w.ctl.as_ref().unwrap();
+    let tx = EventType::Tx as usize;
+    assert!(fw.stats.processed[tx] > 0);
+    let per_entry = fw.stats.tx_bytes_processed as f64 / fw.stats.processed[tx] as f64;
+    assert!(per_entry >= 65_536.0, "every processed TX entry carries at least the batch: {per_entry:.0} B");
+    assert_eq!(fw.stats.tx_bytes_raised, fw.stats.tx_bytes_processed + fw.tx_bytes_waiting());
+}
+
+#[test]
+fn processing_can_be_given_as_cycles_at_a_clock() {
+    let cc = r#"{"algorithm": "timely"}"#;
+    let a = incast(r#"{"placement": "dpa", "processing": "4us"}"#, cc);
+    let b = incast(r#"{"placement": "dpa", "cycles_per_event": 1000, "clock": "250MHz"}"#, cc);
+    assert_eq!(b.ctl.as_ref().unwrap().placement.processing.ps(), 4_000_000);
+    assert_eq!(csv(&a), csv(&b));
+    let e = rdmalab_core::scenario::Scenario::from_json_str(
+        r#"{"duration": "1ms", "control": {"placement": "dpa", "cycles_per_event": 10, "clock": "fast"},
+        "topology": {"kind": "single_switch", "hosts": 2, "host_link": {"rate": "100Gbps"}},
+        "workload": {"flows": [{"src": 0, "dst": 1, "size": "1KB"}]}}"#,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("control.clock: `fast`") && e.contains("MHz"), "{e}");
+}

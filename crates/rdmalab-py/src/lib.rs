@@ -87,6 +87,15 @@ struct PyEvent {
     hint: String,
     #[pyo3(get)]
     value: f64,
+    /// HOST: PCIe utilisation and mean DMA latency, QPs with data, port utilisation.
+    #[pyo3(get)]
+    pcie_utilization: f64,
+    #[pyo3(get)]
+    pcie_latency_ps: u64,
+    #[pyo3(get)]
+    active_qps: u32,
+    #[pyo3(get)]
+    port_utilization: f64,
 }
 
 /// What a Python controller may read, and where it records actions.
@@ -268,6 +277,10 @@ impl Controller for PyController {
             to_receiver: false,
             hint: String::new(),
             value: 0.0,
+            pcie_utilization: 0.0,
+            pcie_latency_ps: 0,
+            active_qps: 0,
+            port_utilization: 0.0,
         };
         match *ev {
             CcEvent::Tx { bytes, packets } => {
@@ -301,6 +314,12 @@ impl Controller for PyController {
                 e.hint = kind.name();
                 e.value = value;
             }
+            CcEvent::Host { pcie_utilization, pcie_latency, active_qps, port_utilization } => {
+                e.pcie_utilization = pcie_utilization;
+                e.pcie_latency_ps = pcie_latency.ps();
+                e.active_qps = active_qps;
+                e.port_utilization = port_utilization;
+            }
             CcEvent::Cnp | CcEvent::Timeout => {}
         }
         self.call("on_event", Some(e), ctx);
@@ -310,7 +329,7 @@ impl Controller for PyController {
 fn event_mask(py: Python<'_>, obj: &PyObject) -> PyResult<EventMask> {
     let Ok(subs) = obj.getattr(py, "subscriptions") else { return Ok(EventMask::DEFAULT) };
     let names: Vec<String> = subs.extract(py)?;
-    let mut m = 0u8;
+    let mut m = 0u16;
     for n in names {
         m |= match n.as_str() {
             "TX" => EventMask::TX,
@@ -321,9 +340,10 @@ fn event_mask(py: Python<'_>, obj: &PyObject) -> PyResult<EventMask> {
             "RTT" => EventMask::RTT,
             "RX" => EventMask::RX,
             "PEER" | "HINT" => EventMask::PEER,
+            "HOST" => EventMask::HOST,
             other => {
                 return Err(ScenarioError::new_err(format!(
-                    "cc.class: subscriptions names `{other}`; allowed: TX, ACK, NACK, CNP, TIMEOUT, RTT, RX, PEER, HINT (timers always arrive)"
+                    "cc.class: subscriptions names `{other}`; allowed: TX, ACK, NACK, CNP, TIMEOUT, RTT, RX, PEER, HINT, HOST (timers always arrive)"
                 )))
             }
         };

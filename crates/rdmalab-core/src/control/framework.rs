@@ -37,9 +37,10 @@ pub enum EventType {
     Rx = 7,
     Peer = 8,
     Hint = 9,
+    Host = 10,
 }
 
-pub const EVENT_TYPES: usize = 10;
+pub const EVENT_TYPES: usize = 11;
 
 impl EventType {
     pub fn of(ev: &CcEvent) -> EventType {
@@ -54,10 +55,11 @@ impl EventType {
             CcEvent::Rx { .. } => EventType::Rx,
             CcEvent::Peer { .. } => EventType::Peer,
             CcEvent::Hint { .. } => EventType::Hint,
+            CcEvent::Host { .. } => EventType::Host,
         }
     }
     pub fn name(self) -> &'static str {
-        ["TX", "ACK", "NACK", "CNP", "TIMER", "TIMEOUT", "RTT", "RX", "PEER", "HINT"][self as usize]
+        ["TX", "ACK", "NACK", "CNP", "TIMER", "TIMEOUT", "RTT", "RX", "PEER", "HINT", "HOST"][self as usize]
     }
 }
 
@@ -108,6 +110,9 @@ pub struct Placement {
     /// Receive-side (RX) events exist here. Commodity NICs and the BlueField-3
     /// DPA do not expose them; SwCC's RX core and a host stack see every packet.
     pub rx_events: bool,
+    /// A user-defined coalescing rule for TX events: hold an entry until this
+    /// many bytes have accumulated, then trigger it (0: trigger at once).
+    pub tx_batch_bytes: u64,
 }
 
 impl Placement {
@@ -129,6 +134,7 @@ impl Placement {
             software_coalescing: true,
             coalesce: [Coalesce::Accumulate; EVENT_TYPES],
             rx_events: false,
+            tx_batch_bytes: 0,
         }
     }
 
@@ -182,6 +188,7 @@ impl Placement {
     /// True when events bypass queues, threads and latencies entirely.
     pub fn is_immediate(&self) -> bool {
         self.trigger_latency == Duration::ZERO
+            && self.tx_batch_bytes == 0
             && self.processing == Duration::ZERO
             && self.state_access == Duration::ZERO
             && self.install_latency == Duration::ZERO
@@ -201,6 +208,8 @@ pub struct Entry {
     pub hw_coalesced: u32,
     pub sw_coalesced: u32,
     pub triggered: bool,
+    /// The trigger has been started (a held TX batch has not).
+    pub trigger_started: bool,
     pub int: [IntHop; MAX_INT_HOPS],
     pub int_len: u8,
 }
@@ -217,6 +226,7 @@ impl Entry {
             hw_coalesced: 0,
             sw_coalesced: 0,
             triggered: false,
+            trigger_started: false,
             int: [IntHop::default(); MAX_INT_HOPS],
             int_len: 0,
         };

@@ -25,24 +25,26 @@ pub const CC_TIMER_SLOTS: usize = 4;
 /// Which events a controller wants; the NIC does not raise the others
 /// (DOCA PCC's `disable_event_bitmask`, SwCC's traced-packet filter).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct EventMask(pub u8);
+pub struct EventMask(pub u16);
 
 impl EventMask {
-    pub const TX: u8 = 1 << 0;
-    pub const ACK: u8 = 1 << 1;
-    pub const NACK: u8 = 1 << 2;
-    pub const CNP: u8 = 1 << 3;
-    pub const TIMEOUT: u8 = 1 << 4;
-    pub const RTT: u8 = 1 << 5;
+    pub const TX: u16 = 1 << 0;
+    pub const ACK: u16 = 1 << 1;
+    pub const NACK: u16 = 1 << 2;
+    pub const CNP: u16 = 1 << 3;
+    pub const TIMEOUT: u16 = 1 << 4;
+    pub const RTT: u16 = 1 << 5;
     /// Receive-side data events (only where the placement exposes them).
-    pub const RX: u8 = 1 << 6;
+    pub const RX: u16 = 1 << 6;
     /// Out-of-band messages from the peer and application hints.
-    pub const PEER: u8 = 1 << 7;
-    pub const ALL: EventMask = EventMask(0xff);
+    pub const PEER: u16 = 1 << 7;
+    /// Periodic host-domain reports: PCIe and NIC utilisation.
+    pub const HOST: u16 = 1 << 8;
+    pub const ALL: EventMask = EventMask(0x1ff);
     /// Everything that every placement raises (all but receive-side events).
-    pub const DEFAULT: EventMask = EventMask(0xff & !Self::RX);
+    pub const DEFAULT: EventMask = EventMask(0x1ff & !Self::RX);
     #[inline]
-    pub fn has(self, bit: u8) -> bool {
+    pub fn has(self, bit: u16) -> bool {
         self.0 & bit != 0
     }
 }
@@ -78,6 +80,10 @@ pub enum CcEvent {
     Peer { words: [u32; 4], to_receiver: bool },
     /// An application hint (host domain), e.g. a tenant's weight or latency target.
     Hint { kind: HintKind, value: f64 },
+    /// A periodic host-domain report from the sending NIC: PCIe link
+    /// utilisation and DMA-read latency over the last period, QPs with data
+    /// to send, and the port's utilisation.
+    Host { pcie_utilization: f64, pcie_latency: Duration, active_qps: u32, port_utilization: f64 },
 }
 
 /// What an application hint is about.
@@ -130,6 +136,7 @@ impl CcEvent {
             CcEvent::Rx { .. } => "RX",
             CcEvent::Peer { .. } => "PEER",
             CcEvent::Hint { .. } => "HINT",
+            CcEvent::Host { .. } => "HOST",
         }
     }
 }

@@ -15,6 +15,7 @@ use crate::world::{Event, RunError, World};
 impl World {
     /// Deliver `ev` to QP `qi`'s controller and apply what it decides. An ACK
     /// passes its packet so the controller can read the echoed INT records.
+    #[inline(never)]
     pub(crate) fn raise_cc(&mut self, qi: u32, ev: CcEvent, ack: Option<crate::packet::PacketId>) {
         if self.ctl.is_some() {
             self.ctl_raise(qi, ev, ack);
@@ -64,6 +65,8 @@ impl World {
         self.apply_actions(qi, "START", &actions, false);
     }
 
+    #[cold]
+    #[inline(never)]
     fn fail_controller(&mut self, qi: u32, event: &str, detail: String) {
         if self.error.is_none() {
             self.error = Some(RunError::Controller {
@@ -79,6 +82,8 @@ impl World {
 
     /// Queue `ev` for QP `qi`: fold it into a waiting entry of its type, or
     /// open one and start its trigger.
+    #[cold]
+    #[inline(never)]
     fn ctl_raise(&mut self, qi: u32, ev: CcEvent, ack: Option<crate::packet::PacketId>) {
         let now = self.now();
         let int: &[IntHop] = match ack {
@@ -97,10 +102,23 @@ impl World {
         let distinct = matches!(kind, EventType::Timer | EventType::Rtt | EventType::Peer | EventType::Hint);
         if open != NO_ENTRY && !distinct {
             let how = fw.placement.coalesce[kind as usize];
-            fw.entries[open as usize].absorb(&ev, int, how);
+            let batch = fw.placement.tx_batch_bytes;
+            let trigger = fw.placement.trigger_latency;
+            let e = &mut fw.entries[open as usize];
+            e.absorb(&ev, int, how);
+            // A held TX batch starts its trigger once enough bytes have gathered.
+            if let CcEvent::Tx { bytes, .. } = e.event {
+                if !e.trigger_started && bytes as u64 >= batch {
+                    e.trigger_started = true;
+                    self.q.schedule(now + trigger, Event::CtrlTrigger { entry: open });
+                }
+            }
             return;
         }
-        let id = fw.alloc(Entry::new(qi, ev, now, int));
+        let mut entry = Entry::new(qi, ev, now, int);
+        let held = matches!(ev, CcEvent::Tx { bytes, .. } if (bytes as u64) < fw.placement.tx_batch_bytes);
+        entry.trigger_started = !held;
+        let id = fw.alloc(entry);
         if !distinct {
             fw.open[qi as usize][kind as usize] = id;
         }
@@ -110,7 +128,9 @@ impl World {
         } else {
             fw.placement.trigger_latency
         };
-        if trigger.ps() == 0 {
+        if held {
+            // Waits in its queue until the batch is full (see above).
+        } else if trigger.ps() == 0 {
             self.ctl_trigger(id);
         } else {
             self.q.schedule(now + trigger, Event::CtrlTrigger { entry: id });

@@ -50,7 +50,25 @@ pub struct NicConfig {
     pub base_rtt: BaseRtt,
     /// A probe not answered within this time is reported lost (SCR Fig. 19: 100 µs).
     pub probe_timeout: Duration,
+    /// The host PCIe model (`None`: host memory is free and instant).
+    pub pcie: Option<PcieConfig>,
+    /// Period of the host-domain reports (HOST events); `None`: no reports.
+    pub host_report_interval: Option<Duration>,
 }
+
+/// The host's PCIe link as the NIC sees it: every data packet's payload, and
+/// a 64 B WQE per message, is read from host memory over it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PcieConfig {
+    /// Usable DMA bandwidth (Gen4 x16: 16 GT/s × 16 lanes × 128/130 ≈ 252 Gb/s).
+    pub bandwidth: Rate,
+    /// DMA read round trip on an idle link (doorbell to data, WQE to payload).
+    pub latency: Duration,
+}
+
+/// Bytes of one WQE read from host memory (a 64 B send-queue entry, the
+/// ConnectX WQE basic block).
+pub const WQE_BYTES: u64 = 64;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CnpMode {
@@ -84,11 +102,31 @@ pub struct Nic {
     pub requests: VecDeque<PacketId>,
     /// Time of the pending wake-up event, if any.
     pub wake_at: Time,
+    /// When the DMA engine will have read everything asked of it so far.
+    pub pcie_free_at: Time,
+    /// Bytes read over PCIe, and the sum of DMA waits (for the host reports).
+    pub pcie_bytes: u64,
+    pub pcie_wait_ps: u128,
+    pub pcie_reads: u64,
+    /// Counters at the previous host report.
+    pub reported: (u64, u128, u64, u64),
 }
 
 impl Nic {
     pub fn new(node: u32, port: u32, line_rate: Rate) -> Self {
-        Nic { node, port, line_rate, active: VecDeque::new(), requests: VecDeque::new(), wake_at: Time::NEVER }
+        Nic {
+            node,
+            port,
+            line_rate,
+            active: VecDeque::new(),
+            requests: VecDeque::new(),
+            wake_at: Time::NEVER,
+            pcie_free_at: Time::ZERO,
+            pcie_bytes: 0,
+            pcie_wait_ps: 0,
+            pcie_reads: 0,
+            reported: (0, 0, 0, 0),
+        }
     }
 }
 
@@ -116,6 +154,19 @@ impl World {
         }
         let now = self.now();
         let mut earliest = Time::NEVER;
+        if let Some(pcie) = self.nic_cfg.pcie {
+            // The DMA engine prefetches up to one round trip ahead; beyond that
+            // the NIC waits for host memory.
+            let ready = self.nics[nic_i].pcie_free_at;
+            if ready > now + pcie.latency {
+                let t = Time(ready.ps() - pcie.latency.ps());
+                if t < self.nics[nic_i].wake_at {
+                    self.nics[nic_i].wake_at = t;
+                    self.q.schedule(t, Event::NicWake { nic: nic_i as u32 });
+                }
+                return None;
+            }
+        }
         let n = self.nics[nic_i].active.len();
         for _ in 0..n {
             let qi = self.nics[nic_i].active.pop_front().expect("counted");
@@ -138,8 +189,17 @@ impl World {
                     continue;
                 }
             }
-            if qp.next_avail > now {
-                earliest = earliest.min(qp.next_avail);
+            let mut ready_at = qp.next_avail;
+            if let Some(pcie) = self.nic_cfg.pcie {
+                // A message's first packet waits for its WQE and payload to arrive from host memory.
+                if let Some((_, m)) = qp.message_of(qp.snd_nxt) {
+                    if m.first_psn == qp.snd_nxt && qp.snd_nxt == qp.highest_sent {
+                        ready_at = ready_at.max(m.posted_at + pcie.latency);
+                    }
+                }
+            }
+            if ready_at > now {
+                earliest = earliest.min(ready_at);
                 continue;
             }
             return Some(self.packetize(qi));
@@ -194,6 +254,15 @@ impl World {
         }
         self.stats.data_payload_sent += payload;
         let wants_tx = qp.cc_mask.has(crate::control::EventMask::TX);
+        if let Some(pcie) = self.nic_cfg.pcie {
+            let dma = payload + if psn == m.first_psn { WQE_BYTES } else { 0 };
+            let nic = &mut self.nics[qp.tx_nic as usize];
+            let start = nic.pcie_free_at.max(now);
+            nic.pcie_free_at = start + pcie.bandwidth.serialization(dma);
+            nic.pcie_bytes += dma;
+            nic.pcie_wait_ps += (nic.pcie_free_at - now).ps() as u128 + pcie.latency.ps() as u128;
+            nic.pcie_reads += 1;
+        }
         self.arm_rto(qi);
         if wants_tx {
             self.raise_cc(qi, CcEvent::Tx { bytes: payload as u32, packets: 1 }, None);
@@ -224,5 +293,42 @@ impl World {
         }
         self.ports[port as usize].enqueue(class, id, frame);
         self.try_transmit(port);
+    }
+
+    /// Host-domain reports: per NIC, PCIe utilisation and mean DMA latency over
+    /// the last period, QPs with data to send and port utilisation, raised as a
+    /// HOST event to each active QP that subscribes.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn host_report(&mut self) {
+        let Some(iv) = self.nic_cfg.host_report_interval else { return };
+        let now = self.now();
+        for n in 0..self.nics.len() {
+            let nic = &self.nics[n];
+            let port = &self.ports[nic.port as usize];
+            let (bytes0, wait0, reads0, tx0) = nic.reported;
+            let (pcie_utilization, pcie_latency) = match self.nic_cfg.pcie {
+                Some(p) => {
+                    let util = (nic.pcie_bytes - bytes0) as f64 / p.bandwidth.bytes_in(iv).max(1) as f64;
+                    let reads = nic.pcie_reads - reads0;
+                    let lat = if reads > 0 { ((nic.pcie_wait_ps - wait0) / reads as u128) as u64 } else { p.latency.ps() };
+                    (util, Duration(lat))
+                }
+                None => (0.0, Duration::ZERO),
+            };
+            let port_utilization = (port.tx_bytes - tx0) as f64 / port.rate.bytes_in(iv).max(1) as f64;
+            let active_qps = nic.active.len() as u32;
+            let qps: Vec<u32> = nic.active.iter().copied().collect();
+            self.nics[n].reported = (self.nics[n].pcie_bytes, self.nics[n].pcie_wait_ps, self.nics[n].pcie_reads, port.tx_bytes);
+            for qi in qps {
+                if self.qps[qi as usize].cc_mask.has(crate::control::EventMask::HOST) {
+                    let ev = CcEvent::Host { pcie_utilization, pcie_latency, active_qps, port_utilization };
+                    self.raise_cc(qi, ev, None);
+                }
+            }
+        }
+        if now + iv <= self.run.stop_at {
+            self.q.schedule(now + iv, Event::HostReport);
+        }
     }
 }

@@ -221,6 +221,8 @@ impl World {
         qp.tx_cursor = 0;
     }
 
+    #[cold]
+    #[inline(never)]
     fn receive_read_request(&mut self, p: &Packet) {
         let qi = p.qp;
         let qp = &mut self.qps[qi as usize];
@@ -264,6 +266,8 @@ impl World {
     // ------------------------------------------------------------ probes
 
     /// Send an RTT probe for QP `qi` along the path of `sport`.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn send_probe(&mut self, qi: u32, sport: u16) {
         let now = self.now();
         let qp = &mut self.qps[qi as usize];
@@ -296,6 +300,8 @@ impl World {
     }
 
     /// The peer NIC answers a probe at once, on the same UDP source port.
+    #[cold]
+    #[inline(never)]
     fn answer_probe(&mut self, p: &Packet) {
         let mut r = *p;
         r.kind = PacketKind::ProbeReply;
@@ -307,6 +313,8 @@ impl World {
         self.queue_request(nic, r);
     }
 
+    #[cold]
+    #[inline(never)]
     fn receive_probe_reply(&mut self, p: &Packet) {
         let qi = p.qp;
         let qp = &mut self.qps[qi as usize];
@@ -321,6 +329,8 @@ impl World {
     }
 
     /// Report probes older than the probe timeout as lost; re-arm for the rest.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn on_probe_timeout(&mut self, qi: u32) {
         let now = self.now();
         let timeout = self.nic_cfg.probe_timeout;
@@ -347,6 +357,8 @@ impl World {
     }
 
     /// Send a controller's out-of-band message from one end of QP `qi` to the other.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn send_oob(&mut self, qi: u32, words: [u32; 4], from_receiver: bool) {
         let qp = &self.qps[qi as usize];
         let to_receiver = !from_receiver;

@@ -134,6 +134,8 @@ impl Recorder {
 }
 
 impl World {
+    #[cold]
+    #[inline(never)]
     pub(crate) fn record_flow(&mut self, f: u32, qi: u32, start: Time, finish: Time) {
         let spec = &self.workload.flows[f as usize];
         let qp = &self.qps[qi as usize];
@@ -263,6 +265,8 @@ impl World {
         self.q.schedule(start.max(self.now()), crate::world::Event::QlenSample);
     }
 
+    #[cold]
+    #[inline(never)]
     pub(crate) fn qlen_sample(&mut self) {
         let now = self.now();
         let Some(m) = self.qlen_monitor.as_mut() else { return };
@@ -307,6 +311,8 @@ impl World {
         Duration(base + (total as u128 * 8 * crate::time::PS_PER_S as u128 / bottleneck.bps() as u128) as u64)
     }
 
+    #[cold]
+    #[inline(never)]
     pub(crate) fn take_samples(&mut self) {
         let now = self.now();
         let Some(iv) = self.run.sample_interval else { return };

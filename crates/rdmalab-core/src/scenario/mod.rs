@@ -330,7 +330,7 @@ impl Parser {
 
     fn scenario(&mut self, v: &Value) -> Option<Scenario> {
         const TOP: &[&str] =
-            &["name", "description", "seed", "duration", "max_events", "topology", "links", "switch", "nic", "cc", "control", "workload", "records"];
+            &["name", "description", "seed", "duration", "max_events", "topology", "links", "switch", "nic", "host", "cc", "control", "workload", "records"];
         let o = self.obj(v, "", TOP)?;
         let name = self.string(&o, "name", Some("scenario")).unwrap_or_default();
         let _ = self.string(&o, "description", Some(""));
@@ -363,6 +363,10 @@ impl Parser {
             self.check_connected(t, w);
         }
         let mut nic = nic;
+        if let (Some(n), Some((pcie, report))) = (nic.as_mut(), self.host(&o)) {
+            n.pcie = pcie;
+            n.host_report_interval = report;
+        }
         if let (Some(n), Some(sw), Some(c)) = (nic.as_mut(), &switch, &cc) {
             if sw.int_enabled {
                 n.wire.int_header = crate::packet::wire::HPCC_INT_HEADER;
@@ -712,6 +716,8 @@ impl Parser {
             window_scales_with_rate: scales,
             base_rtt: base_rtt?,
             probe_timeout: probe_timeout?,
+            pcie: None,
+            host_report_interval: None,
         })
     }
 
@@ -844,6 +850,9 @@ impl Parser {
             "placement",
             "trigger_latency",
             "processing",
+            "cycles_per_event",
+            "clock",
+            "tx_batch_bytes",
             "state_access",
             "install_latency",
             "threads",
@@ -865,6 +874,30 @@ impl Parser {
         }
         if let Some(d) = self.duration(&c, "processing", Some(p.processing)) {
             p.processing = d;
+        }
+        // Or as cycles at a clock: processing = cycles / clock.
+        match (c.get("cycles_per_event"), c.get("clock")) {
+            (None, None) => {}
+            (Some(_), Some(_)) if c.get("processing").is_some() => {
+                self.err("control.processing", "", "give either processing or cycles_per_event with clock, not both")
+            }
+            (Some(_), Some(clock)) => {
+                let cycles = self.int(&c, "cycles_per_event", None, 0, 1 << 40);
+                let hz = match clock {
+                    Value::String(s) => parse_frequency(s).map_err(|e| self.err("control.clock", format!("`{s}`"), e)).ok(),
+                    other => {
+                        self.err("control.clock", show(other), "a frequency with a unit, like `250MHz` or `1.8GHz`");
+                        None
+                    }
+                };
+                if let (Some(cy), Some(hz)) = (cycles, hz) {
+                    p.processing = Duration((cy as f64 * 1e12 / hz).round() as u64);
+                }
+            }
+            _ => self.err("control", "", "cycles_per_event and clock go together (processing = cycles / clock)"),
+        }
+        if c.get("tx_batch_bytes").is_some() {
+            p.tx_batch_bytes = self.bytes(&c, "tx_batch_bytes", None).unwrap_or(0);
         }
         if let Some(d) = self.duration(&c, "state_access", Some(p.state_access)) {
             p.state_access = d;
@@ -893,6 +926,40 @@ impl Parser {
             self.err("control", "", "a placement with no latencies and threads: 0 is the `asic` placement; name it so");
         }
         (self.errs.len() == before).then_some((p, record))
+    }
+
+    /// The host domain: the PCIe model and the period of host reports.
+    fn host(&mut self, o: &Obj) -> Option<(Option<crate::nic::PcieConfig>, Option<Duration>)> {
+        let Some(h) = self.sub(o, "host", &["pcie", "pcie_bandwidth", "pcie_latency", "report_interval"]) else {
+            return Some((None, None));
+        };
+        let before = self.errs.len();
+        let preset = match h.get("pcie") {
+            None => None,
+            Some(Value::String(s)) if s == "gen4x16" => Some(Rate(252_061_538_462)),
+            Some(Value::String(s)) if s == "gen5x16" => Some(Rate(504_123_076_923)),
+            Some(Value::String(s)) if s == "gen3x16" => Some(Rate(126_030_769_231)),
+            Some(v) => {
+                self.err(h.key("pcie"), show(v), "allowed: gen3x16, gen4x16, gen5x16 (or set pcie_bandwidth)");
+                None
+            }
+        };
+        let wants_pcie = h.get("pcie").is_some() || h.get("pcie_bandwidth").is_some();
+        let bw = if wants_pcie { self.rate(&h, "pcie_bandwidth", preset) } else { None };
+        let latency = self.duration(&h, "pcie_latency", Some(Duration::from_ns(900)));
+        let report = if h.get("report_interval").is_some() {
+            self.positive_duration(&h, "report_interval", None)
+        } else {
+            None
+        };
+        if self.errs.len() != before {
+            return None;
+        }
+        let pcie = match (wants_pcie, bw, latency) {
+            (true, Some(bandwidth), Some(latency)) => Some(crate::nic::PcieConfig { bandwidth, latency }),
+            _ => None,
+        };
+        Some((pcie, report))
     }
 
     fn verb(&mut self, o: &Obj) -> Option<Verb> {
@@ -1141,6 +1208,26 @@ impl Parser {
                 );
             }
         }
+    }
+}
+
+/// A clock frequency: `Hz`, `kHz`, `MHz`, `GHz`.
+fn parse_frequency(s: &str) -> Result<f64, String> {
+    let s = s.trim();
+    let (num, mult) = if let Some(x) = s.strip_suffix("GHz") {
+        (x, 1e9)
+    } else if let Some(x) = s.strip_suffix("MHz") {
+        (x, 1e6)
+    } else if let Some(x) = s.strip_suffix("kHz") {
+        (x, 1e3)
+    } else if let Some(x) = s.strip_suffix("Hz") {
+        (x, 1.0)
+    } else {
+        return Err("a frequency with a unit: Hz, kHz, MHz or GHz, like `250MHz`".into());
+    };
+    match num.trim().parse::<f64>() {
+        Ok(v) if v > 0.0 => Ok(v * mult),
+        _ => Err("a frequency greater than 0, like `250MHz`".into()),
     }
 }
 

@@ -196,6 +196,8 @@ impl World {
         }
     }
 
+    #[cold]
+    #[inline(never)]
     pub(crate) fn start_flow(&mut self, f: u32) {
         let spec = self.workload.flows[f as usize].clone();
         let qi = self.create_qp(spec.src, spec.dst, spec.verb);
@@ -203,6 +205,8 @@ impl World {
         self.post(qi, spec.bytes, Origin::Flow(f));
     }
 
+    #[cold]
+    #[inline(never)]
     pub(crate) fn start_app(&mut self, a: u32) {
         let spec = self.workload.apps[a as usize].clone();
         let qi = self.create_qp(spec.src, spec.dst, spec.verb);
