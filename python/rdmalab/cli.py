@@ -258,6 +258,98 @@ def cmd_plot(args) -> int:
     return 0
 
 
+def _print_warnings(conv) -> None:
+    for w in conv.warnings:
+        print(f"rdmalab: warning: {w}", file=sys.stderr)
+
+
+def cmd_hpcc_convert(args) -> int:
+    from rdmalab.hpcc import convert, scenario_yaml
+    from rdmalab.runner import validate
+    from rdmalab.scenario import scenario_from_dict
+
+    conv = convert(args.config, rto=args.rto, seed=args.seed, sample_interval=args.sample_interval)
+    _print_warnings(conv)
+    info = validate(scenario_from_dict(conv.scenario, base_dir=Path(args.config).parent, source=args.config))
+    out = Path(args.out)
+    out.write_text(scenario_yaml(conv, out))
+    for n in conv.notes:
+        print(f"  {n}")
+    print(f"wrote {out}: {info['hosts']} hosts, {info['nodes'] - info['hosts']} switches, {info['links']} links, "
+          f"{info['flows']} flows, cc {info['cc']}, {info['duration_ps'] / 1e9:g} ms (valid)")
+    return 0
+
+
+def cmd_hpcc_run(args) -> int:
+    from rdmalab.hpcc import convert, default_out_dir, run_config
+
+    conv = convert(args.config, rto=args.rto, seed=args.seed, sample_interval=args.sample_interval)
+    _print_warnings(conv)
+    for n in conv.notes:
+        print(f"  {n}")
+    out = Path(args.out) if args.out else default_out_dir(conv)
+    r = run_config(args.config, out, progress=not args.quiet, parquet=not args.no_parquet, conversion=conv)
+    print(summary_table(r.result.summary, r.result.out_dir))
+    for kind, p in r.written.items():
+        print(f"  wrote {p} (ns-3 {kind} format)")
+    return 0
+
+
+def cmd_hpcc_traffic(args) -> int:
+    from rdmalab.hpcc.traffic import cdf_mean, generate_flows, load_cdf, parse_bandwidth, write_flow_file
+
+    cdf = load_cdf(args.cdf)
+    bw = parse_bandwidth(args.bandwidth)
+    flows = generate_flows(cdf, args.nhost, args.load, bw, args.time, args.seed, base_ns=round(args.base * 1e9))
+    write_flow_file(args.output, flows)
+    offered = sum(f[2] for f in flows) * 8 / (args.nhost * bw * args.time) if flows else 0.0
+    print(f"wrote {args.output}: {len(flows)} flows from {args.nhost} hosts over {args.time:g} s from "
+          f"{args.base:g} s (seed {args.seed}); CDF mean {cdf_mean(cdf):,.0f} B, offered load {offered:.3f} "
+          f"of {bw / 1e9:g} Gb/s per host (target {args.load:g})")
+    return 0
+
+
+def cmd_hpcc_analyze(args) -> int:
+    import polars as pl
+
+    from rdmalab.hpcc.fct import fct_slowdown
+
+    dport = {0: 100, 1: 200, 2: None}[args.type] if args.dport is None else args.dport
+    labels: dict[str, str] = {}
+    for f in args.fct_files:  # a label per file, unique even if a file is given twice
+        label = f if f not in labels else f"{f}#{sum(k.split('#')[0] == f for k in labels) + 1}"
+        labels[label] = f
+    sd = fct_slowdown(labels, dport=dport, time_limit_ns=args.time_limit, buckets=args.buckets)
+    if args.csv:
+        sys.stdout.write(sd.write_csv())
+        return 0
+    qcols = [c for c in sd.columns if c.startswith("p") and c[1:2].isdigit()]
+    which = "all flows" if dport is None else f"dport {dport}"
+    limit = "" if args.time_limit is None else f", start + fct < {args.time_limit} ns"
+    print(f"FCT slowdown (fct / standalone_fct, at least 1) by flow size: {which}{limit}; "
+          f"{args.buckets} buckets of equal flow count, nearest-rank quantiles, sizes in bytes")
+    present = set(sd["file"].to_list())
+    files = [f for f in labels if f in present]
+    for f in labels:
+        if f not in present:
+            print(f"{f}: no flows left after the filters")
+    if not files:
+        return 0
+    blocks = {f: {r["bucket"]: r for r in sd.filter(pl.col("file") == f).iter_rows(named=True)} for f in files}
+    width = 10 + 9 * len(qcols)
+    print(f"  {'bucket':>6}" + "".join(f"  {(f if len(f) <= width else '...' + f[3 - width:]):>{width}}" for f in files))
+    print(f"  {'':>6}" + "".join(f"  {'size max':>10}" + "".join(f" {c:>8}" for c in qcols) for _ in files))
+    for b in range(args.buckets):
+        cells = []
+        for f in files:
+            r = blocks[f].get(b)
+            cells.append(f"  {'':>{width}}" if r is None else
+                         f"  {r['size_max_bytes']:>10}" + "".join(f" {r[c]:>8.3f}" for c in qcols))
+        print(f"  {b:>6}" + "".join(cells))
+    print("  flows " + "".join(f"  {int(sd.filter(pl.col('file') == f)['flows'].sum()):>{width}}" for f in files))
+    return 0
+
+
 def cmd_bench(args) -> int:
     from rdmalab.bench import main as bench_main
 
@@ -334,12 +426,57 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--end", help="slowdown: only flows that started before this time")
     p.set_defaults(func=cmd_plot)
 
+    p = sub.add_parser("hpcc", help="run the ns-3 HPCC simulator's config files; its traffic generator and FCT analysis")
+    hsub = p.add_subparsers(dest="hpcc_command", required=True)
+    for name, helptext in (("run", "run an ns-3 HPCC config.txt; write its fct/pfc/qlen files in ns-3's formats"),
+                           ("convert", "write the native scenario equivalent to an ns-3 HPCC config.txt")):
+        hp = hsub.add_parser(name, help=helptext)
+        hp.add_argument("config", help="the ns-3 config file (e.g. mix/config.txt); relative paths in it are "
+                                       "looked up from the current directory first, as ns-3 does")
+        if name == "run":
+            hp.add_argument("--out", help="directory for rdmalab's own tables (CSV, Parquet, summary); "
+                                          "default: beside FCT_OUTPUT_FILE, named <its stem>-rdmalab")
+            hp.add_argument("--quiet", action="store_true", help="no progress line")
+            hp.add_argument("--no-parquet", action="store_true", help="write CSV only")
+        else:
+            hp.add_argument("--out", required=True, help="the scenario YAML file to write")
+        hp.add_argument("--rto", default="off", help="retransmission timeout: `off` (default, as ns-3, which has "
+                                                     "none) or a duration such as 1ms")
+        hp.add_argument("--seed", type=int, default=1, help="seed of rdmalab's random streams (ECN marking, "
+                                                            "loss, ECMP; default 1)")
+        hp.add_argument("--sample-interval", default="off", help="rdmalab's per-QP and per-port samples "
+                                                                 "(default off: ns-3 has none), e.g. 10us")
+        hp.set_defaults(func=cmd_hpcc_run if name == "run" else cmd_hpcc_convert)
+
+    hp = hsub.add_parser("traffic", help="generate an ns-3 flow file like traffic_gen.py, seeded, exact count")
+    hp.add_argument("-c", "--cdf", required=True, help="flow-size CDF: websearch, fbhdp, alistorage2019, "
+                                                       "googlerpc2008, or a file of `size_bytes cdf_percent` lines")
+    hp.add_argument("-n", "--nhost", type=int, required=True, help="number of hosts (ids 0..n-1)")
+    hp.add_argument("-l", "--load", type=float, default=0.3, help="load per host, a fraction of the host link (0.3)")
+    hp.add_argument("-b", "--bandwidth", default="10G", help="host link rate: 100G, 25G, 10M ... (10G)")
+    hp.add_argument("-t", "--time", type=float, default=10.0, help="arrival window in seconds (10)")
+    hp.add_argument("-o", "--output", required=True, help="the flow file to write")
+    hp.add_argument("--seed", type=int, default=1, help="random seed (Python's random.Random; default 1)")
+    hp.add_argument("--base", type=float, default=2.0, help="start of the arrival window in seconds (2.0, as traffic_gen)")
+    hp.set_defaults(func=cmd_hpcc_traffic)
+
+    hp = hsub.add_parser("analyze", help="FCT slowdown by flow-size bucket of ns-3-format fct.txt files, side by side")
+    hp.add_argument("fct_files", nargs="+", help="fct.txt files (from ns-3 or rdmalab)")
+    hp.add_argument("-t", "--type", type=int, choices=(0, 1, 2), default=0,
+                    help="as fct_analysis.py: 0 normal flows (dport 100, default), 1 incast (dport 200), 2 all")
+    hp.add_argument("--dport", type=int, help="keep only this dport (overrides -t)")
+    hp.add_argument("-T", "--time-limit", type=int, help="keep flows with start + fct < T (ns), as fct_analysis.py")
+    hp.add_argument("--buckets", type=int, default=20, help="flow-size buckets of equal flow count (20: 5%% each)")
+    hp.add_argument("--csv", action="store_true", help="write the table as CSV to stdout")
+    hp.set_defaults(func=cmd_hpcc_analyze)
+
     p = sub.add_parser("bench", help="measure speed and memory on the benchmark scenarios")
     p.add_argument("scenarios", nargs="*", help="scenario files (default: benchmarks/*.yaml)")
     p.add_argument("--repeat", type=int, default=1, help="runs per scenario; the best is reported")
     p.set_defaults(func=cmd_bench)
 
     args = parser.parse_args(argv)
+    from rdmalab.hpcc.fct import FctFileError
     from rdmalab.sweep import NotResults, StoreBusy, SweepError
 
     try:
@@ -354,6 +491,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"rdmalab: {e}", file=sys.stderr)
         return 4
     except NotResults as e:
+        print(f"rdmalab: {e}", file=sys.stderr)
+        return 2
+    except FctFileError as e:
         print(f"rdmalab: {e}", file=sys.stderr)
         return 2
     except RunError as e:

@@ -1,0 +1,667 @@
+"""The ns-3 HPCC simulator's `config.txt` and the files it names, as a native scenario.
+
+`convert(CONFIG)` reads the config the way ns-3's `scratch/third.cc` does
+(whitespace-separated `KEY value...`, its defaults for absent keys), reads the
+topology and flow files it names, and maps everything to a native scenario
+dict (docs/hpcc.md lists every key and what it maps to). Unlike ns-3 it
+refuses what it cannot reproduce, naming the key: unknown keys, settings
+rdmalab does not model, missing files (ns-3 spins forever on a missing
+config). Keys that ns-3 itself parses and then ignores are accepted with a
+warning that says so.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rdmalab._core import ScenarioError
+from rdmalab.hpcc.units import (parse_rate_bps, parse_time_ps, ps_text, rate_text, seconds_to_ns, us_text)
+
+# Every key third.cc reads, with how many value tokens follow it ("map": `n` then n pairs).
+ARITY: dict[str, int | str] = {
+    "ENABLE_QCN": 1, "USE_DYNAMIC_PFC_THRESHOLD": 1, "PACKET_PAYLOAD_SIZE": 1,
+    "TOPOLOGY_FILE": 1, "FLOW_FILE": 1, "TRACE_FILE": 1, "TRACE_OUTPUT_FILE": 1,
+    "FCT_OUTPUT_FILE": 1, "PFC_OUTPUT_FILE": 1, "QLEN_MON_FILE": 1,
+    "SIMULATOR_STOP_TIME": 1, "CC_MODE": 1,
+    "ALPHA_RESUME_INTERVAL": 1, "RATE_DECREASE_INTERVAL": 1, "CLAMP_TARGET_RATE": 1, "RP_TIMER": 1,
+    "EWMA_GAIN": 1, "FAST_RECOVERY_TIMES": 1, "RATE_AI": 1, "RATE_HAI": 1, "MIN_RATE": 1, "DCTCP_RATE_AI": 1,
+    "ERROR_RATE_PER_LINK": 1, "L2_CHUNK_SIZE": 1, "L2_ACK_INTERVAL": 1, "L2_BACK_TO_ZERO": 1,
+    "HAS_WIN": 1, "GLOBAL_T": 1, "VAR_WIN": 1, "FAST_REACT": 1, "U_TARGET": 1, "MI_THRESH": 1,
+    "INT_MULTI": 1, "MULTI_RATE": 1, "SAMPLE_FEEDBACK": 1, "PINT_LOG_BASE": 1, "PINT_PROB": 1,
+    "RATE_BOUND": 1, "ACK_HIGH_PRIO": 1, "LINK_DOWN": 3, "ENABLE_TRACE": 1,
+    "KMAX_MAP": "map", "KMIN_MAP": "map", "PMAX_MAP": "map", "BUFFER_SIZE": 1,
+    "QLEN_MON_START": 1, "QLEN_MON_END": 1, "PAUSE_TIME": 1, "DATA_RATE": 1, "LINK_DELAY": 1,
+}
+
+# third.cc's values for absent keys (None: no usable default — uninitialised or empty).
+DEFAULTS: dict[str, str | None] = {
+    "ENABLE_QCN": "1", "USE_DYNAMIC_PFC_THRESHOLD": "1", "PACKET_PAYLOAD_SIZE": "1000",
+    "SIMULATOR_STOP_TIME": "3.01", "CC_MODE": "1", "ALPHA_RESUME_INTERVAL": "55", "RATE_DECREASE_INTERVAL": "4",
+    "CLAMP_TARGET_RATE": "0", "RP_TIMER": None, "EWMA_GAIN": "0", "FAST_RECOVERY_TIMES": "5",
+    "RATE_AI": None, "RATE_HAI": None, "MIN_RATE": "100Mb/s", "DCTCP_RATE_AI": "1000Mb/s",
+    "ERROR_RATE_PER_LINK": "0", "L2_CHUNK_SIZE": "0", "L2_ACK_INTERVAL": "0", "L2_BACK_TO_ZERO": "0",
+    "HAS_WIN": "1", "GLOBAL_T": "1", "VAR_WIN": "0", "FAST_REACT": "1", "U_TARGET": "0.95", "MI_THRESH": "5",
+    "INT_MULTI": "1", "MULTI_RATE": "1", "SAMPLE_FEEDBACK": "0", "PINT_LOG_BASE": "1.05", "PINT_PROB": "1.0",
+    "RATE_BOUND": "1", "ACK_HIGH_PRIO": "0", "ENABLE_TRACE": "1", "BUFFER_SIZE": "16",
+    "QLEN_MON_START": "2000000000", "QLEN_MON_END": "2100000000",
+    "FCT_OUTPUT_FILE": "fct.txt", "PFC_OUTPUT_FILE": "pfc.txt",
+}
+
+CC_NAMES = {1: "dcqcn", 3: "hpcc", 7: "timely", 8: "dctcp"}
+
+# Converted scenarios effectively have no event cap: ns-3 has none, and a
+# simulated second of a 320-host fabric is billions of events.
+MAX_EVENTS = 10**15
+
+
+@dataclass
+class Ns3Config:
+    """A parsed config file: each key's value tokens and its line, in file order."""
+
+    path: Path
+    values: dict[str, list[str]] = field(default_factory=dict)
+    lines: dict[str, int] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def has(self, key: str) -> bool:
+        return key in self.values
+
+    def get(self, key: str) -> str | None:
+        v = self.values.get(key)
+        return v[0] if v else DEFAULTS.get(key)
+
+    def where(self, key: str) -> str:
+        return f"{key} (line {self.lines[key]})" if key in self.lines else f"{key} (absent; ns-3's default)"
+
+
+@dataclass
+class Topology:
+    """What the converter needs from the topology file."""
+
+    nodes: int
+    switches: set[int]
+    links: list[tuple[int, int, int, int, float]]  # a, b, rate bps, delay ps, error rate
+    text: str  # normalised for the core: exact bps and ps
+    verbatim_ok: bool  # the original file reads the same in the core (its units are unambiguous)
+
+
+@dataclass
+class Conversion:
+    """A converted config: the native scenario and what the conversion found."""
+
+    config_path: Path
+    scenario: dict
+    warnings: list[str]
+    notes: list[str]  # where each file was found
+    outputs: dict[str, Path]  # "fct", "pfc", ("qlen") -> where ns-3 would write them
+    topology_path: Path
+    flow_path: Path
+    base_dir: Path  # the directory relative paths were resolved against
+    topology: Topology
+
+
+def _refuse(problems: list[str], what: str) -> None:
+    n = len(problems)
+    head = f"{what} has {n} problem{'s' if n != 1 else ''}:"
+    raise ScenarioError("\n".join([head] + [f"  - {p}" for p in problems]))
+
+
+def read_config(path: str | os.PathLike) -> Ns3Config:
+    """Tokenise a config as third.cc does; unknown keys and missing values become problems."""
+    p = Path(path)
+    if p.is_dir():
+        raise ScenarioError(f"(config): `{p}` is a directory, not an ns-3 HPCC config file")
+    try:
+        text = p.read_text()
+    except OSError as e:
+        raise ScenarioError(f"(config): `{p}` cannot be read ({e.strerror}); "
+                            f"ns-3 would spin forever on it, rdmalab stops") from None
+    except UnicodeDecodeError:
+        raise ScenarioError(f"(config): `{p}` is not a text file") from None
+    cfg = Ns3Config(path=p)
+    tokens = [(tok, n) for n, line in enumerate(text.splitlines(), 1) for tok in line.split()]
+    i = 0
+    while i < len(tokens):
+        key, line = tokens[i]
+        i += 1
+        arity = ARITY.get(key)
+        if arity is None:
+            cfg.problems.append(
+                f"{key} (line {line}): unknown key; ns-3 skips unknown keys silently, rdmalab refuses them "
+                f"(check the spelling; every key it knows is in docs/hpcc.md)")
+            while i < len(tokens) and tokens[i][1] == line:  # its values, on its line
+                i += 1
+            continue
+        if arity == "map":
+            if i >= len(tokens):
+                cfg.problems.append(f"{key} (line {line}): needs a count and that many `rate value` pairs")
+                break
+            try:
+                n = int(tokens[i][0])
+            except ValueError:
+                cfg.problems.append(f"{key} (line {line}): `{tokens[i][0]}` is not a count of `rate value` pairs")
+                i += 1
+                continue
+            arity = 1 + 2 * n
+        vals = [t for t, _ in tokens[i:i + arity]]
+        i += arity
+        if len(vals) < arity or any(v in ARITY for v in vals):
+            cfg.problems.append(f"{key} (line {line}): needs {arity} value{'s' if arity != 1 else ''}, "
+                                f"got {' '.join(vals) or 'none'}")
+            continue
+        if key in cfg.values:
+            cfg.warnings.append(f"{key}: given twice (lines {cfg.lines[key]} and {line}); the last wins, as in ns-3")
+        cfg.values[key] = vals
+        cfg.lines[key] = line
+    return cfg
+
+
+def _candidates(value: str, config_path: Path, cwd: Path) -> list[tuple[Path, str]]:
+    p = Path(value)
+    if p.is_absolute():
+        return [(Path("/"), "an absolute path")]
+    cdir = config_path.resolve().parent
+    out: list[tuple[Path, str]] = []
+    for base, how in ((cwd, "relative to the current directory, as ns-3 reads it"),
+                      (cdir, "relative to the config file's directory"),
+                      (cdir.parent, "relative to the config file's parent directory (ns-3's run directory "
+                                    "when the config is in mix/)")):
+        if all(base != b for b, _ in out):
+            out.append((base, how))
+    return out
+
+
+def _find_input(cfg: Ns3Config, key: str, cwd: Path, notes: list[str]) -> tuple[Path, Path] | None:
+    """(file, the base it was found under) for an input key, or a problem."""
+    value = cfg.get(key)
+    if value is None:
+        cfg.problems.append(f"{key}: missing; ns-3 needs it (it would read an empty file name)")
+        return None
+    tried = []
+    for base, how in _candidates(value, cfg.path, cwd):
+        f = base / value
+        tried.append(str(f))
+        if f.is_file():
+            notes.append(f"{key} {value}: {f} ({how})")
+            return f, base
+    cfg.problems.append(f"{cfg.where(key)}: `{value}` not found (looked for {', '.join(tried)})")
+    return None
+
+
+def _read_text(cfg: Ns3Config, key: str, f: Path) -> str | None:
+    try:
+        return f.read_text()
+    except (OSError, UnicodeDecodeError) as e:
+        cfg.problems.append(f"{key}: `{f}` cannot be read ({getattr(e, 'strerror', None) or e})")
+        return None
+
+
+_SAFE_RATE = ("bps", "b/s", "kbps", "Kbps", "kb/s", "Kb/s", "Mbps", "Mb/s", "Gbps", "Gb/s")
+_SAFE_TIME = ("ps", "ns", "us", "ms", "s")
+
+
+def parse_topology(text: str, where: str) -> Topology:
+    """Read a topology file as third.cc does (a token stream: `N S L`, S ids, L × 5 tokens)."""
+    toks = text.split()
+
+    def fail(msg: str):
+        raise ScenarioError(f"{where}: {msg}")
+
+    try:
+        n, s, nl = (int(t) for t in toks[:3])
+    except ValueError:
+        fail(f"the first line must be `nodes switches links`, not `{' '.join(toks[:3])}`")
+    if len(toks) < 3 + s + 5 * nl:
+        fail(f"says {s} switches and {nl} links but ends early; each link is `a b rate delay error_rate`")
+    try:
+        switches = {int(t) for t in toks[3:3 + s]}
+    except ValueError:
+        fail("the switch ids must be integers")
+    if any(not 0 <= x < n for x in switches):
+        fail(f"a switch id is outside 0..{n - 1}")
+    links = []
+    verbatim = True
+    pos = 3 + s
+    out = [f"{n} {s} {nl}", " ".join(toks[3:3 + s])]
+    for k in range(nl):
+        a, b, rate, delay, err = toks[pos:pos + 5]
+        pos += 5
+        try:
+            ia, ib = int(a), int(b)
+            bps = parse_rate_bps(rate)
+            ps = parse_time_ps(delay)
+            e = float(err)
+        except ValueError as ex:
+            fail(f"link {k + 1} `{a} {b} {rate} {delay} {err}`: {ex}")
+        if not (0 <= ia < n and 0 <= ib < n):
+            fail(f"link {k + 1} `{a} {b} ...`: a node id is outside 0..{n - 1}")
+        verbatim &= rate.lstrip("0123456789.eE+-") in _SAFE_RATE and delay.lstrip("0123456789.eE+-") in _SAFE_TIME
+        links.append((ia, ib, bps, ps, e))
+        out.append(f"{ia} {ib} {bps}bps {ps}ps {e!r}")
+    return Topology(nodes=n, switches=switches, links=links, text="\n".join(out) + "\n", verbatim_ok=verbatim)
+
+
+def parse_flows(text: str, where: str, topo: Topology, problems: list[str]) -> list[dict]:
+    """The first F flows of a flow file (`F`, then `src dst pg dport size start_s` lines)."""
+    lines = [(n, ln.split()) for n, ln in enumerate(text.splitlines(), 1) if ln.strip()]
+    if not lines:
+        problems.append(f"{where}: empty; the first line must be the number of flows")
+        return []
+    try:
+        count = int(lines[0][1][0])
+        if count < 0 or len(lines[0][1]) != 1:
+            raise ValueError
+    except ValueError:
+        problems.append(f"{where} line {lines[0][0]}: `{' '.join(lines[0][1])}` — the first line must be the "
+                        f"number of flows")
+        return []
+    body = lines[1:1 + count]
+    if len(body) < count:
+        problems.append(f"{where}: the first line says {count} flows but only {len(body)} follow "
+                        f"(ns-3 reads exactly that many)")
+    flows = []
+    for n, f in body:
+        def bad(msg: str):
+            problems.append(f"{where} line {n} `{' '.join(f)}`: {msg}")
+
+        if len(f) != 6:
+            bad("must be `src dst pg dport size start_time_s`")
+            continue
+        try:
+            src, dst, pg, dport, size = (int(x) for x in f[:5])
+            start_ns = seconds_to_ns(f[5])
+        except ValueError:
+            bad("src, dst, pg, dport and size must be integers and the start a number of seconds")
+            continue
+        hosts_ok = True
+        for role, x in (("src", src), ("dst", dst)):
+            if not 0 <= x < topo.nodes or x in topo.switches:
+                bad(f"{role} {x} is not a host of the topology (ns-3 asserts it)")
+                hosts_ok = False
+        if not hosts_ok:
+            continue
+        if src == dst:
+            bad("src and dst are the same host")
+            continue
+        if not 0 <= dport <= 65535 or size < 0 or not 0 <= pg <= 7:
+            bad("dport must be 0-65535, size ≥ 0 and pg 0-7")
+            continue
+        flows.append({"src": src, "dst": dst, "pg": pg, "dport": dport, "size": size, "start_ns": start_ns,
+                      "line": n})
+    return flows
+
+
+class _Values:
+    """Typed access to config values; bad values become problems naming the key."""
+
+    def __init__(self, cfg: Ns3Config):
+        self.cfg = cfg
+
+    def _bad(self, key: str, msg: str) -> None:
+        self.cfg.problems.append(f"{self.cfg.where(key)}: `{self.cfg.get(key)}` — {msg}")
+
+    def int(self, key: str, lo: int = 0, hi: int = 2**64 - 1) -> int | None:
+        v = self.cfg.get(key)
+        try:
+            x = int(v)
+            if lo <= x <= hi:
+                return x
+        except (TypeError, ValueError):
+            pass
+        self._bad(key, f"must be an integer from {lo} to {hi}")
+        return None
+
+    def float(self, key: str, lo: float = 0.0) -> float | None:
+        v = self.cfg.get(key)
+        try:
+            x = float(v)
+            if x >= lo:
+                return x
+        except (TypeError, ValueError):
+            pass
+        self._bad(key, f"must be a number ≥ {lo:g}")
+        return None
+
+    def flag(self, key: str) -> bool | None:
+        x = self.int(key)
+        return None if x is None else x != 0
+
+    def rate(self, key: str) -> int | None:
+        v = self.cfg.get(key)
+        if v is None:
+            self.cfg.problems.append(f"{key}: missing; ns-3 has no default for it (DataRate(\"\") fails) — set it, "
+                                     f"e.g. `{key} 50Mb/s`")
+            return None
+        try:
+            bps = parse_rate_bps(v)
+        except ValueError as e:
+            self._bad(key, str(e))
+            return None
+        if bps <= 0:
+            self._bad(key, "must be greater than 0")
+            return None
+        return bps
+
+    def rate_map(self, key: str) -> dict[int, str]:
+        """`n r1 v1 r2 v2 ...` -> {rate_bps: value token}."""
+        vals = self.cfg.values.get(key)
+        if not vals:
+            return {}
+        out = {}
+        for r, v in zip(vals[1::2], vals[2::2]):
+            try:
+                out[int(r)] = v
+            except ValueError:
+                self.cfg.problems.append(f"{self.cfg.where(key)}: rate `{r}` must be an integer in bit/s")
+        return out
+
+
+def convert(
+    config_path: str | os.PathLike,
+    *,
+    rto: str = "off",
+    seed: int = 1,
+    sample_interval: str = "off",
+    cwd: str | os.PathLike | None = None,
+) -> Conversion:
+    """Convert an ns-3 HPCC config (and the files it names) to a native scenario.
+
+    `rto`: `off` (ns-3 has no retransmission timeout) or a duration such as
+    `1ms`. `sample_interval`: rdmalab's own per-QP and per-port samples
+    (`off`: none, as ns-3 has none). Raises ScenarioError with every problem.
+    """
+    cfg = read_config(config_path)
+    cwd = Path(cwd) if cwd is not None else Path.cwd()
+    v = _Values(cfg)
+    warnings = list(cfg.warnings)
+    notes: list[str] = []
+
+    def warn(key: str, msg: str) -> None:
+        warnings.append(f"{cfg.where(key)}: {msg}")
+
+    # ---------------------------------------------------------------- files
+    topo_found = _find_input(cfg, "TOPOLOGY_FILE", cwd, notes)
+    flow_found = _find_input(cfg, "FLOW_FILE", cwd, notes)
+    topo = None
+    if topo_found:
+        text = _read_text(cfg, "TOPOLOGY_FILE", topo_found[0])
+        if text is not None:
+            try:
+                topo = parse_topology(text, f"TOPOLOGY_FILE `{topo_found[0]}`")
+            except ScenarioError as e:
+                cfg.problems.append(str(e))
+    flows: list[dict] = []
+    if flow_found and topo is not None:
+        text = _read_text(cfg, "FLOW_FILE", flow_found[0])
+        if text is not None:
+            flows = parse_flows(text, f"FLOW_FILE `{flow_found[0]}`", topo, cfg.problems)
+    base = topo_found[1] if topo_found else cwd
+
+    # ---------------------------------------------------------------- keys ns-3 ignores, and what rdmalab does not produce
+    for key, why in (
+        ("DATA_RATE", "ns-3 parses it and never uses it; link rates come from the topology file"),
+        ("LINK_DELAY", "ns-3 parses it and never uses it; link delays come from the topology file"),
+        ("PAUSE_TIME", "ns-3 only writes it into PFC frames; a pause lasts until its RESUME, in ns-3 and rdmalab"),
+        ("USE_DYNAMIC_PFC_THRESHOLD", "ns-3's switch buffer always uses the dynamic PFC threshold, whatever "
+                                      "this says; so does rdmalab"),
+    ):
+        if cfg.has(key):
+            warn(key, f"ignored: {why}")
+    trace_on = v.flag("ENABLE_TRACE")
+    if trace_on:
+        warn("ENABLE_TRACE", "the binary packet trace (TRACE_OUTPUT_FILE, read by trace_reader) is not produced; "
+                             "rdmalab writes fct/pfc/qlen files and its own tables instead")
+    for key in ("TRACE_FILE", "TRACE_OUTPUT_FILE"):
+        if cfg.has(key):
+            warn(key, "ignored: rdmalab does not write ns-3's binary packet trace"
+                 + ("" if trace_on else " (and ENABLE_TRACE is 0, so ns-3 writes none either)"))
+
+    cc_mode = v.int("CC_MODE")
+    if cc_mode is not None and cc_mode not in CC_NAMES:
+        if cc_mode == 10:
+            cfg.problems.append(f"{cfg.where('CC_MODE')}: `10` (HPCC-PINT) is not implemented in rdmalab; "
+                                f"use 3 (HPCC with exact INT)")
+        else:
+            cfg.problems.append(f"{cfg.where('CC_MODE')}: `{cc_mode}` — allowed: 1 (DCQCN), 3 (HPCC), 7 (TIMELY), "
+                                f"8 (DCTCP); ns-3 has no other mode either")
+        cc_mode = None
+    if cc_mode != 10:
+        for key in ("PINT_LOG_BASE", "PINT_PROB"):
+            if cfg.has(key):
+                warn(key, "ignored: ns-3 uses it only with CC_MODE 10 (HPCC-PINT)")
+
+    # ---------------------------------------------------------------- NIC
+    payload = v.int("PACKET_PAYLOAD_SIZE", 64, 9000)
+    ack_interval = v.int("L2_ACK_INTERVAL")
+    ack_every = None
+    if ack_interval is not None and payload:
+        if ack_interval == 0:
+            cfg.problems.append(f"{cfg.where('L2_ACK_INTERVAL')}: `0` — ns-3 then sends no ACKs and no flow ever "
+                                f"completes; use 1 (an ACK per packet)")
+        elif ack_interval == 1:
+            ack_every = 1
+        elif ack_interval % payload == 0:
+            ack_every = ack_interval // payload
+            warn("L2_ACK_INTERVAL", f"ACK every {ack_every} packets (nic.ack_every) and at each message's end; "
+                                    f"ns-3 ACKs when the expected byte offset is a multiple of {ack_interval}")
+        else:
+            cfg.problems.append(f"{cfg.where('L2_ACK_INTERVAL')}: `{ack_interval}` — rdmalab ACKs every N packets: "
+                                f"use 1 or a multiple of PACKET_PAYLOAD_SIZE ({payload})")
+    chunk = v.int("L2_CHUNK_SIZE")
+    if chunk and ack_interval:
+        if ack_interval == 1 or chunk % ack_interval == 0:
+            warn("L2_CHUNK_SIZE", "accepted and ignored: ns-3 also ACKs at chunk boundaries, which adds nothing "
+                                  "when every packet (or every chunk boundary already) is ACKed, and with "
+                                  "L2_BACK_TO_ZERO 0 chunks do not change go-back-N")
+        else:
+            cfg.problems.append(f"{cfg.where('L2_CHUNK_SIZE')}: `{chunk}` — ns-3 would add ACKs at chunk "
+                                f"boundaries between the L2_ACK_INTERVAL ones; rdmalab does not model that "
+                                f"(use 0, or a multiple of L2_ACK_INTERVAL)")
+    if v.flag("L2_BACK_TO_ZERO"):
+        cfg.problems.append(f"{cfg.where('L2_BACK_TO_ZERO')}: `1` (go back to the chunk start) is not implemented; "
+                            f"rdmalab does go-back-N (L2_BACK_TO_ZERO 0)")
+    if v.flag("RATE_BOUND") is False:
+        cfg.problems.append(f"{cfg.where('RATE_BOUND')}: `0` (send at line rate whatever the CC rate) is not "
+                            f"implemented; rdmalab always paces each QP at its rate (RATE_BOUND 1)")
+    has_win = v.flag("HAS_WIN")
+    var_win = v.flag("VAR_WIN")
+    global_t = v.int("GLOBAL_T")
+    ack_high = v.flag("ACK_HIGH_PRIO")
+    pgs = sorted({f["pg"] for f in flows})
+    data_class = 3
+    if len(pgs) > 1:
+        other = next(f for f in flows if f["pg"] != flows[0]["pg"])
+        cfg.problems.append(f"FLOW_FILE line {other['line']}: pg {other['pg']} differs from line "
+                            f"{flows[0]['line']}'s pg {flows[0]['pg']}; rdmalab puts all data in one class "
+                            f"(nic.data_class), so every flow must use the same pg")
+    elif pgs:
+        data_class = pgs[0]
+        if data_class == 0:
+            cfg.problems.append(f"FLOW_FILE line {flows[0]['line']}: pg 0 is the control class (strict priority, "
+                                f"never paused); data must use pg 1-7 (traffic_gen.py writes 3)")
+        elif data_class != 3 and ack_high is False:
+            warnings.append(f"FLOW_FILE: pg {data_class} with ACK_HIGH_PRIO 0: ns-3 puts ACKs in queue 3 whatever "
+                            f"the data's pg; rdmalab puts them in the data's class ({data_class})")
+    if rto not in ("off", None):
+        notes.append(f"retransmission timeout {rto} (ns-3 has none; --rto off reproduces that)")
+    nic = {
+        "framing": "ns3-hpcc",
+        "mtu": f"{payload}B" if payload else None,
+        "ack_every": ack_every,
+        "cnp": "ack_flag",
+        "rto": rto or "off",
+        "data_class": data_class,
+        "ack_class": "control" if ack_high else "data",
+        "window": "bdp" if has_win else "none",
+        "window_scales_with_rate": bool(var_win),
+        "base_rtt": "fabric_max" if global_t == 1 else "path",
+        "nack_repeat_interval": "500us",
+    }
+
+    # ---------------------------------------------------------------- switches
+    qcn = v.flag("ENABLE_QCN")
+    kmin, kmax, pmax = v.rate_map("KMIN_MAP"), v.rate_map("KMAX_MAP"), v.rate_map("PMAX_MAP")
+    thresholds = []
+    if topo is not None:
+        rates = sorted({bps for a, b, bps, _, _ in topo.links if a in topo.switches or b in topo.switches})
+        for r in rates:
+            missing = [k for k, m in (("KMIN_MAP", kmin), ("KMAX_MAP", kmax), ("PMAX_MAP", pmax)) if r not in m]
+            for k in missing:
+                cfg.problems.append(f"{cfg.where(k)}: no entry for {r} b/s ({rate_text(r)}), the rate of a switch "
+                                    f"port in TOPOLOGY_FILE; ns-3 asserts `must set {k.split('_')[0].lower()} for each link "
+                                    f"speed`")
+            if missing:
+                continue
+            try:
+                lo, hi, p = int(kmin[r]), int(kmax[r]), float(pmax[r])
+            except ValueError:
+                cfg.problems.append(f"KMIN_MAP/KMAX_MAP/PMAX_MAP: the values for {r} b/s must be KB integers and a "
+                                    f"probability, not {kmin[r]}/{kmax[r]}/{pmax[r]}")
+                continue
+            thresholds.append({"rate": rate_text(r), "kmin": f"{lo * 1000}B", "kmax": f"{hi * 1000}B", "pmax": p})
+    buffer_mb = v.int("BUFFER_SIZE", 1)
+    switch = {
+        "buffer": f"{buffer_mb}MiB" if buffer_mb else None,
+        "int": cc_mode == 3,
+        "pfc": {"enabled": True, "alpha": 0.125, "reserve": "4KiB", "resume_offset": "3KiB", "headroom": "auto"},
+        "ecn": {"enabled": bool(qcn), "thresholds": thresholds},
+    }
+
+    # ---------------------------------------------------------------- congestion control
+    cc: dict = {}
+    min_rate = v.rate("MIN_RATE")
+    if cc_mode == 1:
+        g = v.float("EWMA_GAIN")
+        if g == 0:
+            cfg.problems.append(f"{cfg.where('EWMA_GAIN')}: DCQCN's g is 0 (ns-3's default `1/16` is integer "
+                                f"division); set it, e.g. `EWMA_GAIN 0.00390625`")
+        if not cfg.has("RP_TIMER"):
+            cfg.problems.append("RP_TIMER: missing; ns-3 leaves it uninitialised — set it, e.g. `RP_TIMER 300` (µs)")
+        rp = v.float("RP_TIMER") if cfg.has("RP_TIMER") else None
+        alpha, dec = v.float("ALPHA_RESUME_INTERVAL"), v.float("RATE_DECREASE_INTERVAL")
+        cc = {"algorithm": "dcqcn", "params": {
+            "g": g, "alpha_period": _us(alpha), "decrease_period": _us(dec), "increase_period": _us(rp),
+            "fast_recovery_stages": v.int("FAST_RECOVERY_TIMES", 0, 1000),
+            "rate_ai": _rate(v.rate("RATE_AI")), "rate_hai": _rate(v.rate("RATE_HAI")), "min_rate": _rate(min_rate),
+            "clamp_target_rate": v.flag("CLAMP_TARGET_RATE"), "rate_on_first_cnp": 1.0, "byte_counter": "0B"}}
+    elif cc_mode == 3:
+        if v.flag("MULTI_RATE") is not False:
+            cfg.problems.append(f"{cfg.where('MULTI_RATE')}: `1` (a rate per hop) is not implemented; rdmalab's "
+                                f"HPCC is ns-3's single-rate form: set `MULTI_RATE 0`")
+        if v.flag("SAMPLE_FEEDBACK"):
+            cfg.problems.append(f"{cfg.where('SAMPLE_FEEDBACK')}: `1` (skip per-ACK INT when the queue is empty) "
+                                f"is not implemented; set `SAMPLE_FEEDBACK 0`")
+        if cfg.has("INT_MULTI"):
+            warn("INT_MULTI", "accepted, no effect: rdmalab's INT is exact (ns-3 quantises bytes to "
+                              "128·INT_MULTI B and queues to 80·INT_MULTI B)")
+        cc = {"algorithm": "hpcc", "params": {
+            "eta": v.float("U_TARGET"), "max_stage": v.int("MI_THRESH", 0, 10**6), "rate_ai": _rate(v.rate("RATE_AI")),
+            "min_rate": _rate(min_rate), "fast_react": v.flag("FAST_REACT"),
+            # The window comes from nic.window (HAS_WIN, VAR_WIN) and T from nic.base_rtt (GLOBAL_T).
+            "window": False, "base_rtt": "0ns"}}
+    elif cc_mode == 7:
+        cc = {"algorithm": "timely", "params": {
+            "rate_ai": _rate(v.rate("RATE_AI")), "rate_hai": _rate(v.rate("RATE_HAI")), "min_rate": _rate(min_rate),
+            # ns-3 hard-codes these (rdma-hw.cc); they are also rdmalab's defaults.
+            "alpha": 0.875, "beta": 0.8, "t_low": "50us", "t_high": "500us", "min_rtt": "20us", "hai_threshold": 5}}
+    elif cc_mode == 8:
+        g = v.float("EWMA_GAIN")
+        if g == 0:
+            cfg.problems.append(f"{cfg.where('EWMA_GAIN')}: DCTCP's g is 0 (ns-3's default `1/16` is integer "
+                                f"division); set it, e.g. `EWMA_GAIN 0.0625`")
+        cc = {"algorithm": "dctcp", "params": {
+            "g": g, "rate_ai": _rate(v.rate("DCTCP_RATE_AI")), "min_rate": _rate(min_rate)}}
+    if cc_mode is not None and cc_mode != 3 and cfg.has("INT_MULTI"):
+        warn("INT_MULTI", "ignored: ns-3 uses INT only with CC_MODE 3 (and 10)")
+
+    # ---------------------------------------------------------------- links, time, records
+    links = []
+    err = v.float("ERROR_RATE_PER_LINK")
+    if err and topo is not None:
+        if err > 1:
+            cfg.problems.append(f"{cfg.where('ERROR_RATE_PER_LINK')}: `{err}` — a loss probability is at most 1")
+        else:
+            links = [{"between": [a, b], "loss": err} for a, b, _, _, e in topo.links if e <= 0]
+    down = cfg.values.get("LINK_DOWN", ["0", "0", "0"])
+    if down != ["0", "0", "0"]:
+        if down[0] in ("0", "0.0"):
+            warn("LINK_DOWN", f"`{' '.join(down)}`: ignored — ns-3 takes a link down only when the time is > 0")
+        else:
+            cfg.problems.append(f"{cfg.where('LINK_DOWN')}: `{' '.join(down)}` is not implemented: ns-3 takes the "
+                                f"link down for good at 2 s + t µs and recomputes routes; rdmalab's links[].down "
+                                f"does not reroute. Use `LINK_DOWN 0 0 0`")
+    stop = cfg.get("SIMULATOR_STOP_TIME")
+    try:
+        stop_ns = seconds_to_ns(stop)
+        if stop_ns <= 0:
+            raise ValueError
+    except (TypeError, ValueError):
+        cfg.problems.append(f"{cfg.where('SIMULATOR_STOP_TIME')}: `{stop}` — must be a positive number of seconds")
+        stop_ns = None
+    if stop_ns is not None:
+        late = [f for f in flows if f["start_ns"] >= stop_ns]
+        if late:
+            warnings.append(f"FLOW_FILE: {len(late)} flows start at or after SIMULATOR_STOP_TIME (first on line "
+                            f"{late[0]['line']}); they never start, in ns-3 or rdmalab")
+            flows = [f for f in flows if f["start_ns"] < stop_ns]
+    if any(b["start_ns"] < a["start_ns"] for a, b in zip(flows, flows[1:])):
+        warnings.append("FLOW_FILE: not sorted by start time; ns-3 requires that (it schedules flows in file "
+                        "order), rdmalab starts each at its own time")
+
+    outputs: dict[str, Path] = {}
+    for kind, key in (("fct", "FCT_OUTPUT_FILE"), ("pfc", "PFC_OUTPUT_FILE"), ("qlen", "QLEN_MON_FILE")):
+        value = cfg.get(key)
+        if value is not None:
+            outputs[kind] = Path(value) if Path(value).is_absolute() else base / value
+    records: dict = {"sample_interval": sample_interval}
+    if "qlen" in outputs:
+        a, b = v.int("QLEN_MON_START"), v.int("QLEN_MON_END")
+        if a is not None and b is not None:
+            if b < a:
+                cfg.problems.append(f"{cfg.where('QLEN_MON_END')}: `{b}` is before QLEN_MON_START `{a}`")
+            records["qlen_monitor"] = {"start": f"{a}ns", "end": f"{b}ns"}
+    else:
+        for key in ("QLEN_MON_START", "QLEN_MON_END"):
+            if cfg.has(key):
+                warn(key, "no QLEN_MON_FILE, so no queue-length file is written")
+
+    if cfg.problems:
+        _refuse(cfg.problems, f"{cfg.path}")
+
+    scenario = {
+        "name": cfg.path.stem if cfg.path.stem != "config" else cfg.path.resolve().parent.name or "config",
+        "description": f"converted from the ns-3 HPCC config {cfg.path} by `rdmalab hpcc convert`",
+        "seed": seed,
+        "duration": ps_text(stop_ns * 1000),
+        "max_events": MAX_EVENTS,
+        "topology": {"kind": "hpcc_file", "text": topo.text},
+        "switch": switch,
+        "nic": {k: x for k, x in nic.items() if x is not None},
+        "cc": cc,
+        "workload": {"flows": [_flow(f) for f in flows]},
+        "records": records,
+    }
+    if links:
+        scenario["links"] = links
+    if not flows:
+        warnings.append("FLOW_FILE: no flows to run")
+    return Conversion(config_path=cfg.path, scenario=scenario, warnings=warnings, notes=notes, outputs=outputs,
+                      topology_path=topo_found[0], flow_path=flow_found[0], base_dir=base, topology=topo)
+
+
+def _flow(f: dict) -> dict:
+    out = {"src": f"h{f['src']}", "dst": f"h{f['dst']}", "size": f"{f['size']}B", "start": ps_text(f["start_ns"] * 1000)}
+    if f["dport"] != 100:
+        out["dport"] = f["dport"]
+    return out
+
+
+def _us(x: float | None) -> str | None:
+    return None if x is None else us_text(x)
+
+
+def _rate(bps: int | None) -> str | None:
+    return None if bps is None else rate_text(bps)

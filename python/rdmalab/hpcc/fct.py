@@ -1,0 +1,93 @@
+"""ns-3 HPCC `fct.txt` files (from ns-3 or from rdmalab): reading, and slowdown by size.
+
+Each line is `sip dip sport dport size start_time fct standalone_fct`: hex
+IPv4 addresses (`0x0b000001 + (id/256)<<16 + (id%256)<<8`), bytes, ns.
+`fct_slowdown` applies the filters of ns-3's `analysis/fct_analysis.py`
+(a dport — 100 normal, 200 incast — and start + fct < T), takes its
+slowdown (fct / standalone_fct, at least 1), and buckets it with
+`rdmalab.analysis.slowdown_by_size`.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import polars as pl
+
+from rdmalab.analysis import DEFAULT_QUANTILES, slowdown_by_size
+
+COLUMNS = ["sip", "dip", "sport", "dport", "size_bytes", "start_ns", "fct_ns", "standalone_fct_ns"]
+
+
+class FctFileError(ValueError):
+    """A file that is not in ns-3's FCT format."""
+
+
+def ip_to_node(ip: int) -> int:
+    """ns-3's `ip_to_node_id`: (ip >> 8) & 0xffff."""
+    return (ip >> 8) & 0xFFFF
+
+
+def node_to_ip(node: int) -> int:
+    """ns-3's `node_id_to_ip`."""
+    return 0x0B000001 + (node // 256) * 0x10000 + (node % 256) * 0x100
+
+
+def read_fct(path: str | os.PathLike) -> pl.DataFrame:
+    """One row per line: the 8 columns (IPs as integers), `src`/`dst` node ids and `slowdown`
+    (fct / standalone_fct, clamped at ≥ 1 as fct_analysis.py does)."""
+    p = Path(path)
+    try:
+        text = p.read_text()
+    except OSError as e:
+        raise FctFileError(f"`{p}` cannot be read ({e.strerror})") from None
+    rows: list[list[int]] = []
+    for n, line in enumerate(text.splitlines(), 1):
+        f = line.split()
+        if not f:
+            continue
+        if len(f) != 8:
+            raise FctFileError(f"`{p}` line {n}: `{line}` — an FCT line has 8 fields: "
+                               f"sip dip sport dport size start_time fct standalone_fct")
+        try:
+            rows.append([int(f[0], 16), int(f[1], 16)] + [int(x) for x in f[2:]])
+        except ValueError:
+            raise FctFileError(f"`{p}` line {n}: `{line}` — IPs must be hex and the other fields integers") from None
+    df = pl.DataFrame(rows, schema={c: pl.Int64 for c in COLUMNS}, orient="row")
+    return df.with_columns(
+        ((pl.col("sip") // 256) % 65536).alias("src"),
+        ((pl.col("dip") // 256) % 65536).alias("dst"),
+        (pl.col("start_ns") * 1000).alias("start_ps"),
+        pl.max_horizontal(pl.col("fct_ns") / pl.max_horizontal(pl.col("standalone_fct_ns"), pl.lit(1)), pl.lit(1.0))
+        .alias("slowdown"),
+    )
+
+
+def fct_slowdown(
+    files: Sequence[str | os.PathLike] | Mapping[str, str | os.PathLike | pl.DataFrame],
+    dport: int | None = 100,
+    time_limit_ns: int | None = None,
+    buckets: int = 20,
+    quantiles: Sequence[float] = DEFAULT_QUANTILES,
+) -> pl.DataFrame:
+    """FCT slowdown by flow-size bucket for one or more fct.txt files, one block per `file`.
+
+    `dport`: keep flows to this destination port (fct_analysis `-t 0` = 100,
+    `-t 1` = 200; None keeps all). `time_limit_ns`: keep flows with
+    start + fct < T (flows that finished before T). Then 20 buckets of 5 % of
+    the flows each by size, with nearest-rank quantiles (see
+    `rdmalab.analysis.slowdown_by_size`). Columns: `file`, `bucket`, `flows`,
+    `size_min_bytes`, `size_max_bytes`, `mean`, `p50`, `p95`, `p99`, `p99_9`.
+    """
+    items = files.items() if isinstance(files, Mapping) else ((str(f), f) for f in files)
+    frames = []
+    for label, f in items:
+        df = f if isinstance(f, pl.DataFrame) else read_fct(f)
+        if dport is not None:
+            df = df.filter(pl.col("dport") == dport)
+        if time_limit_ns is not None:
+            df = df.filter(pl.col("start_ns") + pl.col("fct_ns") < time_limit_ns)
+        frames.append(df.select("size_bytes", "slowdown", "start_ps").with_columns(pl.lit(label).alias("file")))
+    return slowdown_by_size(pl.concat(frames), by=["file"], buckets=buckets, quantiles=quantiles)

@@ -1,0 +1,389 @@
+"""`rdmalab hpcc`: ns-3 HPCC simulator input directories in, its output formats out."""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import rdmalab
+from rdmalab.hpcc import convert, fct_slowdown, generate_flows, load_cdf, read_fct
+from rdmalab.hpcc.fct import node_to_ip
+from rdmalab.hpcc.traffic import CDF_FILES, cdf_mean
+from rdmalab.hpcc.units import parse_rate_bps, seconds_to_ns
+
+# The repo's mix/config.txt, with a short stop time and MULTI_RATE 0 (rdmalab's HPCC is single-rate).
+CONFIG = """\
+ENABLE_QCN 1
+USE_DYNAMIC_PFC_THRESHOLD 1
+
+PACKET_PAYLOAD_SIZE 1000
+
+TOPOLOGY_FILE mix/topology.txt
+FLOW_FILE mix/flow.txt
+TRACE_FILE mix/trace.txt
+TRACE_OUTPUT_FILE mix/mix.tr
+FCT_OUTPUT_FILE mix/fct.txt
+PFC_OUTPUT_FILE mix/pfc.txt
+
+SIMULATOR_STOP_TIME 2.01
+
+CC_MODE 3
+ALPHA_RESUME_INTERVAL 1
+RATE_DECREASE_INTERVAL 4
+CLAMP_TARGET_RATE 0
+RP_TIMER 900
+EWMA_GAIN 0.00390625
+FAST_RECOVERY_TIMES 1
+RATE_AI 50Mb/s
+RATE_HAI 100Mb/s
+MIN_RATE 100Mb/s
+DCTCP_RATE_AI 1000Mb/s
+
+ERROR_RATE_PER_LINK 0.0000
+L2_CHUNK_SIZE 4000
+L2_ACK_INTERVAL 1
+L2_BACK_TO_ZERO 0
+
+HAS_WIN 1
+GLOBAL_T 1
+VAR_WIN 1
+FAST_REACT 1
+U_TARGET 0.95
+MI_THRESH 0
+INT_MULTI 1
+MULTI_RATE 0
+SAMPLE_FEEDBACK 0
+
+RATE_BOUND 1
+
+ACK_HIGH_PRIO 0
+
+LINK_DOWN 0 0 0
+
+ENABLE_TRACE 1
+
+KMAX_MAP 3 25000000000 400 50000000000 800 100000000000 1600
+KMIN_MAP 3 25000000000 100 50000000000 200 100000000000 400
+PMAX_MAP 3 25000000000 0.2 50000000000 0.2 100000000000 0.2
+BUFFER_SIZE 32
+QLEN_MON_FILE mix/qlen.txt
+QLEN_MON_START 2000000000
+QLEN_MON_END 2000200000
+"""
+
+# 1 switch (node 8) and 8 hosts at 100 Gb/s, 1 µs, with ns-3's trailing prose.
+TOPOLOGY = "9 1 8\n8\n" + "".join(f"{i} 8 100Gbps 0.001ms 0.000000\n" for i in range(8)) + \
+    "\nFirst line: total node #, switch node #, link #\n"
+
+# A 7-to-1 incast of 200 KB (dport 100) and a 1 KB flow the other way (dport 200).
+FLOWS = "8\n" + "".join(f"{i} 7 3 100 200000 2.00000{i}612\n" for i in range(3)) + \
+    "7 0 3 200 1000 2.000002612\n" + "".join(f"{i} 7 3 100 200000 2.00000{i}612\n" for i in range(3, 7))
+
+
+def make_dir(tmp_path: Path, config: str = CONFIG, topology: str = TOPOLOGY, flows: str = FLOWS) -> Path:
+    mix = tmp_path / "mix"
+    mix.mkdir(exist_ok=True)
+    (mix / "config.txt").write_text(config)
+    (mix / "topology.txt").write_text(topology)
+    (mix / "flow.txt").write_text(flows)
+    return mix / "config.txt"
+
+
+def cli(*args, cwd=None, timeout=60):
+    return subprocess.run([sys.executable, "-m", "rdmalab", *map(str, args)], capture_output=True, text=True,
+                          cwd=cwd, timeout=timeout)
+
+
+def edit(config: str, key: str, value: str | None) -> str:
+    """The config with KEY's line replaced (value None: removed; a new key is appended)."""
+    lines = [ln for ln in config.splitlines() if ln.split()[:1] != [key]]
+    return "\n".join(lines + ([f"{key} {value}"] if value is not None else [])) + "\n"
+
+
+# ------------------------------------------------------------------ conversion
+
+def test_convert_writes_a_valid_equivalent_scenario(tmp_path):
+    make_dir(tmp_path)
+    r = cli("hpcc", "convert", "mix/config.txt", "--out", "converted.yaml", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "8 hosts, 1 switches, 8 links, 8 flows, cc hpcc" in r.stdout
+    assert "relative to the current directory" in r.stdout
+    r = cli("validate", tmp_path / "converted.yaml")
+    assert r.returncode == 0, r.stderr
+    s = rdmalab.load_scenario(tmp_path / "converted.yaml").data
+    assert s["nic"] == {"framing": "ns3-hpcc", "mtu": "1000B", "ack_every": 1, "cnp": "ack_flag", "rto": "off",
+                        "data_class": 3, "ack_class": "data", "window": "bdp", "window_scales_with_rate": True,
+                        "base_rtt": "fabric_max", "nack_repeat_interval": "500us"}
+    assert s["switch"]["buffer"] == "32MiB" and s["switch"]["int"] is True
+    assert s["switch"]["ecn"] == {"enabled": True, "thresholds": [
+        {"rate": "100Gbps", "kmin": "400000B", "kmax": "1600000B", "pmax": 0.2}]}
+    assert s["cc"] == {"algorithm": "hpcc", "params": {"eta": 0.95, "max_stage": 0, "rate_ai": "50Mbps",
+                                                       "min_rate": "100Mbps", "fast_react": True, "window": False,
+                                                       "base_rtt": "0ns"}}
+    # SIMULATOR_STOP_TIME and start times go through Seconds(double): truncated to ns, as ns-3 does.
+    assert s["duration"] == "2009999999ns"
+    flows = s["workload"]["flows"]
+    assert flows[2] == {"src": "h2", "dst": "h7", "size": "200000B", "start": "2000002611ns"}
+    assert flows[3]["dport"] == 200 and "dport" not in flows[0]
+    assert s["records"]["qlen_monitor"] == {"start": "2000000000ns", "end": "2000200000ns"}
+
+
+def test_each_cc_mode_maps_its_keys(tmp_path):
+    cases = {
+        "1": ("dcqcn", {"g": 0.00390625, "alpha_period": "1us", "decrease_period": "4us", "increase_period": "900us",
+                        "fast_recovery_stages": 1, "rate_ai": "50Mbps", "rate_hai": "100Mbps", "min_rate": "100Mbps",
+                        "clamp_target_rate": False}),
+        "7": ("timely", {"rate_ai": "50Mbps", "rate_hai": "100Mbps", "min_rate": "100Mbps", "t_low": "50us"}),
+        "8": ("dctcp", {"g": 0.00390625, "rate_ai": "1Gbps", "min_rate": "100Mbps"}),
+    }
+    for mode, (name, params) in cases.items():
+        cfg = make_dir(tmp_path, edit(CONFIG, "CC_MODE", mode))
+        conv = convert(cfg, cwd=tmp_path)
+        assert conv.scenario["cc"]["algorithm"] == name
+        assert params.items() <= conv.scenario["cc"]["params"].items()
+        assert conv.scenario["switch"]["int"] is False
+        rdmalab.validate(rdmalab.scenario_from_dict(conv.scenario))
+    # ACK_HIGH_PRIO, HAS_WIN, GLOBAL_T, ENABLE_QCN, ERROR_RATE_PER_LINK, --rto
+    c = CONFIG
+    for k, v in (("ACK_HIGH_PRIO", "1"), ("HAS_WIN", "0"), ("GLOBAL_T", "0"), ("ENABLE_QCN", "0"),
+                 ("ERROR_RATE_PER_LINK", "0.001")):
+        c = edit(c, k, v)
+    conv = convert(make_dir(tmp_path, c), cwd=tmp_path, rto="1ms")
+    nic = conv.scenario["nic"]
+    assert (nic["ack_class"], nic["window"], nic["base_rtt"], nic["rto"]) == ("control", "none", "path", "1ms")
+    assert conv.scenario["switch"]["ecn"]["enabled"] is False
+    assert conv.scenario["links"][0] == {"between": [0, 8], "loss": 0.001} and len(conv.scenario["links"]) == 8
+
+
+def test_ns3_value_syntax():
+    assert parse_rate_bps("50Mb/s") == 50_000_000
+    assert parse_rate_bps("100Gbps") == 100 * 10**9
+    assert parse_rate_bps("1GB/s") == 8 * 10**9  # B is bytes in ns-3
+    with pytest.raises(ValueError):
+        parse_rate_bps("100 gigabits")
+    assert seconds_to_ns("2.000002612") == 2000002611
+    assert seconds_to_ns("2.000000612") == 2000000612
+
+
+def test_refused_keys_are_named(tmp_path):
+    refusals = {
+        ("FOO_BAR", "7"): "FOO_BAR (line",
+        ("CC_MODE", "10"): "HPCC-PINT",
+        ("CC_MODE", "2"): "CC_MODE (line",
+        ("MULTI_RATE", "1"): "MULTI_RATE (line",
+        ("MULTI_RATE", None): "MULTI_RATE (absent; ns-3's default)",
+        ("SAMPLE_FEEDBACK", "1"): "SAMPLE_FEEDBACK (line",
+        ("L2_BACK_TO_ZERO", "1"): "L2_BACK_TO_ZERO (line",
+        ("RATE_BOUND", "0"): "RATE_BOUND (line",
+        ("LINK_DOWN", "100 0 8"): "LINK_DOWN (line",
+        ("L2_ACK_INTERVAL", "0"): "L2_ACK_INTERVAL (line",
+        ("L2_ACK_INTERVAL", "1500"): "L2_ACK_INTERVAL (line",
+        ("KMIN_MAP", "1 25000000000 100"): "KMIN_MAP (line",
+        ("RATE_AI", None): "RATE_AI: missing",
+        ("BUFFER_SIZE", "lots"): "BUFFER_SIZE (line",
+    }
+    for (key, value), needle in refusals.items():
+        make_dir(tmp_path, edit(CONFIG, key, value))
+        r = cli("hpcc", "convert", "mix/config.txt", "--out", "x.yaml", cwd=tmp_path)
+        assert r.returncode == 2, (key, r.stdout)
+        assert "scenario refused" in r.stderr and needle in r.stderr, (key, r.stderr)
+    # A missing KMIN for a link rate names the rate, as ns-3's assert would stop on it.
+    make_dir(tmp_path, edit(CONFIG, "KMIN_MAP", "1 25000000000 100"))
+    assert "no entry for 100000000000 b/s (100Gbps)" in cli("hpcc", "run", "mix/config.txt", cwd=tmp_path).stderr
+    # DCQCN without RP_TIMER / EWMA_GAIN: ns-3 would run with garbage / g = 0.
+    c = edit(edit(edit(CONFIG, "CC_MODE", "1"), "RP_TIMER", None), "EWMA_GAIN", None)
+    make_dir(tmp_path, c)
+    err = cli("hpcc", "convert", "mix/config.txt", "--out", "x.yaml", cwd=tmp_path).stderr
+    assert "RP_TIMER: missing" in err and "EWMA_GAIN (absent; ns-3's default)" in err
+
+
+def test_bad_flow_and_topology_lines_are_named(tmp_path):
+    make_dir(tmp_path, flows=FLOWS.replace("7 0 3 200", "7 0 4 200"))
+    assert "differs from line 2's pg 3" in cli("hpcc", "run", "mix/config.txt", cwd=tmp_path).stderr
+    make_dir(tmp_path, flows=FLOWS.replace("7 0 3 200", "8 0 3 200"))
+    assert "src 8 is not a host" in cli("hpcc", "run", "mix/config.txt", cwd=tmp_path).stderr
+    make_dir(tmp_path, flows="9\n" + FLOWS.split("\n", 1)[1])
+    assert "says 9 flows but only 8 follow" in cli("hpcc", "run", "mix/config.txt", cwd=tmp_path).stderr
+    make_dir(tmp_path, topology=TOPOLOGY.replace("0 8 100Gbps", "0 8 100Gigs"))
+    assert "is not an ns-3 data rate" in cli("hpcc", "run", "mix/config.txt", cwd=tmp_path).stderr
+
+
+def test_ignored_keys_warn(tmp_path):
+    c = CONFIG + "PAUSE_TIME 5\nDATA_RATE 100Gb/s\nLINK_DELAY 1us\nPINT_PROB 1.0\n"
+    make_dir(tmp_path, c)
+    r = cli("hpcc", "convert", "mix/config.txt", "--out", "x.yaml", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    for key in ("USE_DYNAMIC_PFC_THRESHOLD", "ENABLE_TRACE", "TRACE_FILE", "TRACE_OUTPUT_FILE", "L2_CHUNK_SIZE",
+                "INT_MULTI", "PAUSE_TIME", "DATA_RATE", "LINK_DELAY", "PINT_PROB"):
+        assert re.search(rf"warning: {key} \(line \d+\)", r.stderr), key
+    assert "exact" in r.stderr  # INT_MULTI: rdmalab's INT is exact
+    assert "# warning: PAUSE_TIME" in (tmp_path / "x.yaml").read_text()
+
+
+def test_missing_files_are_errors_not_hangs(tmp_path):
+    r = cli("hpcc", "run", tmp_path / "no-such-config.txt", timeout=30)
+    assert r.returncode == 2 and "cannot be read" in r.stderr
+    r = cli("hpcc", "run", tmp_path, timeout=30)
+    assert r.returncode == 2 and "is a directory" in r.stderr
+    make_dir(tmp_path)
+    (tmp_path / "mix" / "flow.txt").unlink()
+    r = cli("hpcc", "run", "mix/config.txt", cwd=tmp_path, timeout=30)
+    assert r.returncode == 2 and "FLOW_FILE (line 7): `mix/flow.txt` not found" in r.stderr
+
+
+def test_paths_also_resolve_from_the_config_directory(tmp_path):
+    cfg = make_dir(tmp_path)
+    conv = convert(cfg, cwd="/")  # from elsewhere: mix/... is found under the config's parent
+    assert conv.topology_path == tmp_path / "mix" / "topology.txt"
+    assert any("parent directory" in n for n in conv.notes)
+    assert conv.outputs["fct"] == tmp_path / "mix" / "fct.txt"
+
+
+# ------------------------------------------------------------------ running: ns-3's output formats
+
+def test_run_writes_ns3_format_outputs(tmp_path):
+    make_dir(tmp_path)
+    r = cli("hpcc", "run", "mix/config.txt", "--quiet", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    mix = tmp_path / "mix"
+    lines = (mix / "fct.txt").read_text().splitlines()
+    assert len(lines) == 8
+    flows = {}
+    for ln in lines:
+        f = ln.split()
+        assert len(f) == 8 and all(re.fullmatch(r"[0-9a-f]{8}", x) for x in f[:2]), ln
+        assert all(x.isdigit() for x in f[2:]), ln
+        flows[(int(f[0], 16), int(f[1], 16))] = f
+    # IPs encode node ids as ns-3 does; dport, size and the truncated start time come from the flow file.
+    f = flows[(node_to_ip(7), node_to_ip(0))]
+    assert f[0] == "0b000701" and f[2:6] == ["10000", "200", "1000", "2000002611"]
+    # standalone FCT, ns-3's formula: 2 hops × (2 µs + 1000 B at 100 Gb/s) + (200000 + 200 × 48) B at 100 Gb/s.
+    f = flows[(node_to_ip(0), node_to_ip(7))]
+    assert f[3:6] == ["100", "200000", "2000000612"] and f[7] == "20928" and int(f[6]) > 20928
+    # qlen.txt: `time: ns` then `switch if_index counts...`; one 100 ns sample per port at 2.0 s.
+    q = (mix / "qlen.txt").read_text().splitlines()
+    assert q[0] == "time: 2000000000"
+    assert q[1:9] == [f"8 {i} 1" for i in range(1, 9)]
+    # pfc.txt exists (5 fields a line when there are pauses); rdmalab's own tables sit beside.
+    for ln in (mix / "pfc.txt").read_text().splitlines():
+        assert len(ln.split()) == 5
+    assert (mix / "fct-rdmalab" / "flows.parquet").exists() and (mix / "fct-rdmalab" / "summary.json").exists()
+    assert f"wrote {mix / 'fct.txt'}" in r.stdout
+
+
+def test_pfc_file_format_under_an_incast(tmp_path):
+    # DCQCN without a window and a small buffer: the 7-to-1 incast must pause the senders.
+    c = edit(edit(edit(CONFIG, "CC_MODE", "1"), "HAS_WIN", "0"), "BUFFER_SIZE", "1")
+    make_dir(tmp_path, c)
+    r = cli("hpcc", "run", "mix/config.txt", "--quiet", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    lines = (tmp_path / "mix" / "pfc.txt").read_text().splitlines()
+    assert lines, "the incast paused someone"
+    for ln in lines:
+        t, node, ntype, ifi, typ = (int(x) for x in ln.split())
+        assert t >= 2_000_000_000 and typ in (0, 1) and ifi >= 1
+        assert ntype == (1 if node == 8 else 0)
+    assert any(ln.endswith(" 1") for ln in lines)
+
+
+# ------------------------------------------------------------------ traffic generator
+
+def test_traffic_generator_is_seeded_and_counts_exactly(tmp_path):
+    a, b, c = tmp_path / "a.txt", tmp_path / "b.txt", tmp_path / "c.txt"
+    args = ["hpcc", "traffic", "-c", "fbhdp", "-n", "16", "-l", "0.3", "-b", "100G", "-t", "0.02"]
+    for out, seed in ((a, 7), (b, 7), (c, 8)):
+        r = cli(*args, "-o", out, "--seed", seed)
+        assert r.returncode == 0, r.stderr
+    assert a.read_text() == b.read_text() and a.read_text() != c.read_text()
+    lines = a.read_text().splitlines()
+    assert lines[0] == str(len(lines) - 1)
+    starts = []
+    for ln in lines[1:]:
+        src, dst, pg, dport, size, t = ln.split()
+        assert src != dst and 0 <= int(src) < 16 and 0 <= int(dst) < 16 and (pg, dport) == ("3", "100")
+        assert int(size) >= 1 and re.fullmatch(r"2\.0\d{8}", t)
+        starts.append(float(t))
+    assert starts == sorted(starts) and starts[0] >= 2.0 and starts[-1] < 2.02
+
+
+def test_traffic_matches_the_cdf_mean_and_the_load():
+    for name in CDF_FILES:
+        assert load_cdf(name)[-1][1] == 100
+    cdf = load_cdf("fbhdp")
+    assert cdf_mean(cdf) == pytest.approx(120421, rel=1e-3)  # traffic_gen's getAvg of FbHdp
+    n, load, bw, secs = 32, 0.4, 100e9, 0.2
+    flows = generate_flows(cdf, n, load, bw, secs, seed=1)
+    sizes = [f[2] for f in flows]
+    assert len(flows) > 20000
+    assert sum(sizes) / len(sizes) == pytest.approx(cdf_mean(cdf), rel=0.05)
+    expected = n * secs * bw * load / 8 / cdf_mean(cdf)  # arrivals = hosts × time / mean gap
+    assert len(flows) == pytest.approx(expected, rel=0.03)
+    assert sum(sizes) * 8 / (n * bw * secs) == pytest.approx(load, rel=0.06)
+    # Destinations are uniform over the other hosts.
+    counts = [0] * n
+    for s, d, _, _ in flows:
+        counts[d] += 1
+    assert min(counts) > 0.8 * len(flows) / n and max(counts) < 1.2 * len(flows) / n
+
+
+def test_shipped_cdfs_are_the_cores():
+    root = Path(__file__).resolve().parent.parent
+    for f in CDF_FILES.values():
+        core = root / "crates" / "rdmalab-core" / "data" / "flow-size-cdf" / f
+        pkg = root / "python" / "rdmalab" / "data" / "flow-size-cdf" / f
+        assert pkg.read_bytes() == core.read_bytes(), f
+
+
+def test_a_generated_flow_file_runs(tmp_path):
+    make_dir(tmp_path)
+    r = cli("hpcc", "traffic", "-c", "alistorage2019", "-n", "8", "-l", "0.3", "-b", "100G", "-t", "0.0003",
+            "-o", tmp_path / "mix" / "flow.txt", "--seed", "2")
+    assert r.returncode == 0, r.stderr
+    conv = convert(tmp_path / "mix" / "config.txt", cwd=tmp_path)
+    count = int((tmp_path / "mix" / "flow.txt").read_text().split()[0])
+    assert len(conv.scenario["workload"]["flows"]) == count > 0
+
+
+# ------------------------------------------------------------------ analysis
+
+# 20 flows of sizes 100, 200, ..., 2000 B; standalone 1000 ns; fct chosen so slowdowns are known.
+def _fct_line(node_s, node_d, dport, size, start, fct, ideal=1000):
+    return f"{node_to_ip(node_s):08x} {node_to_ip(node_d):08x} 10000 {dport} {size} {start} {fct} {ideal}"
+
+
+def test_analyze_buckets_by_size_with_ns3_filters(tmp_path):
+    lines = []
+    for i in range(1, 21):
+        # slowdown i (flow i), except flow 1, whose fct is below its standalone FCT: clamped to 1.
+        lines.append(_fct_line(i, 300 + i, 100, 100 * i, 2_000_000_000, 1000 * i if i > 1 else 500))
+    lines.append(_fct_line(1, 2, 200, 50, 2_000_000_000, 9000))  # incast: only with -t 1 / 2
+    lines.append(_fct_line(1, 2, 100, 5000, 2_000_000_000, 10**9))  # finishes at 3 s: cut by -T
+    f = tmp_path / "fct.txt"
+    f.write_text("\n".join(lines) + "\n")
+    df = read_fct(f)
+    assert df["src"].to_list()[:2] == [1, 2] and df["dst"][19] == 320
+    sd = fct_slowdown([f], time_limit_ns=2_500_000_000, buckets=4)
+    # 20 flows, 4 buckets of 5: slowdowns [1..5], [6..10], [11..15], [16..20]; nearest rank.
+    assert sd["flows"].to_list() == [5, 5, 5, 5]
+    assert sd["size_max_bytes"].to_list() == [500, 1000, 1500, 2000]
+    assert sd["p50"].to_list() == [3.0, 8.0, 13.0, 18.0]
+    assert sd["p99"].to_list() == [5.0, 10.0, 15.0, 20.0]
+    assert sd["mean"].to_list() == [3.0, 8.0, 13.0, 18.0]
+    # Without -T the 5000 B flow joins (21 flows); -t 1 keeps only the incast flow.
+    assert fct_slowdown([f], buckets=4)["flows"].sum() == 21
+    inc = fct_slowdown([f], dport=200, buckets=1)
+    assert inc["flows"].to_list() == [1] and inc["p50"].to_list() == [9.0]
+    # The CLI prints the same table, and compares files side by side.
+    r = cli("hpcc", "analyze", f, f, "-T", "2500000000", "--buckets", "4")
+    assert r.returncode == 0, r.stderr
+    row = next(ln for ln in r.stdout.splitlines() if ln.split()[:1] == ["1"])
+    assert row.split() == ["1", "1000", "8.000", "10.000", "10.000", "10.000"] * 1 + \
+        ["1000", "8.000", "10.000", "10.000", "10.000"]
+    r = cli("hpcc", "analyze", f, "--csv", "-t", "2", "--buckets", "2")
+    assert r.stdout.splitlines()[0].startswith("file,bucket,flows")
+    bad = tmp_path / "bad.txt"
+    bad.write_text("1 2 3\n")
+    r = cli("hpcc", "analyze", bad)
+    assert r.returncode == 2 and "8 fields" in r.stderr
