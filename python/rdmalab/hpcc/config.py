@@ -636,6 +636,9 @@ def convert(
         "description": f"converted from the ns-3 HPCC config {cfg.path} by `rdmalab hpcc convert`",
         "seed": seed,
         "duration": ps_text(stop_ns * 1000),
+        # ns-3 always runs to SIMULATOR_STOP_TIME; that matters only while the
+        # queue monitor samples, so only then does rdmalab keep going.
+        "run_to_duration": "qlen_monitor" in records,
         "max_events": MAX_EVENTS,
         "topology": {"kind": "hpcc_file", "text": topo.text},
         "switch": switch,
