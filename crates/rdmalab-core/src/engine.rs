@@ -9,6 +9,7 @@ use crate::time::Time;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
+#[derive(Clone, Copy)]
 struct Entry<E> {
     at: Time,
     seq: u64,
@@ -45,12 +46,17 @@ const RING_BUCKETS: usize = 2048;
 
 /// A min-queue of events of type `E`.
 ///
-/// A calendar queue: events in the current bucket live in a small binary
-/// heap, events in the next `RING_BUCKETS` buckets in unsorted per-bucket
-/// vectors, and events beyond that horizon in a second heap. Packet events
-/// are dense in time, so most operations touch only the small heap. The
-/// order is exactly that of a single heap keyed by (time, sequence).
+/// A calendar queue: the current bucket's events are sorted once into a run
+/// that is consumed in order (events scheduled into the current bucket later
+/// go to a small heap, merged on pop), the next `RING_BUCKETS` buckets are
+/// unsorted vectors, and events beyond that horizon wait in a heap. Packet
+/// events are dense in time, so most work is a push onto a bucket and a
+/// short sort. The order is exactly that of one heap keyed by (time, sequence).
 pub struct EventQueue<E> {
+    /// The current bucket's events, sorted by (time, seq), consumed from `run_pos`.
+    run: Vec<Entry<E>>,
+    run_pos: usize,
+    /// Events scheduled into the current bucket after it was sorted.
     near: BinaryHeap<Entry<E>>,
     ring: Vec<Vec<Entry<E>>>,
     ring_len: usize,
@@ -71,6 +77,8 @@ impl<E: Copy> Default for EventQueue<E> {
 impl<E: Copy> EventQueue<E> {
     pub fn new() -> Self {
         EventQueue {
+            run: Vec::with_capacity(1 << 10),
+            run_pos: 0,
             near: BinaryHeap::with_capacity(1 << 10),
             ring: (0..RING_BUCKETS).map(|_| Vec::new()).collect(),
             ring_len: 0,
@@ -115,9 +123,14 @@ impl<E: Copy> EventQueue<E> {
         self.place(Entry { at, seq, event });
     }
 
+    #[inline]
+    fn current_empty(&self) -> bool {
+        self.run_pos >= self.run.len() && self.near.is_empty()
+    }
+
     /// Move to the next bucket that holds events; false if there are none.
     fn advance(&mut self) -> bool {
-        while self.near.is_empty() {
+        while self.current_empty() {
             if self.ring_len == 0 {
                 // Nothing within the horizon: jump straight to the earliest far event.
                 let Some(first) = self.far.peek() else { return false };
@@ -135,30 +148,55 @@ impl<E: Copy> EventQueue<E> {
             }
             let slot = (self.cur as usize) & (RING_BUCKETS - 1);
             if !self.ring[slot].is_empty() {
-                let mut v = std::mem::take(&mut self.ring[slot]);
-                self.ring_len -= v.len();
-                self.near.extend(v.drain(..));
-                self.ring[slot] = v;
+                // Swap the bucket in as the sorted run (reusing both allocations).
+                self.run.clear();
+                self.run_pos = 0;
+                std::mem::swap(&mut self.run, &mut self.ring[slot]);
+                self.ring_len -= self.run.len();
+                self.run.sort_unstable_by(|a, b| a.at.cmp(&b.at).then(a.seq.cmp(&b.seq)));
             }
         }
         true
     }
 
+    /// The earliest of the sorted run's head and the late-insert heap's top.
+    #[inline]
+    fn take_next(&mut self) -> Option<Entry<E>> {
+        let from_run = match (self.run.get(self.run_pos), self.near.peek()) {
+            (Some(r), Some(n)) => (r.at, r.seq) < (n.at, n.seq),
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+            (None, None) => return None,
+        };
+        if from_run {
+            let e = self.run[self.run_pos];
+            self.run_pos += 1;
+            Some(e)
+        } else {
+            self.near.pop()
+        }
+    }
+
     /// Time of the earliest pending event.
     pub fn peek_time(&mut self) -> Option<Time> {
-        if self.near.is_empty() && !self.advance() {
+        if self.current_empty() && !self.advance() {
             return None;
         }
-        self.near.peek().map(|e| e.at)
+        match (self.run.get(self.run_pos), self.near.peek()) {
+            (Some(r), Some(n)) => Some(r.at.min(n.at)),
+            (Some(r), None) => Some(r.at),
+            (None, Some(n)) => Some(n.at),
+            (None, None) => None,
+        }
     }
 
     /// Remove the earliest event and advance the clock to its time.
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, E)> {
-        if self.near.is_empty() && !self.advance() {
+        if self.current_empty() && !self.advance() {
             return None;
         }
-        let e = self.near.pop()?;
+        let e = self.take_next()?;
         self.now = e.at;
         self.popped += 1;
         Some((e.at, e.event))
@@ -170,13 +208,14 @@ impl<E: Copy> EventQueue<E> {
     }
 
     pub fn pending(&self) -> usize {
-        self.near.len() + self.ring_len + self.far.len()
+        (self.run.len() - self.run_pos) + self.near.len() + self.ring_len + self.far.len()
     }
 
     /// Pending events in no particular order (for end-of-run accounting).
     pub fn iter_pending(&self) -> impl Iterator<Item = &E> {
-        self.near
+        self.run[self.run_pos..]
             .iter()
+            .chain(self.near.iter())
             .chain(self.ring.iter().flat_map(|b| b.iter()))
             .chain(self.far.iter())
             .map(|e| &e.event)

@@ -176,6 +176,7 @@ impl World {
                 let rng = RngStream::new(run.seed, &format!("port/{me}/{local}"));
                 let mut p = Port::new(me, local, li as u32, l.rate, l.delay, rng);
                 p.loss = l.loss;
+                p.at_switch = topo.nodes[me as usize].kind == NodeKind::Switch;
                 if let Some(e) = switch_cfg.ecn_for(l.rate) {
                     p.ecn = e;
                 }
@@ -373,8 +374,8 @@ impl World {
         if self.ports[port as usize].busy {
             return;
         }
-        let node = self.ports[port as usize].node;
-        let next = if self.is_switch(node) { self.switch_dequeue(port) } else { self.nic_dequeue(port) };
+        let (node, at_switch) = (self.ports[port as usize].node, self.ports[port as usize].at_switch);
+        let next = if at_switch { self.switch_dequeue(port) } else { self.nic_dequeue(port) };
         let Some(pkt) = next else { return };
         let now = self.now();
         let p = self.pkts.get(pkt);
@@ -392,7 +393,7 @@ impl World {
         let lost = !is_pfc && (!port_ref.up || port_ref.rng.chance(port_ref.loss));
         let (peer, delay, up, local) = (port_ref.peer, port_ref.delay, port_ref.up, port_ref.local);
         self.q.schedule(now + ser, Event::TxDone { port });
-        if self.is_switch(node) {
+        if at_switch {
             self.stats.switch_tx_packets += 1;
         } else {
             self.stats.nic_tx_packets += 1;
@@ -423,7 +424,7 @@ impl World {
             }
             return;
         }
-        if self.is_switch(node) {
+        if self.ports[port as usize].at_switch {
             self.switch_receive(port, pkt);
         } else {
             self.nic_receive(port, pkt);

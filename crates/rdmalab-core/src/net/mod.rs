@@ -25,6 +25,8 @@ pub const CONTROL_CLASS: u8 = 0;
 /// One end of a link: the transmitter of that direction and its egress queues.
 pub struct Port {
     pub node: u32,
+    /// The port belongs to a switch (else to a host's NIC): checked per frame.
+    pub at_switch: bool,
     /// Index of this port among its node's ports.
     pub local: u32,
     /// The port at the other end of the link.
@@ -52,6 +54,7 @@ impl Port {
     pub fn new(node: u32, local: u32, link: u32, rate: Rate, delay: Duration, rng: RngStream) -> Self {
         Port {
             node,
+            at_switch: false,
             local,
             peer: u32::MAX,
             link,
