@@ -556,6 +556,12 @@ fn algorithms(py: Python<'_>) -> PyResult<Vec<PyObject>> {
     Ok(out)
 }
 
+/// The text of a shipped flow-size CDF (`size_bytes cdf_percent` lines), by name.
+#[pyfunction]
+fn builtin_cdf_text(name: &str) -> Option<&'static str> {
+    rdmalab_core::workload::cdf::BUILTIN.iter().find(|x| x.0 == name).map(|x| x.1)
+}
+
 #[pyfunction]
 fn builtin_cdfs() -> Vec<&'static str> {
     rdmalab_core::workload::cdf::BUILTIN.iter().map(|x| x.0).collect()
@@ -570,6 +576,7 @@ fn builtin_topologies() -> Vec<&'static str> {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(builtin_cdfs, m)?)?;
+    m.add_function(wrap_pyfunction!(builtin_cdf_text, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(builtin_topologies, m)?)?;
     m.add_class::<Simulation>()?;

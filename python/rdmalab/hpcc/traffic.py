@@ -19,24 +19,12 @@ import random
 import re
 from pathlib import Path
 
+from rdmalab import _core
 from rdmalab._core import ScenarioError
 from rdmalab.hpcc.units import parse_rate_bps
 
-# Shipped CDFs (the files of traffic_gen/, as the core ships them).
-CDF_FILES = {
-    "websearch": "WebSearch_distribution.txt",
-    "fbhdp": "FbHdp_distribution.txt",
-    "alistorage2019": "AliStorage2019.txt",
-    "googlerpc2008": "GoogleRPC2008.txt",
-}
-
-
-def _cdf_dirs() -> list[Path]:
-    here = Path(__file__).resolve().parent
-    return [
-        here.parent / "data" / "flow-size-cdf",  # in the installed package (a link to the core's data in the tree)
-        here.parents[2] / "crates" / "rdmalab-core" / "data" / "flow-size-cdf",  # a source checkout
-    ]
+# Shipped CDFs: the core embeds the files of traffic_gen/ and hands out their text.
+CDF_NAMES = tuple(_core.builtin_cdfs())
 
 
 def parse_cdf(text: str, where: str) -> list[tuple[float, float]]:
@@ -62,18 +50,13 @@ def parse_cdf(text: str, where: str) -> list[tuple[float, float]]:
 def load_cdf(spec: str | os.PathLike) -> list[tuple[float, float]]:
     """A CDF by shipped name (`websearch`, `fbhdp`, `alistorage2019`, `googlerpc2008`) or by file path."""
     name = str(spec)
-    if name.lower() in CDF_FILES:
-        for d in _cdf_dirs():
-            f = d / CDF_FILES[name.lower()]
-            if f.is_file():
-                return parse_cdf(f.read_text(), f"CDF `{name}` ({f})")
-        raise ScenarioError(f"CDF `{name}`: the shipped file {CDF_FILES[name.lower()]} is not installed "
-                            f"(looked in {', '.join(map(str, _cdf_dirs()))})")
+    if name.lower() in CDF_NAMES:
+        return parse_cdf(_core.builtin_cdf_text(name.lower()), f"CDF `{name}` (shipped)")
     p = Path(name)
     try:
         text = p.read_text()
     except OSError as e:
-        raise ScenarioError(f"CDF `{name}`: not a shipped name ({', '.join(CDF_FILES)}) and the file cannot be "
+        raise ScenarioError(f"CDF `{name}`: not a shipped name ({', '.join(CDF_NAMES)}) and the file cannot be "
                             f"read ({e.strerror})") from None
     return parse_cdf(text, f"CDF `{p}`")
 
