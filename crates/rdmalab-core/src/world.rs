@@ -145,6 +145,8 @@ pub struct World {
     pub error: Option<RunError>,
     /// The control framework, unless control is immediate (the `asic` placement).
     pub ctl: Option<crate::control::framework::Framework>,
+    /// Receive-side events exist at this placement.
+    rx_events: bool,
     /// Flows not yet completed.
     pub flows_open: u64,
     /// (src, dst) pair → next UDP source port, as the ns-3 HPCC simulator assigns them.
@@ -282,6 +284,7 @@ impl World {
             stats: Stats::default(),
             error: None,
             ctl: None,
+            rx_events: false,
             flows_open,
             sport_next: Default::default(),
             fabric_rtt: None,
@@ -374,9 +377,16 @@ impl World {
         if self.ports[port as usize].busy {
             return;
         }
+        // Busy while choosing: a controller run from inside the dequeue (a TX
+        // event at the asic placement) may call back here, and must not start
+        // a second frame on the same port.
+        self.ports[port as usize].busy = true;
         let (node, at_switch) = (self.ports[port as usize].node, self.ports[port as usize].at_switch);
         let next = if at_switch { self.switch_dequeue(port) } else { self.nic_dequeue(port) };
-        let Some(pkt) = next else { return };
+        let Some(pkt) = next else {
+            self.ports[port as usize].busy = false;
+            return;
+        };
         let now = self.now();
         let p = self.pkts.get(pkt);
         let frame = p.frame_bytes;
@@ -442,6 +452,7 @@ impl World {
     /// Run control loops at `placement` (call before the run starts). The
     /// immediate placement (`asic`) keeps the direct path.
     pub fn set_placement(&mut self, placement: crate::control::framework::Placement, record_delays: bool) {
+        self.rx_events = placement.rx_events;
         self.ctl = if placement.is_immediate() {
             None
         } else {
@@ -472,7 +483,7 @@ impl World {
     /// (receive-side events exist only at `swcc` and `host-cpu`, or where
     /// `control.rx_events` says so).
     pub fn check_signals(&self) -> Result<(), String> {
-        let rx = self.ctl.as_ref().is_some_and(|f| f.placement.rx_events);
+        let rx = self.rx_events;
         let probe = self.cc_cfg.make();
         if probe.subscriptions().has(crate::control::EventMask::RX) && !rx {
             return Err(format!(

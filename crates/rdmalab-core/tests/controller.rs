@@ -111,3 +111,36 @@ fn invalid_actions_are_refused_with_the_controller_and_event() {
     let e = run_err(world_with("zero", || Box::new(Zero))).to_string();
     assert!(e.contains("controller `zero`") && e.contains("0 bit/s"), "{e}");
 }
+
+/// Sets the rate on every TX event: at the asic placement this runs inside
+/// the NIC's dequeue, and must not let the port start a second frame.
+struct RateOnTx;
+impl Controller for RateOnTx {
+    fn name(&self) -> &str {
+        "rate-on-tx"
+    }
+    fn subscriptions(&self) -> EventMask {
+        EventMask(EventMask::TX)
+    }
+    fn on_event(&mut self, _: &CcEvent, ctx: &mut CcContext) {
+        ctx.set_rate(ctx.line_rate);
+        ctx.send_oob([1, 2, 3, 4]);
+    }
+}
+
+#[test]
+fn a_controller_acting_inside_the_dequeue_cannot_overdrive_the_port() {
+    let mut s = Scenario::from_json_str(
+        r#"{"duration": "5ms", "cc": {"algorithm": "none"},
+        "topology": {"kind": "single_switch", "hosts": 3, "host_link": {"rate": "100Gbps", "delay": "1us"}},
+        "workload": {"flows": [{"src": "h0", "dst": "h1", "size": "1MB"}, {"src": "h0", "dst": "h2", "size": "1MB"}]}}"#,
+    )
+    .unwrap();
+    s.cc = CcConfig::Custom(ControllerFactory { name: "rate-on-tx".into(), make: Arc::new(|| Box::new(RateOnTx)) });
+    let mut w = s.build().unwrap();
+    w.run_to_end().unwrap();
+    let last = w.rec.flows.iter().map(|f| f.finish.ps()).max().unwrap();
+    // 2 MB of payload through one 100 Gb/s port takes at least 160 µs.
+    assert!(last >= 160_000_000, "the sender's port ran faster than its line rate: done at {last} ps");
+    common::assert_conservation(&w);
+}

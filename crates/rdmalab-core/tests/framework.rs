@@ -158,3 +158,25 @@ fn processing_can_be_given_as_cycles_at_a_clock() {
     .to_string();
     assert!(e.contains("control.clock: `fast`") && e.contains("MHz"), "{e}");
 }
+
+#[test]
+fn a_tx_batch_fills_under_every_coalescing_strategy() {
+    let cc = r#"{"algorithm": "dcqcn", "params": {"byte_counter": "64KB"}}"#;
+    for how in ["keep-latest", "keep-oldest"] {
+        let w = incast(&format!(r#"{{"placement": "dpa", "tx_batch_bytes": "64KB", "coalesce": {{"tx": "{how}"}}}}"#), cc);
+        let fw = w.ctl.as_ref().unwrap();
+        assert!(fw.stats.processed[EventType::Tx as usize] > 10, "{how}: batches are released");
+    }
+}
+
+#[test]
+fn rx_events_can_be_granted_to_the_asic_placement() {
+    let s = rdmalab_core::scenario::Scenario::from_json_str(
+        r#"{"duration": "1ms", "control": {"placement": "asic", "rx_events": true},
+        "topology": {"kind": "single_switch", "hosts": 2, "host_link": {"rate": "100Gbps"}},
+        "workload": {"flows": [{"src": 0, "dst": 1, "size": "1KB"}]}}"#,
+    )
+    .unwrap();
+    assert!(s.placement.rx_events);
+    assert!(s.build().is_ok());
+}

@@ -210,6 +210,8 @@ pub struct Entry {
     pub triggered: bool,
     /// The trigger has been started (a held TX batch has not).
     pub trigger_started: bool,
+    /// TX bytes folded in, whatever the coalescing strategy keeps (for `tx_batch_bytes`).
+    pub batch_bytes: u64,
     pub int: [IntHop; MAX_INT_HOPS],
     pub int_len: u8,
 }
@@ -227,6 +229,10 @@ impl Entry {
             sw_coalesced: 0,
             triggered: false,
             trigger_started: false,
+            batch_bytes: match ev {
+                CcEvent::Tx { bytes, .. } => bytes as u64,
+                _ => 0,
+            },
             int: [IntHop::default(); MAX_INT_HOPS],
             int_len: 0,
         };
@@ -237,6 +243,9 @@ impl Entry {
     /// Fold `ev` into this entry.
     pub fn absorb(&mut self, ev: &CcEvent, int: &[IntHop], how: Coalesce) {
         self.count += 1;
+        if let CcEvent::Tx { bytes, .. } = ev {
+            self.batch_bytes += *bytes as u64;
+        }
         if self.triggered {
             self.sw_coalesced += 1;
         } else {

@@ -107,11 +107,9 @@ impl World {
             let e = &mut fw.entries[open as usize];
             e.absorb(&ev, int, how);
             // A held TX batch starts its trigger once enough bytes have gathered.
-            if let CcEvent::Tx { bytes, .. } = e.event {
-                if !e.trigger_started && bytes as u64 >= batch {
-                    e.trigger_started = true;
-                    self.q.schedule(now + trigger, Event::CtrlTrigger { entry: open });
-                }
+            if !e.trigger_started && e.batch_bytes >= batch {
+                e.trigger_started = true;
+                self.q.schedule(now + trigger, Event::CtrlTrigger { entry: open });
             }
             return;
         }

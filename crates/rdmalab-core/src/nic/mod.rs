@@ -173,6 +173,7 @@ impl World {
             let qp = &mut self.qps[qi as usize];
             if !qp.has_unsent() {
                 qp.in_active = false;
+                qp.turns_used = 0;
                 continue;
             }
             self.nics[nic_i].active.push_back(qi);
@@ -329,7 +330,7 @@ impl World {
                 None => (0.0, Duration::ZERO),
             };
             let port_utilization = (port.tx_bytes - tx0) as f64 / port.rate.bytes_in(iv).max(1) as f64;
-            let active_qps = nic.active.len() as u32;
+            let active_qps = nic.active.iter().filter(|&&q| self.qps[q as usize].has_unsent()).count() as u32;
             let qps: Vec<u32> = nic.active.iter().copied().collect();
             self.nics[n].reported = (self.nics[n].pcie_bytes, self.nics[n].pcie_wait_ps, self.nics[n].pcie_reads, port.tx_bytes);
             for qi in qps {

@@ -115,7 +115,9 @@ impl World {
             };
             if repeat {
                 qp.nacked_psn = Some((epsn, now));
+                let ece = std::mem::take(&mut qp.rx_ce_pending);
                 let mut n = self.control_packet(PacketKind::Nack, qi, epsn, wire.ack_frame);
+                n.ece = ece;
                 n.tx_timestamp = p.tx_timestamp;
                 self.stats.nacks_sent += 1;
                 self.send_control(rx_nic, n, None);
@@ -182,14 +184,19 @@ impl World {
         Some(acked)
     }
 
-    fn receive_ack(&mut self, p: &Packet, pkt: PacketId) {
-        let qi = p.qp;
-        let Some(acked) = self.advance_una(qi, p.psn) else { return };
-        self.rearm_rto_on_progress(qi);
+    /// ns-3 HPCC's CNP: a flag on the ACK or NACK of a CE-marked packet, read
+    /// even when the ACK itself brings nothing new.
+    fn cnp_flag(&mut self, qi: u32, p: &Packet) {
         if p.ece && self.nic_cfg.cnp == super::CnpMode::AckFlag && self.qps[qi as usize].cc_mask.has(EventMask::CNP) {
-            // The ns-3 HPCC simulator's CNP: a flag on the ACK of a CE-marked packet.
             self.raise_cc(qi, CcEvent::Cnp, None);
         }
+    }
+
+    fn receive_ack(&mut self, p: &Packet, pkt: PacketId) {
+        let qi = p.qp;
+        self.cnp_flag(qi, p);
+        let Some(acked) = self.advance_una(qi, p.psn) else { return };
+        self.rearm_rto_on_progress(qi);
         if self.qps[qi as usize].cc_mask.has(EventMask::ACK) {
             let rtt = self.now() - p.tx_timestamp;
             let acked_through = self.qps[qi as usize].snd_una_off;
@@ -203,6 +210,7 @@ impl World {
 
     fn receive_nack(&mut self, p: &Packet) {
         let qi = p.qp;
+        self.cnp_flag(qi, p);
         if self.advance_una(qi, p.psn).is_some() {
             self.rearm_rto_on_progress(qi);
         }
