@@ -66,7 +66,7 @@ class _Progress:
         line = (
             f"[{bar}] {frac * 100:5.1f}%  sim {sim.now_ps / 1e9:9.3f} ms  "
             f"flows {sim.flows_done}/{sim.flows_total}  {rate / 1e6:5.2f} M events/s  "
-            f"elapsed {_fmt_secs(elapsed)}  ETA {_fmt_secs(eta) if not done else '   0s'}"
+            f"elapsed {_fmt_secs(elapsed)}  ETA {'   0s' if done else _fmt_secs(eta) if frac >= 0.01 else '   --'}"
         )
         if self.tty:
             sys.stderr.write("\r" + line + ("\n" if done else ""))
