@@ -280,9 +280,9 @@ def control_delay_stats(
     by: Sequence[str] | str | None = None,
     quantiles: Sequence[float] = DEFAULT_QUANTILES,
 ) -> pl.DataFrame:
-    """Distribution of control-loop delays (table `control_delays`: `time_ps`, `qp`, `delay_ps`;
-    the core does not record it yet, see docs/sweeps.md). Columns: `by`, `count`, `mean_ps`,
-    one `pXX_ps` per quantile, `max_ps`."""
+    """Distribution of control-loop delays (table `control_delays`: `time_ps`, `qp`, `event`,
+    `delay_ps`, `coalesced`; written at placements other than asic). Columns: `by`, `count`,
+    `mean_ps`, one `pXX_ps` per quantile, `max_ps`."""
     keys = _by(by)
     aggs = [
         pl.len().cast(pl.Int64).alias("count"),

@@ -177,7 +177,9 @@ def control_delay_figure(results: Results) -> Figure | None:
         return None
     fig = Figure("control-delays", "Control-loop delay CDF", "delay (us)", "fraction of decisions")
     for i, (label, g) in enumerate(_groups(c, cols, results.name)):
-        fig.traces.append(Trace(label, (g["delay_ps"] / 1e6).to_list(), g["fraction"].to_list(), _color(i), kind="step"))
+        x = (g["delay_ps"] / 1e6).to_list()
+        # Start the step at 0 so a distribution with a single value still draws a riser.
+        fig.traces.append(Trace(label, x[:1] + x, [0.0] + g["fraction"].to_list(), _color(i), kind="step"))
     return fig
 
 
