@@ -108,8 +108,6 @@ impl QlenMonitor {
 #[derive(Default)]
 pub struct Recorder {
     pub flows: Vec<FlowRecord>,
-    /// (flow, qp) in start order.
-    pub flow_qp: Vec<(u32, u32)>,
     pub qp_samples: Vec<QpSample>,
     pub port_samples: Vec<PortSample>,
     pub pfc_events: Vec<PfcEvent>,

@@ -203,7 +203,6 @@ impl World {
     pub(crate) fn start_flow(&mut self, f: u32) {
         let spec = self.workload.flows[f as usize].clone();
         let qi = self.create_qp(spec.src, spec.dst, spec.verb);
-        self.rec.flow_qp.push((f, qi));
         self.post(qi, spec.bytes, Origin::Flow(f));
     }
 
