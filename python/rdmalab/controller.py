@@ -26,7 +26,10 @@ Subscribe to ``PEER`` to get both PEER and HINT events.
 
 The context has ``now_ps``, ``line_rate_bps``, ``rate_bps``,
 ``bytes_in_flight``, ``snd_nxt_bytes``, ``base_rtt_ps``, ``path_hops``,
-``mtu``, ``coalesced`` and ``int_hops``, and records actions:
+``mtu``, ``coalesced``, ``int_hops``, the QP's id ``qp`` and the counters of
+the NIC where the event happened (``nic_node``, ``nic_active_qps``,
+``nic_tx_bytes``, ``nic_rx_bytes``, ``nic_rx_payload``: cumulative, so a
+controller turns them into rates with ``now_ps``), and records actions:
 ``set_rate(bps)``, ``set_window(bytes or None)``, ``set_timer(slot, at_ps)``,
 ``cancel_timer(slot)``, ``request_probe(udp_sport)`` (an RTT probe along the
 path that source port hashes to), ``set_path(udp_sport)`` and

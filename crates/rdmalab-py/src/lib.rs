@@ -122,6 +122,21 @@ struct PyContext {
     /// The event happened at the QP's data receiver (RX, or a message from the sender).
     #[pyo3(get)]
     at_receiver: bool,
+    /// The QP's id (a key for per-flow tables shared across QPs).
+    #[pyo3(get)]
+    qp: u32,
+    /// Counters of the NIC where the event happened: its node id, QPs in its
+    /// round robin, frame bytes sent and received, data payload received.
+    #[pyo3(get)]
+    nic_node: u32,
+    #[pyo3(get)]
+    nic_active_qps: u32,
+    #[pyo3(get)]
+    nic_tx_bytes: u64,
+    #[pyo3(get)]
+    nic_rx_bytes: u64,
+    #[pyo3(get)]
+    nic_rx_payload: u64,
     /// INT hops as (queue bytes, tx bytes, timestamp ps, link rate bps).
     #[pyo3(get)]
     int_hops: Vec<(u64, u64, u64, u64)>,
@@ -198,6 +213,12 @@ impl PyController {
             mtu: ctx.path.mtu,
             coalesced: ctx.coalesced,
             at_receiver: ctx.at_receiver,
+            qp: ctx.qp,
+            nic_node: ctx.nic.node,
+            nic_active_qps: ctx.nic.active_qps,
+            nic_tx_bytes: ctx.nic.tx_bytes,
+            nic_rx_bytes: ctx.nic.rx_bytes,
+            nic_rx_payload: ctx.nic.rx_payload,
             int_hops: ctx.int.iter().map(|h| (h.qlen_bytes, h.tx_bytes, h.timestamp.ps(), h.link_rate.bps())).collect(),
             actions: Actions::default(),
         }

@@ -199,9 +199,34 @@ impl Actions {
     }
 }
 
+/// What the NIC where an event happened can tell about itself: the
+/// counters a control core reads from NIC registers (SCR's receiver measures
+/// its port this way). Cumulative, so a controller turns them into rates
+/// with its own timestamps.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NicFacts {
+    /// Node id of the NIC's host.
+    pub node: u32,
+    /// QPs in the NIC's round robin: those with data waiting to be sent (a QP
+    /// that just sent its last byte leaves at its next turn).
+    pub active_qps: u32,
+    /// Bytes (frames, wire size without preamble) the NIC's port has sent so far.
+    pub tx_bytes: u64,
+    /// Bytes (frames) that have arrived at the NIC's port so far: data, ACKs, control.
+    pub rx_bytes: u64,
+    /// Data payload bytes that have arrived at the NIC so far.
+    pub rx_payload: u64,
+}
+
 /// What the controller may read about its QP, and where it records actions.
 pub struct CcContext<'a> {
     pub now: Time,
+    /// The QP this event is about (a key for controllers that keep per-flow
+    /// records in a table shared by all QPs of a NIC).
+    pub qp: u32,
+    /// The NIC where the event happened (the receiver's for RX and
+    /// receiver-bound peer messages, the sender's otherwise).
+    pub nic: NicFacts,
     /// Rate of the NIC port: the ceiling for any dequeue rate.
     pub line_rate: Rate,
     /// The QP's dequeue rate before this event.
@@ -228,7 +253,21 @@ pub struct CcContext<'a> {
 impl<'a> CcContext<'a> {
     pub fn new(now: Time, line_rate: Rate, rate: Rate, bytes_in_flight: u64, actions: &'a mut Actions) -> Self {
         let path = PathFacts { line_rate, base_rtt: Duration::from_us(10), hops: 1, mtu: 1024 };
-        CcContext { now, line_rate, rate, bytes_in_flight, snd_nxt_bytes: 0, path, udp_sport: 0, at_receiver: false, int: &[], coalesced: 1, actions }
+        CcContext {
+            now,
+            qp: 0,
+            nic: NicFacts::default(),
+            line_rate,
+            rate,
+            bytes_in_flight,
+            snd_nxt_bytes: 0,
+            path,
+            udp_sport: 0,
+            at_receiver: false,
+            int: &[],
+            coalesced: 1,
+            actions,
+        }
     }
 
     /// A context with every fact given (what the NIC builds).
@@ -243,6 +282,8 @@ impl<'a> CcContext<'a> {
     ) -> Self {
         CcContext {
             now,
+            qp: 0,
+            nic: NicFacts::default(),
             line_rate: path.line_rate,
             rate,
             bytes_in_flight,

@@ -7,10 +7,22 @@
 
 use super::qp::CC_SLOT_BASE;
 use crate::control::framework::{ControlDelay, Entry, EventType, PendingInstall, NO_ENTRY};
-use crate::control::{check_actions, Actions, CcContext, CcEvent, CC_TIMER_SLOTS};
+use crate::control::{check_actions, Actions, CcContext, CcEvent, NicFacts, CC_TIMER_SLOTS};
 use crate::packet::IntHop;
 use crate::time::Rate;
 use crate::world::{Event, RunError, World};
+
+/// The counters of the NIC at the end of `qp` where an event happened.
+fn nic_facts(nics: &[super::Nic], ports: &[crate::net::Port], qp: &super::qp::Qp, at_receiver: bool) -> NicFacts {
+    let nic = &nics[if at_receiver { qp.rx_nic } else { qp.tx_nic } as usize];
+    NicFacts {
+        node: nic.node,
+        active_qps: nic.active.len() as u32,
+        tx_bytes: ports[nic.port as usize].tx_bytes,
+        rx_bytes: nic.rx_bytes,
+        rx_payload: nic.rx_payload,
+    }
+}
 
 impl World {
     /// Deliver `ev` to QP `qi`'s controller and apply what it decides. An ACK
@@ -32,6 +44,8 @@ impl World {
             CcContext::with_facts(now, qp.rate, qp.bytes_in_flight(), qp.snd_nxt_off, qp.path, int, &mut actions);
         ctx.udp_sport = qp.udp_sport;
         ctx.at_receiver = ev.at_receiver();
+        ctx.qp = qi;
+        ctx.nic = nic_facts(&self.nics, &self.ports, qp, ctx.at_receiver);
         if let Err(detail) = qp.cc.on_event(&ev, &mut ctx) {
             self.fail_controller(qi, ev.name(), detail);
             return;
@@ -57,6 +71,8 @@ impl World {
         let mut actions = Actions::default();
         let mut ctx = CcContext::with_facts(now, qp.rate, 0, 0, qp.path, &[], &mut actions);
         ctx.udp_sport = qp.udp_sport;
+        ctx.qp = qi;
+        ctx.nic = nic_facts(&self.nics, &self.ports, qp, false);
         if let Err(detail) = qp.cc.on_start(&mut ctx) {
             self.fail_controller(qi, "START", detail);
             return;
@@ -199,6 +215,8 @@ impl World {
         ctx.coalesced = e.count;
         ctx.udp_sport = qp.udp_sport;
         ctx.at_receiver = e.event.at_receiver();
+        ctx.qp = e.qp;
+        ctx.nic = nic_facts(&self.nics, &self.ports, qp, ctx.at_receiver);
         let result = qp.cc.on_event(&e.event, &mut ctx);
         self.q.schedule(now + cost, Event::CtrlDone { thread: t as u32 });
         if let Err(detail) = result {

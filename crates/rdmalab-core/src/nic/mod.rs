@@ -110,6 +110,9 @@ pub struct Nic {
     pub pcie_reads: u64,
     /// Counters at the previous host report.
     pub reported: (u64, u128, u64, u64),
+    /// Frame bytes and data payload bytes that arrived at this NIC.
+    pub rx_bytes: u64,
+    pub rx_payload: u64,
 }
 
 impl Nic {
@@ -126,6 +129,8 @@ impl Nic {
             pcie_wait_ps: 0,
             pcie_reads: 0,
             reported: (0, 0, 0, 0),
+            rx_bytes: 0,
+            rx_payload: 0,
         }
     }
 }

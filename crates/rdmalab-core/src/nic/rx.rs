@@ -9,8 +9,13 @@ use crate::packet::{Packet, PacketId, PacketKind};
 use crate::world::World;
 
 impl World {
-    pub(crate) fn nic_receive(&mut self, _port: u32, pkt: PacketId) {
+    pub(crate) fn nic_receive(&mut self, port: u32, pkt: PacketId) {
         let p = *self.pkts.get(pkt);
+        let nic = &mut self.nics[self.node_index[self.ports[port as usize].node as usize] as usize];
+        nic.rx_bytes += p.frame_bytes as u64;
+        if p.kind == PacketKind::Data {
+            nic.rx_payload += p.payload as u64;
+        }
         match p.kind {
             // Data and ACKs stay allocated while handled: their INT records are read.
             PacketKind::Data => {

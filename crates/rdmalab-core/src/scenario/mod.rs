@@ -1109,7 +1109,7 @@ impl Parser {
         }
         for (path, v) in self.list(&w, "perftest") {
             let Some(f) =
-                self.obj(v, &path, &["name", "src", "dst", "verb", "message_size", "queue_depth", "qps", "start", "rate", "hints"])
+                self.obj(v, &path, &["name", "src", "dst", "verb", "message_size", "queue_depth", "qps", "start", "start_interval", "stop", "rate", "hints"])
             else {
                 continue;
             };
@@ -1138,14 +1138,22 @@ impl Parser {
             let depth = self.int(&f, "queue_depth", Some(1), 1, 1 << 16);
             let qps = self.int(&f, "qps", Some(1), 1, 1 << 16);
             let start = self.duration(&f, "start", Some(Duration::ZERO));
+            let stagger = self.duration(&f, "start_interval", Some(Duration::ZERO));
+            let stop = if f.get("stop").is_some() { self.duration(&f, "stop", None).map(Some) } else { Some(None) };
+            if let (Some(st), Some(Some(sp))) = (start, stop) {
+                if sp <= st {
+                    self.err(f.key("stop"), format!("`{sp}`"), format!("must be later than start ({st})"));
+                    continue;
+                }
+            }
             if let (Some(s), Some(d)) = (src, dst) {
                 if s == d {
                     self.err(f.key("dst"), format!("`{}`", t.nodes[d as usize].name), "must differ from src");
                     continue;
                 }
             }
-            if let (Some(src), Some(dst), Some(verb), Some(mb), Some(qd), Some(n), Some(st), Some(rate)) =
-                (src, dst, verb, size, depth, qps, start, rate)
+            if let (Some(src), Some(dst), Some(verb), Some(mb), Some(qd), Some(n), Some(st), Some(rate), Some(gap), Some(stop)) =
+                (src, dst, verb, size, depth, qps, start, rate, stagger, stop)
             {
                 if mb == 0 {
                     self.err(f.key("message_size"), "`0B`", "must be at least 1 byte");
@@ -1168,7 +1176,8 @@ impl Parser {
                         verb,
                         message_bytes: mb,
                         queue_depth: qd as u32,
-                        start: st,
+                        start: st + Duration(gap.ps() * i as u64),
+                        stop,
                         rate,
                         hints: hints.clone(),
                     });

@@ -38,6 +38,9 @@ pub struct AppSpec {
     pub message_bytes: u64,
     pub queue_depth: u32,
     pub start: Duration,
+    /// From this time on the application posts nothing new; what is posted
+    /// drains (`None`: it posts until the run ends).
+    pub stop: Option<Duration>,
     /// A fixed dequeue rate with no congestion control (background traffic).
     pub rate: Option<Rate>,
     /// Application hints delivered to the QP's controller when it starts.
@@ -242,7 +245,8 @@ impl World {
                 st.completed += 1;
                 st.completed_bytes += bytes;
                 st.latencies_ps.push((now - posted_at).ps());
-                if now < self.run.stop_at {
+                let stop = self.workload.apps[a as usize].stop.map_or(self.run.stop_at, |d| Time::ZERO + d);
+                if now < self.run.stop_at && now < stop {
                     st.posted += 1;
                     let size = self.workload.apps[a as usize].message_bytes;
                     self.post(qi, size, Origin::App(a));
