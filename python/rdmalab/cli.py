@@ -64,6 +64,27 @@ def cmd_run(args) -> int:
     scenario = load_scenario(args.scenario, overrides)
     result = run(scenario, out_dir=args.out, progress=not args.quiet, parquet=not args.no_parquet)
     print(summary_table(result.summary, result.out_dir))
+    _draw_case_figures(args.out, scenario.figures or [])
+    return 0
+
+
+def _draw_case_figures(out: str, names: list[str]) -> None:
+    """Draw the case-study figures a scenario or sweep file names into OUT/plots."""
+    from rdmalab.casestudies import remember, write_figures
+
+    if not names:
+        return
+    remember(out, names)
+    paths = write_figures(out, names, Path(out) / "plots")
+    for p in paths:
+        print(f"  wrote {p}")
+
+
+def cmd_figures(args) -> int:
+    from rdmalab.casestudies import known
+
+    for f in sorted(known().values(), key=lambda f: f.name):
+        print(f"{f.name:<28} {f.paper}: {f.description}")
     return 0
 
 
@@ -177,6 +198,8 @@ def cmd_sweep(args) -> int:
     for r in outcome.rows:
         if r["status"] == "failed":
             print(f"  failed: run {r['index']} {r['run_id']} {describe_params(r['params'])}: {r['error']}")
+    if not outcome.failed:
+        _draw_case_figures(args.out, sweep.figures)
     return 1 if outcome.failed else 0
 
 
@@ -253,7 +276,10 @@ def cmd_report(args) -> int:
 def cmd_plot(args) -> int:
     from rdmalab.plots import write_plots
 
+    from rdmalab.casestudies import remembered, write_figures
+
     paths = write_plots(args.path, args.out, fmt=args.format, start_ps=_time_arg(args.start), end_ps=_time_arg(args.end))
+    paths += write_figures(args.path, remembered(args.path), args.out, fmt=args.format)
     print(f"wrote {len(paths)} plots to {args.out}: " + ", ".join(p.name for p in paths))
     return 0
 
@@ -425,6 +451,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--start", help="slowdown: only flows that started at or after this time")
     p.add_argument("--end", help="slowdown: only flows that started before this time")
     p.set_defaults(func=cmd_plot)
+
+    p = sub.add_parser("figures", help="list the case-study figures a scenario or sweep can name in `figures:`")
+    p.set_defaults(func=cmd_figures)
 
     p = sub.add_parser("hpcc", help="run the ns-3 HPCC simulator's config files; its traffic generator and FCT analysis")
     hsub = p.add_subparsers(dest="hpcc_command", required=True)

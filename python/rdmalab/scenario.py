@@ -26,6 +26,8 @@ class LoadedScenario:
     source: str
     #: For `cc: {algorithm: python}`: (a callable making one controller per QP, its name).
     controller: tuple | None = None
+    #: Case-study figures to draw when the run is done (the `figures:` key).
+    figures: list | None = None
 
     @property
     def name(self) -> str:
@@ -124,12 +126,22 @@ def scenario_from_dict(data: dict, base_dir: str | os.PathLike = ".", source: st
     if not isinstance(data, dict):
         raise ScenarioError(f"(scenario): must be a mapping of keys to values, not {type(data).__name__}")
     data = json.loads(json.dumps(data))  # a deep copy that also rejects non-JSON values
+    figures = _figures(data.pop("figures", None), "figures")
     _resolve_paths(data, Path(base_dir))
     controller = None
     cc = data.get("cc")
     if isinstance(cc, dict) and cc.get("algorithm") == "python":
         controller = _load_python_controller(cc, Path(base_dir))
-    return LoadedScenario(data=data, source=source, controller=controller)
+    return LoadedScenario(data=data, source=source, controller=controller, figures=figures)
+
+
+def _figures(value, where: str) -> list:
+    from rdmalab.casestudies import check_names
+
+    try:
+        return check_names(value, where)
+    except ValueError as e:
+        raise ScenarioError(str(e)) from None
 
 
 def load_scenario(path: str | os.PathLike, overrides: dict[str, Any] | None = None) -> LoadedScenario:

@@ -40,7 +40,7 @@ from rdmalab._core import ScenarioError
 from rdmalab.runner import validate
 from rdmalab.scenario import LoadedScenario, scenario_from_dict
 
-SWEEP_KEYS = ("name", "description", "base", "set", "grid", "zip", "seeds")
+SWEEP_KEYS = ("name", "description", "base", "set", "grid", "zip", "seeds", "figures")
 
 # How many lines of core errors a refusal shows before summarising the rest.
 _MAX_PROBLEMS = 20
@@ -79,6 +79,8 @@ class Sweep:
     param_names: list[str]
     runs: list[Run]
     axis_lengths: list[int]
+    #: Case-study figures to draw when the sweep is done (the `figures:` key).
+    figures: list = field(default_factory=list)
 
     def shape(self) -> str:
         """Like `3 × 2 × 3`: the length of every axis."""
@@ -318,6 +320,12 @@ def sweep_from_dict(spec: Any, sweep_dir: str | Path = ".", source: str = "<dict
     if unknown:
         raise SweepError(f"{unknown[0]}: unknown sweep key; allowed: {', '.join(SWEEP_KEYS)}")
     sweep_dir = Path(sweep_dir)
+    from rdmalab.casestudies import check_names
+
+    try:
+        figures = check_names(spec.get("figures"), "figures")
+    except ValueError as e:
+        raise SweepError(str(e)) from None
     base, base_dir = _base(spec, sweep_dir)
     fixed = spec.get("set") or {}
     if not isinstance(fixed, dict):
@@ -388,6 +396,7 @@ def sweep_from_dict(spec: Any, sweep_dir: str | Path = ".", source: str = "<dict
         param_names=param_names,
         runs=runs,
         axis_lengths=[len(ax.points) for ax in axes],
+        figures=figures,
     )
 
 

@@ -1,0 +1,99 @@
+"""Case-study figures: the plots that reproduce a paper's figure in kind.
+
+A scenario or sweep file names the figures it is made for with a top-level
+``figures: [NAME, ...]`` key; ``rdmalab run`` and ``rdmalab sweep`` draw them
+into ``OUT/plots/`` when the runs are done, and ``rdmalab plot`` draws them
+again with the standard plots. Each figure is a function from the results
+(a run or a sweep directory) to plot descriptions (``plots.Figure``), and the
+numbers behind it are written next to the image as CSV, so a figure is never
+only a picture.
+
+Modules register their figures with :func:`figure`; ``rdmalab figures``
+lists them.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import polars as pl
+
+#: Where a run or sweep directory keeps the names of its figures.
+FIGURES_FILE = "figures.json"
+
+
+@dataclass
+class CaseFigure:
+    name: str
+    paper: str
+    description: str
+    draw: Callable  # (Results) -> list[tuple[plots.Figure, polars.DataFrame | None]]
+
+
+FIGURES: dict[str, CaseFigure] = {}
+
+
+def figure(name: str, paper: str, description: str):
+    """Register `fn(results) -> [(Figure, table or None), ...]` as figure `name`."""
+
+    def wrap(fn):
+        FIGURES[name] = CaseFigure(name, paper, description, fn)
+        return fn
+
+    return wrap
+
+
+def _load_all() -> None:
+    # Importing a module registers its figures.
+    from rdmalab.casestudies import fair_scheduler  # noqa: F401
+
+
+def known() -> dict[str, CaseFigure]:
+    _load_all()
+    return FIGURES
+
+
+def check_names(value, where: str) -> list[str]:
+    """The figure names of a `figures:` key, or a ValueError naming key, value and what is allowed."""
+    figs = known()
+    if value is None:
+        return []
+    names = [value] if isinstance(value, str) else value
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise ValueError(f"{where}: {json.dumps(value)} must be a list of figure names; allowed: {', '.join(sorted(figs))}")
+    for n in names:
+        if n not in figs:
+            raise ValueError(f"{where}: `{n}` is not a known figure; allowed: {', '.join(sorted(figs))}")
+    return names
+
+
+def remember(out_dir: str | Path, names: list[str]) -> None:
+    if names:
+        Path(out_dir, FIGURES_FILE).write_text(json.dumps(names) + "\n")
+
+
+def remembered(path: str | Path) -> list[str]:
+    f = Path(path, FIGURES_FILE)
+    return json.loads(f.read_text()) if f.exists() else []
+
+
+def write_figures(path: str | Path, names: list[str], out_dir: str | Path, fmt: str = "png") -> list[Path]:
+    """Draw figures `names` of the run or sweep directory `path` into `out_dir`,
+    each image with a CSV of the numbers it shows."""
+    from rdmalab.plots import render
+    from rdmalab.sweep.store import Results
+
+    results = Results(path)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    for n in names:
+        for fig, table in known()[n].draw(results):
+            written.append(render(fig, out / f"{fig.key}.{fmt}"))
+            if isinstance(table, pl.DataFrame):
+                table.write_csv(out / f"{fig.key}.csv")
+                written.append(out / f"{fig.key}.csv")
+    return written
