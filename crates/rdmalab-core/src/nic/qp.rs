@@ -112,6 +112,8 @@ pub struct Qp {
     /// Packets per round-robin turn in the NIC's QP scheduler (a tenant's share).
     pub share: u32,
     pub turns_used: u32,
+    /// WQE-granular scheduling: the current turn lasts until `snd_nxt` reaches this PSN.
+    pub turn_end_psn: u32,
     pub next_avail: Time,
     pub last_tx_start: Time,
     pub last_tx_wire: u32,
@@ -148,6 +150,23 @@ pub struct Qp {
 }
 
 impl Qp {
+    /// End PSN of a WQE-granular turn starting at `snd_nxt`: the rest of the
+    /// current message, then further posted messages while the turn's bytes
+    /// stay within `quantum`; never past what may be sent (`ready_psn_end`).
+    pub fn wqe_turn_end(&self, quantum: u64, mtu: u64) -> u32 {
+        let Some((first, m)) = self.message_of(self.snd_nxt) else { return self.snd_nxt + 1 };
+        let mut end = m.end_psn().min(self.ready_psn_end);
+        let mut bytes = m.bytes - (self.snd_nxt - m.first_psn) as u64 * mtu;
+        for m in self.msgs.iter().skip(first + 1) {
+            if m.first_psn >= self.ready_psn_end || bytes + m.bytes > quantum {
+                break;
+            }
+            bytes += m.bytes;
+            end = m.end_psn().min(self.ready_psn_end);
+        }
+        end.max(self.snd_nxt + 1)
+    }
+
     /// Bytes sent and not yet acknowledged.
     #[inline]
     pub fn bytes_in_flight(&self) -> u64 {

@@ -642,6 +642,8 @@ impl Parser {
             "window_scales_with_rate",
             "base_rtt",
             "probe_timeout",
+            "qp_scheduler",
+            "turn_quantum",
         ];
         let empty = Map::new();
         let n = match o.get("nic") {
@@ -686,6 +688,19 @@ impl Parser {
             }
         });
         let probe_timeout = self.positive_duration(&n, "probe_timeout", Some(Duration::from_us(100)));
+        let sched = self.choice(&n, "qp_scheduler", &["packet", "wqe"], Some("packet"));
+        let quantum = self.bytes(&n, "turn_quantum", Some(crate::nic::DEFAULT_TURN_QUANTUM));
+        if n.get("turn_quantum").is_some() && sched.as_deref() == Some("packet") {
+            self.err("nic.turn_quantum", "", "only applies with `nic.qp_scheduler: wqe`");
+        }
+        if quantum == Some(0) {
+            self.err("nic.turn_quantum", "`0B`", "must be at least 1 byte");
+        }
+        let qp_scheduler = match (sched, quantum) {
+            (Some(s), Some(q)) if s == "wqe" => Some(crate::nic::QpScheduler::Wqe { quantum: q }),
+            (Some(_), Some(_)) => Some(crate::nic::QpScheduler::Packet),
+            _ => None,
+        };
         use crate::nic::WindowConfig;
         let window = match n.get("window") {
             Some(Value::String(s)) if s == "none" => Some(WindowConfig::None),
@@ -719,6 +734,7 @@ impl Parser {
             probe_timeout: probe_timeout?,
             pcie: None,
             host_report_interval: None,
+            qp_scheduler: qp_scheduler?,
         })
     }
 

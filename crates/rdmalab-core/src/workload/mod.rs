@@ -158,6 +158,7 @@ impl World {
             window,
             share: 1,
             turns_used: 0,
+            turn_end_psn: 0,
             next_avail: Time::ZERO,
             last_tx_start: Time::ZERO,
             last_tx_wire: 0,
