@@ -126,6 +126,8 @@ pub struct World {
     pub nic_cfg: NicConfig,
     pub switch_cfg: SwitchConfig,
     pub cc_cfg: CcConfig,
+    /// Per-NIC flow tables of the fair-scheduler controllers (SCR's DPA-global records).
+    pub fair_tables: crate::algo::fair_share::NicTables,
     pub q: EventQueue<Event>,
     pub pkts: PacketPool,
     pub topo: Topology,
@@ -268,6 +270,7 @@ impl World {
             nic_cfg,
             switch_cfg,
             cc_cfg,
+            fair_tables: Default::default(),
             q,
             pkts: PacketPool::with_int(int_enabled),
             topo,
@@ -402,10 +405,13 @@ impl World {
         let ser = port_ref.rate.serialization(wire);
         let lost = !is_pfc && (!port_ref.up || port_ref.rng.chance(port_ref.loss));
         let (peer, delay, up, local) = (port_ref.peer, port_ref.delay, port_ref.up, port_ref.local);
-        self.q.schedule(now + ser, Event::TxDone { port });
         if at_switch {
+            self.q.schedule(now + ser, Event::TxDone { port });
             self.stats.switch_tx_packets += 1;
         } else {
+            let nic = &mut self.nics[self.node_index[node as usize] as usize];
+            let gap = std::mem::replace(&mut nic.tx_gap, crate::time::Duration::ZERO);
+            self.q.schedule(now + ser + gap, Event::TxDone { port });
             self.stats.nic_tx_packets += 1;
         }
         if lost {

@@ -195,7 +195,7 @@ mod tests {
     const LINE: Rate = Rate::gbps(100);
 
     fn path() -> PathFacts {
-        PathFacts { line_rate: LINE, base_rtt: Duration::from_us(8), hops: 1, mtu: 1000 }
+        PathFacts { line_rate: LINE, base_rtt: Duration::from_us(8), hops: 1, mtu: 1000, packet_overhead: 82 }
     }
 
     fn hop(t_ns: u64, tx: u64, q: u64) -> IntHop {

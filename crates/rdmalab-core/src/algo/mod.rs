@@ -5,6 +5,7 @@
 pub mod dcqcn;
 pub mod dctcp;
 pub mod doca_rtt;
+pub mod fair_share;
 pub mod hpcc;
 pub mod swift;
 pub mod timely;
@@ -51,6 +52,18 @@ pub const ALGORITHMS: &[AlgorithmInfo] = &[
         needs: "",
     },
     AlgorithmInfo {
+        name: "fair-static",
+        summary: "SCR fair QP scheduler, static allocation: every flow of a NIC gets capacity / n (with a floor), from TX events",
+        params: fair_share::STATIC_PARAMS,
+        needs: "",
+    },
+    AlgorithmInfo {
+        name: "water-filling",
+        summary: "SCR fair QP scheduler, water filling: saturated flows grow by a step while capacity remains, idle allocation is reclaimed",
+        params: fair_share::WATER_FILLING_PARAMS,
+        needs: "",
+    },
+    AlgorithmInfo {
         name: "doca-rtt",
         summary: "NVIDIA DOCA PCC's rtt_template sample: AIMD on out-of-band RTT probes, fixed-point rates",
         params: doca_rtt::PARAMS,
@@ -92,6 +105,7 @@ pub enum CcConfig {
     Hpcc(hpcc::HpccParams),
     Swift(swift::SwiftParams),
     DocaRtt(doca_rtt::DocaRttParams),
+    FairShare(fair_share::FairParams),
     /// A user-defined controller, e.g. written against [`Controller`] in Rust.
     Custom(ControllerFactory),
 }
@@ -107,6 +121,8 @@ impl CcConfig {
             "hpcc" => CcConfig::Hpcc(hpcc::HpccParams::from_values(v)),
             "swift" => CcConfig::Swift(swift::SwiftParams::from_values(v)),
             "doca-rtt" => CcConfig::DocaRtt(doca_rtt::DocaRttParams::from_values(v)),
+            "fair-static" => CcConfig::FairShare(fair_share::FairParams::static_from(v)),
+            "water-filling" => CcConfig::FairShare(fair_share::FairParams::water_filling_from(v)),
             _ => return None,
         })
     }
@@ -120,12 +136,20 @@ impl CcConfig {
             CcConfig::Hpcc(_) => "hpcc",
             CcConfig::Swift(_) => "swift",
             CcConfig::DocaRtt(_) => "doca-rtt",
+            CcConfig::FairShare(p) if p.water_filling => "water-filling",
+            CcConfig::FairShare(_) => "fair-static",
             CcConfig::Custom(f) => &f.name,
         }
     }
 
-    /// A fresh controller for one QP.
+    /// A fresh controller for one QP with no shared state (to ask what it
+    /// subscribes to).
     pub fn make(&self) -> Cc {
+        self.make_in(&Default::default())
+    }
+
+    /// A fresh controller for one QP of a run whose NICs keep `tables`.
+    pub fn make_in(&self, tables: &fair_share::NicTables) -> Cc {
         match self {
             CcConfig::None => Cc::Fixed,
             CcConfig::Dcqcn(p) => Cc::Dcqcn(dcqcn::Dcqcn::new(*p)),
@@ -134,6 +158,7 @@ impl CcConfig {
             CcConfig::Hpcc(p) => Cc::Hpcc(hpcc::Hpcc::new(*p)),
             CcConfig::Swift(p) => Cc::Swift(swift::Swift::new(*p)),
             CcConfig::DocaRtt(p) => Cc::DocaRtt(doca_rtt::DocaRtt::new(*p)),
+            CcConfig::FairShare(p) => Cc::FairShare(fair_share::FairShare::new(*p, tables.clone())),
             CcConfig::Custom(f) => Cc::Custom((f.make)()),
         }
     }

@@ -227,7 +227,7 @@ mod tests {
     const LINE: Rate = Rate::gbps(100);
 
     fn facts() -> PathFacts {
-        PathFacts { line_rate: LINE, base_rtt: Duration::from_us(10), hops: 1, mtu: 1000 }
+        PathFacts { line_rate: LINE, base_rtt: Duration::from_us(10), hops: 1, mtu: 1000, packet_overhead: 82 }
     }
 
     fn ack(s: &mut Swift, now_us: u64, rtt_us: f64, acked: u64) -> Actions {

@@ -177,6 +177,9 @@ pub struct PathFacts {
     pub hops: u8,
     /// Payload bytes per full packet.
     pub mtu: u32,
+    /// Wire bytes a data packet carries beyond its payload (headers, FCS,
+    /// preamble and gap), to turn TX payload bytes into link occupancy.
+    pub packet_overhead: u32,
 }
 
 impl PathFacts {
@@ -252,7 +255,7 @@ pub struct CcContext<'a> {
 
 impl<'a> CcContext<'a> {
     pub fn new(now: Time, line_rate: Rate, rate: Rate, bytes_in_flight: u64, actions: &'a mut Actions) -> Self {
-        let path = PathFacts { line_rate, base_rtt: Duration::from_us(10), hops: 1, mtu: 1024 };
+        let path = PathFacts { line_rate, base_rtt: Duration::from_us(10), hops: 1, mtu: 1024, packet_overhead: 82 };
         CcContext {
             now,
             qp: 0,
@@ -359,6 +362,7 @@ pub enum Cc {
     Hpcc(crate::algo::hpcc::Hpcc),
     Swift(crate::algo::swift::Swift),
     DocaRtt(crate::algo::doca_rtt::DocaRtt),
+    FairShare(crate::algo::fair_share::FairShare),
     /// A user-defined controller (Rust or Python). Panics inside it are caught
     /// and reported as run errors.
     Custom(Box<dyn Controller>),
@@ -375,6 +379,7 @@ macro_rules! builtin {
             Cc::Hpcc($c) => $body,
             Cc::Swift($c) => $body,
             Cc::DocaRtt($c) => $body,
+            Cc::FairShare($c) => $body,
             Cc::Custom($u) => $custom,
         }
     };

@@ -58,6 +58,15 @@ pub struct NicConfig {
     pub host_report_interval: Option<Duration>,
     /// How much a QP sends when its round-robin turn comes.
     pub qp_scheduler: QpScheduler,
+    /// Depth of each QP's dequeue-rate limiter in bytes: a QP that got the
+    /// port late (another QP's packet was on the wire) may catch up by this
+    /// much, so it keeps its rate when several rate-limited QPs share a port.
+    /// 0: a strict pacer, as the ns-3 HPCC simulator's `m_nextAvail`.
+    pub rate_burst: u64,
+    /// Time the NIC's TX pipeline spends on each new WQE (fetching and
+    /// parsing it) during which the port sends nothing: it caps the message
+    /// rate, so small messages cannot fill the link (SCR §6.2). 0: free.
+    pub wqe_overhead: Duration,
 }
 
 /// Bytes of WQEs a commodity RNIC dequeues from one QP per scheduling turn.
@@ -143,6 +152,8 @@ pub struct Nic {
     /// Frame bytes and data payload bytes that arrived at this NIC.
     pub rx_bytes: u64,
     pub rx_payload: u64,
+    /// Pipeline time the frame being handed to the port adds after it (a new WQE's overhead).
+    pub tx_gap: Duration,
 }
 
 impl Nic {
@@ -161,6 +172,7 @@ impl Nic {
             reported: (0, 0, 0, 0),
             rx_bytes: 0,
             rx_payload: 0,
+            tx_gap: Duration::ZERO,
         }
     }
 }
@@ -305,7 +317,13 @@ impl World {
             qp.highest_sent = qp.snd_nxt;
         }
         let wire_bytes = wire.on_wire(frame);
-        qp.next_avail = now + qp.rate.serialization(wire_bytes as u64);
+        let gap = qp.rate.serialization(wire_bytes as u64);
+        let credit = if self.nic_cfg.rate_burst > 0 && qp.next_avail < now {
+            (now - qp.next_avail).min(qp.rate.serialization(self.nic_cfg.rate_burst)).min(gap)
+        } else {
+            Duration::ZERO
+        };
+        qp.next_avail = now + Duration(gap.ps() - credit.ps());
         qp.last_tx_start = now;
         qp.last_tx_wire = wire_bytes;
         qp.sent_payload += payload;
@@ -314,6 +332,9 @@ impl World {
             self.stats.retransmitted_packets += 1;
         }
         self.stats.data_payload_sent += payload;
+        if psn == m.first_psn && !is_retx && self.nic_cfg.wqe_overhead.ps() > 0 {
+            self.nics[qp.tx_nic as usize].tx_gap = self.nic_cfg.wqe_overhead;
+        }
         let wants_tx = qp.cc_mask.has(crate::control::EventMask::TX);
         if let Some(pcie) = self.nic_cfg.pcie {
             let dma = payload + if psn == m.first_psn { WQE_BYTES } else { 0 };

@@ -186,6 +186,7 @@ impl World {
             base_rtt: Duration(rtt),
             hops: links.len().saturating_sub(1) as u8,
             mtu: w.mtu_payload,
+            packet_overhead: (data - w.mtu_payload as u64) as u32,
         }
     }
 

@@ -644,6 +644,8 @@ impl Parser {
             "probe_timeout",
             "qp_scheduler",
             "turn_quantum",
+            "rate_burst",
+            "wqe_overhead",
         ];
         let empty = Map::new();
         let n = match o.get("nic") {
@@ -696,6 +698,8 @@ impl Parser {
         if quantum == Some(0) {
             self.err("nic.turn_quantum", "`0B`", "must be at least 1 byte");
         }
+        let rate_burst = self.bytes(&n, "rate_burst", Some(0));
+        let wqe_overhead = self.duration(&n, "wqe_overhead", Some(Duration::ZERO));
         let qp_scheduler = match (sched, quantum) {
             (Some(s), Some(q)) if s == "wqe" => Some(crate::nic::QpScheduler::Wqe { quantum: q }),
             (Some(_), Some(_)) => Some(crate::nic::QpScheduler::Packet),
@@ -735,6 +739,8 @@ impl Parser {
             pcie: None,
             host_report_interval: None,
             qp_scheduler: qp_scheduler?,
+            rate_burst: rate_burst?,
+            wqe_overhead: wqe_overhead?,
         })
     }
 

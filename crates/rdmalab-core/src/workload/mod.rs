@@ -163,7 +163,7 @@ impl World {
             last_tx_start: Time::ZERO,
             last_tx_wire: 0,
             in_active: false,
-            cc: self.cc_cfg.make(),
+            cc: self.cc_cfg.make_in(&self.fair_tables),
             cc_mask: crate::control::EventMask(0),
             timers: [QpTimer::default(); TIMER_SLOTS],
             epsn: 0,
