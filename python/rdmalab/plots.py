@@ -45,7 +45,8 @@ class Figure:
     ylabel: str
     traces: list[Trace] = field(default_factory=list)
     xlog: bool = False
-    # A heat map instead of traces: x and y labels and z rows (None = no data).
+    # A heat map instead of traces: x and y labels and z rows (None = no data);
+    # optional "zmin", "zmax" (default 0, 1) and "label" (the colour scale's name).
     heatmap: dict | None = None
 
 
@@ -205,11 +206,21 @@ def render(fig: Figure, path: str | Path) -> Path:
 
         z = np.array([[np.nan if v is None else v for v in row] for row in heat["z"]], dtype=float)
         x = heat["x"]
-        step = x[1] - x[0] if len(x) > 1 else 1.0
-        im = ax.imshow(z, aspect="auto", vmin=0, vmax=1, cmap="viridis", interpolation="nearest",
-                       extent=(x[0], x[-1] + step, len(heat["y"]) - 0.5, -0.5))
+        vmin, vmax = heat.get("zmin", 0), heat.get("zmax", 1)
+        if all(isinstance(v, (int, float)) for v in x):
+            step = x[1] - x[0] if len(x) > 1 else 1.0
+            im = ax.imshow(z, aspect="auto", vmin=vmin, vmax=vmax, cmap="viridis", interpolation="nearest",
+                           extent=(x[0], x[-1] + step, len(heat["y"]) - 0.5, -0.5))
+        else:
+            # Categorical columns (e.g. message sizes): one cell each, values written in.
+            im = ax.imshow(z, aspect="auto", vmin=vmin, vmax=vmax, cmap="viridis", interpolation="nearest")
+            ax.set_xticks(range(len(x)), x)
+            for (r, c), v in np.ndenumerate(z):
+                if not np.isnan(v):
+                    ax.text(c, r, f"{v:.2f}" if vmax <= 1 else f"{v:.0f}", ha="center", va="center",
+                            color="white" if v < (vmin + vmax) / 2 else "black", fontsize="small")
         ax.set_yticks(range(len(heat["y"])), heat["y"])
-        mfig.colorbar(im, ax=ax, label="Jain's index")
+        mfig.colorbar(im, ax=ax, label=heat.get("label", "Jain's index"))
     else:
         bars = [t for t in fig.traces if t.kind == "bar"]
         cats = sorted({x for t in bars for x in t.x})

@@ -62,8 +62,8 @@ def to_plotly(fig: Figure) -> dict:
     }
     if fig.heatmap:
         h = fig.heatmap
-        data = [{"type": "heatmap", "x": h["x"], "y": h["y"], "z": [_clean(r) for r in h["z"]], "zmin": 0, "zmax": 1,
-                 "colorscale": "Viridis", "colorbar": {"title": {"text": "Jain"}}, "xgap": 0, "ygap": 1}]
+        data = [{"type": "heatmap", "x": h["x"], "y": h["y"], "z": [_clean(r) for r in h["z"]], "zmin": h.get("zmin", 0), "zmax": h.get("zmax", 1),
+                 "colorscale": "Viridis", "colorbar": {"title": {"text": h.get("label", "Jain")}}, "xgap": 0, "ygap": 1}]
         layout["yaxis"]["automargin"] = True
         layout["yaxis"]["autorange"] = "reversed"
         layout["height"] = 160 + 40 * len(h["y"])

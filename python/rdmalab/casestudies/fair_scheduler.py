@@ -1,3 +1,154 @@
-"""SCR §5.1 and §6.2: the default RNIC QP scheduler against fair policies."""
+"""SCR §5.1 and §6.2: the default RNIC QP scheduler against fair policies.
+
+Throughput of a tenant is the payload its QP delivered per second over the
+second half of the run (``qp_samples``), so the filling at the start does not
+count; Jain's index and total bandwidth follow SCR Fig. 11's metrics.
+"""
 
 from __future__ import annotations
+
+import polars as pl
+
+from rdmalab.casestudies import figure
+from rdmalab.plots import Figure, Trace, _color
+
+SIZE_KEYS = ("workload.perftest[0].message_size", "workload.perftest[1].message_size")
+
+_UNITS = {"B": 1, "KB": 1000, "KiB": 1024, "MB": 1000**2, "MiB": 1024**2}
+
+
+def _size_bytes(text: str) -> float:
+    for unit in sorted(_UNITS, key=len, reverse=True):
+        if str(text).endswith(unit):
+            return float(str(text)[: -len(unit)]) * _UNITS[unit]
+    return float(text)
+
+
+def tenant_rates(results) -> pl.DataFrame:
+    """Per run and app: mean delivered payload rate (Gb/s) over the second half
+    of the run, and the app's mean message latency (µs)."""
+    samples = results.table("qp_samples")
+    apps = results.table("apps")
+    if samples.height == 0 or apps.height == 0:
+        return pl.DataFrame()
+    end = samples.group_by("run_id").agg(pl.col("time_ps").max().alias("end_ps"))
+    tput = (
+        samples.join(end, on="run_id")
+        .filter(pl.col("time_ps") > pl.col("end_ps") // 2)
+        .group_by(["run_id", "qp"])
+        .agg((pl.col("throughput_bps").mean() / 1e9).alias("gbps"))
+    )
+    keep = [c for c in apps.columns if c not in ("qp",)]
+    return (
+        apps.select(keep + ["qp"])
+        .join(tput, on=["run_id", "qp"], how="left", maintain_order="left")
+        .with_columns(pl.col("gbps").fill_null(0.0), (pl.col("latency_mean_ps") / 1e6).alias("latency_us"))
+    )
+
+
+def _jain(xs: list[float]) -> float:
+    s, s2 = sum(xs), sum(x * x for x in xs)
+    return s * s / (len(xs) * s2) if s2 > 0 else 1.0
+
+
+@figure("scr-fig11", "SCR Fig. 11", "two tenants, message sizes on both axes: Jain's index and total bandwidth per policy")
+def fig11(results):
+    t = tenant_rates(results)
+    if t.height == 0 or not all(k in t.columns for k in SIZE_KEYS) or "cc" not in t.columns:
+        return []
+    rows = []
+    for (run_id,), g in t.group_by(["run_id"], maintain_order=True):
+        r = g.row(0, named=True)
+        rates = g["gbps"].to_list()
+        rows.append({"policy": r["cc"], "size_a": r[SIZE_KEYS[0]], "size_b": r[SIZE_KEYS[1]],
+                     "gbps_a": rates[0], "gbps_b": rates[1] if len(rates) > 1 else 0.0,
+                     "jain": _jain(rates), "total_gbps": sum(rates)})
+    table = pl.DataFrame(rows)
+    sizes_a = sorted(set(table["size_a"]), key=_size_bytes)
+    sizes_b = sorted(set(table["size_b"]), key=_size_bytes)
+    out = []
+    for policy in list(dict.fromkeys(table["policy"].to_list())):
+        p = table.filter(pl.col("policy") == policy)
+        cell = {(r["size_a"], r["size_b"]): r for r in p.iter_rows(named=True)}
+        for metric, label, zmin, zmax in (("jain", "Jain's index", 0.5, 1.0), ("total_gbps", "total Gb/s", 0.0, 100.0)):
+            z = [[cell[(a, b)][metric] if (a, b) in cell else None for b in sizes_b] for a in sizes_a]
+            key = f"scr-fig11-{'jain' if metric == 'jain' else 'bandwidth'}-{policy}"
+            fig = Figure(key, f"{label}: {policy} (SCR Fig. 11)", "tenant B message size", "tenant A message size",
+                         heatmap={"x": sizes_b, "y": sizes_a, "z": z, "zmin": zmin, "zmax": zmax, "label": label})
+            out.append((fig, p if metric == "jain" else None))
+    return out
+
+
+@figure("scr-fig13", "SCR Fig. 13", "latency tenant's latency and bandwidth tenant's bandwidth per policy")
+def fig13(results):
+    t = tenant_rates(results)
+    if t.height == 0 or "cc" not in t.columns:
+        return []
+    lat = t.filter(pl.col("name") == "latency")
+    bw = t.filter(pl.col("name") == "bandwidth")
+    table = lat.select("cc", pl.col("latency_us").alias("latency_tenant_us"), pl.col("gbps").alias("latency_tenant_gbps")).join(
+        bw.select("cc", pl.col("gbps").alias("bandwidth_tenant_gbps"), pl.col("latency_us").alias("bandwidth_tenant_us")),
+        on="cc", how="left", maintain_order="left")
+    policies = table["cc"].to_list()
+    a = Figure("scr-fig13a-latency", "Latency-sensitive tenant (256 B, batch 4): mean latency (SCR Fig. 13a)",
+               "policy", "latency (us)", [Trace("latency tenant", policies, table["latency_tenant_us"].to_list(), _color(0), "bar")])
+    b = Figure("scr-fig13b-bandwidth", "Bandwidth-hungry tenant (64 KiB, batch 128): bandwidth (SCR Fig. 13b)",
+               "policy", "Gb/s", [Trace("bandwidth tenant", policies, table["bandwidth_tenant_gbps"].to_list(), _color(1), "bar")])
+    return [(a, table), (b, None)]
+
+
+def _rate_traces(results) -> pl.DataFrame:
+    s = results.table("qp_samples")
+    apps = results.table("apps").select("run_id", "qp", "name")
+    return s.join(apps, on=["run_id", "qp"], maintain_order="left").with_columns(
+        (pl.col("time_ps") / 1e6).alias("time_us"), (pl.col("dequeue_rate_bps") / 1e9).alias("dequeue_gbps"))
+
+
+@figure("scr-fig9", "SCR Fig. 9 / 16", "water filling: each QP's dequeue rate over time as QPs join one by one")
+def fig9(results):
+    t = _rate_traces(results)
+    if t.height == 0:
+        return []
+    out = []
+    group = "cc" if "cc" in t.columns else None
+    for label, g in (t.group_by([group], maintain_order=True) if group else [((results.name,), t)]):
+        label = label[0]
+        traces = [Trace(name, q["time_us"].to_list(), q["dequeue_gbps"].to_list(), _color(i), "step")
+                  for i, ((name,), q) in enumerate(g.sort("time_ps").group_by(["name"], maintain_order=True))]
+        fig = Figure(f"scr-fig9-{label}", f"Water filling, join strategy `{label}`: dequeue rate per QP (SCR Fig. 9/16)",
+                     "time (us)", "dequeue rate (Gb/s)", traces)
+        out.append((fig, g.select("time_us", "name", "dequeue_gbps", pl.col("throughput_bps") / 1e9)))
+    return out
+
+
+def convergence_us(trace: pl.DataFrame, tolerance: float = 0.05) -> float | None:
+    """Time (µs) after which every QP's dequeue rate stays within `tolerance`
+    (relative) of its final value; None if some QP never settles."""
+    last = 0.0
+    for (_,), q in trace.sort("time_ps").group_by(["qp"], maintain_order=True):
+        rates = q["dequeue_gbps"].to_list()
+        times = q["time_us"].to_list()
+        final = rates[-1]
+        settled = None
+        for t, r in zip(reversed(times), reversed(rates)):
+            if abs(r - final) > tolerance * max(final, 1e-9):
+                break
+            settled = t
+        if settled is None or settled == times[-1]:
+            return None
+        last = max(last, settled)
+    return last
+
+
+@figure("scr-table5", "SCR Table 5", "water filling: time for all QPs to settle, per step size")
+def table5(results):
+    t = _rate_traces(results)
+    if t.height == 0 or "cc" not in t.columns:
+        return []
+    rows = [{"step": label, "convergence_us": convergence_us(g)} for (label,), g in t.group_by(["cc"], maintain_order=True)]
+    table = pl.DataFrame(rows, schema={"step": pl.String, "convergence_us": pl.Float64})
+    fig = Figure("scr-table5-convergence", "Time for 8 QPs to settle from 0.5 Gb/s (SCR Table 5)", "filling step",
+                 "convergence time (us)", [Trace("convergence", table["step"].to_list(),
+                                                 [v if v is not None else 0.0 for v in table["convergence_us"].to_list()],
+                                                 _color(0), "bar")])
+    return [(fig, table)]

@@ -5,7 +5,9 @@
 //! * `fair-static`: every flow gets capacity / n, never below `min_rate`.
 //! * `water-filling`: progressive filling. A flow that saturates its dequeue
 //!   rate (measured bandwidth ≥ `saturation` × allocation) grows by `step`
-//!   per `step_interval` while the NIC's allocations leave room; one that does not stops; one
+//!   per `step_interval` while the NIC's allocations leave room (or while it
+//!   is below an equal share, the water level, in which case flows above
+//!   the level give the excess back); one that does not stops; one
 //!   whose bandwidth falls well below its allocation (< `reclaim_below`) is
 //!   cut to what it uses (+ `reclaim_margin`) and the rest is reclaimed.
 //!
@@ -259,14 +261,26 @@ impl Controller for FairShare {
             // depend on how often the placement delivers events.
             let steps = ((now - rec.last_step).ps() / p.step_interval.ps().max(1)).min(MAX_STEPS_AT_ONCE) as f64;
             rec.last_step = now;
+            let step = p.step.bps() as f64 * steps;
+            let level = capacity / n;
             if rec.bw >= p.saturation * rec.alloc {
-                let step = (p.step.bps() as f64 * steps).min(capacity - allocated);
-                if step > 0.0 {
+                if allocated + step <= capacity {
                     rec.alloc += step;
+                } else if rec.alloc + step <= level {
+                    // Below the water level (an equal share) a saturated flow still
+                    // grows; flows above the level give the excess back (below).
+                    rec.alloc += step;
+                } else if allocated < capacity {
+                    rec.alloc += capacity - allocated;
                 }
             } else if rec.bw < p.reclaim_below * rec.alloc && now >= rec.joined + p.ewma_time + p.ewma_time {
                 rec.alloc = (rec.bw * (1.0 + p.reclaim_margin)).max(min);
             }
+        }
+        if p.water_filling && allocated > capacity && rec.alloc > capacity / n {
+            // Over-committed: a flow above the water level gives back.
+            let back = (p.step.bps() as f64).min(allocated - capacity).min(rec.alloc - capacity / n);
+            rec.alloc -= back;
         }
         rec.alloc = rec.alloc.min(ctx.line_rate.bps() as f64);
         let alloc = rec.alloc;
