@@ -76,11 +76,21 @@ MALFORMED = {
     "zip lengths differ": ("zip: [{duration: [1ms, 2ms], seed: [1]}]",
                            ["zip[0]: the lists of a zip group must be equally long; `duration` has 2, `seed` has 1"]),
     "repeated value": ("grid: {workload.poisson.load: [0.1, 0.1]}", ["the value `0.1` appears twice"]),
+    "repeated zip combination": ("zip: [{duration: [1ms, 1ms, 2ms], seed: [1, 1, 1]}]",
+                                 ["zip[0]: the combination (duration=1ms, seed=1) appears twice"]),
     "unknown sweep key": ("grids: {duration: [1ms]}", ["grids: unknown sweep key; allowed: name,"]),
     "index out of range": ("grid:\n  workload.perftest[9].message_size: [1KB]",
                            ["`workload.perftest` has 4 items (indices 0 to 3)"]),
     "not a key": ("grid: {'cc..x': [1]}", ["grid `cc..x`: `cc..x` is not a scenario key"]),
 }
+
+
+def test_a_zip_list_may_repeat_a_value_when_the_combinations_differ(tmp_path, examples):
+    spec = {"base": str(examples / "dumbbell-dcqcn.yaml"),
+            "zip": {"duration": ["1ms", "1ms", "2ms"], "seed": [1, 2, 1]}}
+    sweep = sweep_from_dict(spec, check=False)
+    assert [r.params for r in sweep.runs] == [{"duration": "1ms", "seed": 1}, {"duration": "1ms", "seed": 2},
+                                              {"duration": "2ms", "seed": 1}]
 
 
 @pytest.mark.parametrize("case", sorted(MALFORMED))

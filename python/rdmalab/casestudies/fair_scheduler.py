@@ -152,3 +152,32 @@ def table5(results):
                                                  [v if v is not None else 0.0 for v in table["convergence_us"].to_list()],
                                                  _color(0), "bar")])
     return [(fig, table)]
+
+
+QPS_KEY = "workload.perftest[0].qps"
+VERB_KEY = "workload.perftest[0].verb"
+
+
+@figure("scr-fig12", "SCR Fig. 12 / 17", "N QPs with random message sizes: Jain's index and total bandwidth vs N per policy (WRITE, READ)")
+def fig12(results):
+    t = tenant_rates(results)
+    if t.height == 0 or QPS_KEY not in t.columns or "cc" not in t.columns:
+        return []
+    verb = VERB_KEY if VERB_KEY in t.columns else None
+    keys = ([verb] if verb else []) + ["cc", QPS_KEY]
+    rows = []
+    for k, g in t.group_by(keys, maintain_order=True):
+        rates = g["gbps"].to_list()
+        row = dict(zip(keys, k))
+        rows.append({"verb": row.get(verb, "write") if verb else "write", "policy": row["cc"], "qps": int(row[QPS_KEY]),
+                     "jain": _jain(rates), "total_gbps": sum(rates), "min_gbps": min(rates), "max_gbps": max(rates)})
+    table = pl.DataFrame(rows)
+    out = []
+    for (v,), tv in table.group_by(["verb"], maintain_order=True):
+        for metric, ylabel, name in (("jain", "Jain's index", "fairness"), ("total_gbps", "total Gb/s", "bandwidth")):
+            traces = [Trace(pol, g["qps"].to_list(), g[metric].to_list(), _color(i))
+                      for i, ((pol,), g) in enumerate(tv.sort("qps").group_by(["policy"], maintain_order=True))]
+            fig = Figure(f"scr-fig12-{v}-{name}", f"{ylabel} of N QPs, sizes uniform in [4 KiB, 1 MiB], {v.upper()} "
+                         f"(SCR Fig. {'12' if v == 'write' else '17'})", "QPs", ylabel, traces, xlog=True)
+            out.append((fig, tv if metric == "jain" else None))
+    return out

@@ -151,7 +151,7 @@ def _column_value(v: Any) -> Any:
     return json.dumps(v, sort_keys=True, separators=(",", ":"))
 
 
-def _values(where: str, spec: Any) -> list[tuple[Any, Any]]:
+def _values(where: str, spec: Any, unique: bool = True) -> list[tuple[Any, Any]]:
     """An axis' values as (column value, scenario value): a list, or a mapping of label -> value."""
     if isinstance(spec, dict):
         pts = [(str(label), v) for label, v in spec.items()]
@@ -164,7 +164,7 @@ def _values(where: str, spec: Any) -> list[tuple[Any, Any]]:
     if not pts:
         raise SweepError(f"{where}: empty axis — give at least one value")
     seen: dict[str, Any] = {}
-    for _, v in pts:
+    for _, v in pts if unique else []:
         canon = json.dumps(v, sort_keys=True)
         if canon in seen:
             raise SweepError(f"{where}: the value `{_column_value(v)}` appears twice; every run would be done twice")
@@ -221,7 +221,8 @@ def _axes(spec: dict) -> list[Axis]:
             cols = {}
             for key, values in group.items():
                 parse_key(key, f"{where} `{key}`")
-                cols[key] = _values(f"{where} `{key}`", values)
+                # A value may repeat within a zip list; the zipped tuples must not.
+                cols[key] = _values(f"{where} `{key}`", values, unique=False)
             lengths = {k: len(v) for k, v in cols.items()}
             if len(set(lengths.values())) > 1:
                 listed = ", ".join(f"`{k}` has {n}" for k, n in lengths.items())
@@ -230,6 +231,13 @@ def _axes(spec: dict) -> list[Axis]:
             points = [
                 (tuple(cols[k][i][0] for k in cols), tuple(cols[k][i][1] for k in cols)) for i in range(n)
             ]
+            seen_points = set()
+            for _, vs in points:
+                canon = json.dumps(vs, sort_keys=True)
+                if canon in seen_points:
+                    shown = ", ".join(f"{k}={_column_value(v)}" for k, v in zip(cols, vs))
+                    raise SweepError(f"{where}: the combination ({shown}) appears twice; every run would be done twice")
+                seen_points.add(canon)
             axes.append(Axis(where, tuple(cols), points))
     if "seeds" in spec:
         axes.append(_seeds_axis(spec["seeds"]))

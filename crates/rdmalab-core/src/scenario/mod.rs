@@ -1131,7 +1131,7 @@ impl Parser {
         }
         for (path, v) in self.list(&w, "perftest") {
             let Some(f) =
-                self.obj(v, &path, &["name", "src", "dst", "verb", "message_size", "queue_depth", "qps", "start", "start_interval", "stop", "rate", "hints"])
+                self.obj(v, &path, &["name", "src", "dst", "verb", "message_size", "message_size_max", "queue_depth", "qps", "start", "start_interval", "stop", "rate", "hints"])
             else {
                 continue;
             };
@@ -1157,6 +1157,13 @@ impl Parser {
             let dst = self.node_ref(t, f.key("dst"), f.get("dst"), true);
             let verb = self.verb(&f);
             let size = self.bytes(&f, "message_size", None);
+            let size_max = if f.get("message_size_max").is_some() { self.bytes(&f, "message_size_max", None).map(Some) } else { Some(None) };
+            if let (Some(lo), Some(Some(hi))) = (size, size_max) {
+                if hi < lo {
+                    self.err(f.key("message_size_max"), format!("`{hi}B`"), format!("must be at least message_size ({lo}B)"));
+                    continue;
+                }
+            }
             let depth = self.int(&f, "queue_depth", Some(1), 1, 1 << 16);
             let qps = self.int(&f, "qps", Some(1), 1, 1 << 16);
             let start = self.duration(&f, "start", Some(Duration::ZERO));
@@ -1174,9 +1181,11 @@ impl Parser {
                     continue;
                 }
             }
-            if let (Some(src), Some(dst), Some(verb), Some(mb), Some(qd), Some(n), Some(st), Some(rate), Some(gap), Some(stop)) =
-                (src, dst, verb, size, depth, qps, start, rate, stagger, stop)
+            if let (Some(src), Some(dst), Some(verb), Some(mb), Some(qd), Some(n), Some(st), Some(rate), Some(gap), Some(stop), Some(mb_max)) =
+                (src, dst, verb, size, depth, qps, start, rate, stagger, stop, size_max)
             {
+                // Sizes uniform in [message_size, message_size_max], one per QP, from the entry's own stream.
+                let mut size_rng = RngStream::new(seed, &format!("workload/{path}/message_size"));
                 if mb == 0 {
                     self.err(f.key("message_size"), "`0B`", "must be at least 1 byte");
                     continue;
@@ -1196,7 +1205,10 @@ impl Parser {
                         src,
                         dst,
                         verb,
-                        message_bytes: mb,
+                        message_bytes: match mb_max {
+                            Some(hi) => mb + size_rng.below(hi - mb + 1),
+                            None => mb,
+                        },
                         queue_depth: qd as u32,
                         start: st + Duration(gap.ps() * i as u64),
                         stop,
