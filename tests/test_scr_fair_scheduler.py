@@ -59,6 +59,16 @@ def test_fig9_traces_and_table5_convergence(examples, tmp_path):
     assert conv["step-0.02"] > conv["step-0.1"], conv
 
 
+@pytest.mark.parametrize("name,scenario", [("gpudirect-fairness", "scr-gpudirect-fairness.yaml"),
+                                           ("nvmeof-fairness", "scr-nvmeof-fairness.yaml")])
+def test_fig21_device_and_storage_tenants_share_evenly_under_water_filling(examples, tmp_path, name, scenario):
+    plots = sweep(examples, scenario, tmp_path / name)
+    j = {r["policy"]: r for r in pl.read_csv(plots / f"scr-fig21-{name}-jain.csv").iter_rows(named=True)}
+    assert j["default"]["jain"] < 0.91, j  # the default favours large messages / deep queues
+    assert j["water-filling"]["jain"] > 0.99, j
+    assert j["water-filling"]["total_gbps"] > 0.97 * j["default"]["total_gbps"], "without losing utilisation"
+
+
 def test_unknown_figure_is_refused_with_the_allowed_names(tmp_path, examples):
     bad = tmp_path / "bad.yaml"
     bad.write_text((examples / "scr" / "scr-two-tenants.yaml").read_text() + "figures: [scr-fig99]\n")

@@ -58,3 +58,37 @@ fn packet_round_robin_is_byte_fair_whatever_the_message_size() {
     assert!(jain(&both) > 0.99, "{both:?}");
     assert!(both[0] + both[1] > 88.0);
 }
+
+/// One WRITE tenant whose buffers are in device memory (GPU-Direct): its
+/// payload crosses the device's path, the host PCIe carries only WQEs.
+#[test]
+fn device_memory_payload_uses_the_device_path_not_the_host_pcie() {
+    let run_with = |device_bw: &str| {
+        let json = format!(
+            r#"{{"name": "gdr", "seed": 1, "duration": "1ms",
+                "topology": {{"kind": "single_switch", "hosts": 2, "host_link": {{"rate": "100Gbps", "delay": "500ns"}}}},
+                "host": {{"pcie": "gen4x16", "device_pcie_bandwidth": "{device_bw}"}},
+                "cc": {{"algorithm": "none"}},
+                "workload": {{"perftest": [{{"src": "h0", "dst": "h1", "message_size": "64KiB", "queue_depth": 8, "memory": "device"}}]}}}}"#
+        );
+        let (w, _) = run(&json);
+        assert_conservation(&w);
+        let nic = &w.nics[0];
+        (w.apps[0].completed_bytes as f64 * 8.0 / 1e-3 / 1e9, nic.pcie_bytes, nic.device_bytes, w.apps[0].completed)
+    };
+    let (gbps, host, device, msgs) = run_with("200Gbps");
+    assert!(gbps > 85.0, "a wide device path keeps line rate: {gbps:.1}");
+    assert!(device >= msgs * 65536, "payload read from the device: {device}");
+    assert!(host < 64 * (msgs + 16), "host PCIe carried only WQEs: {host} bytes");
+    let (narrow, _, _, _) = run_with("40Gbps");
+    assert!((30.0..=40.0).contains(&narrow), "a 40 Gb/s device path caps the tenant: {narrow:.1}");
+}
+
+#[test]
+fn device_memory_without_a_device_path_is_refused() {
+    let json = r#"{"name": "gdr", "duration": "1ms",
+        "topology": {"kind": "single_switch", "hosts": 2, "host_link": {"rate": "100Gbps", "delay": "1us"}},
+        "workload": {"perftest": [{"name": "gpu", "src": "h0", "dst": "h1", "message_size": "64KiB", "memory": "device"}]}}"#;
+    let e = rdmalab_core::scenario::Scenario::from_json_str(json).err().expect("refused");
+    assert!(e.to_string().contains("host.device_pcie: is needed: application `gpu` has `memory: device`"), "{e}");
+}

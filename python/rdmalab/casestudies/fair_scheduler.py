@@ -181,3 +181,21 @@ def fig12(results):
                          f"(SCR Fig. {'12' if v == 'write' else '17'})", "QPs", ylabel, traces, xlog=True)
             out.append((fig, tv if metric == "jain" else None))
     return out
+
+
+@figure("scr-fig21", "SCR Fig. 21", "GPU-Direct / NVMe-oF tenants: bandwidth per tenant under each policy")
+def fig21(results):
+    t = tenant_rates(results)
+    if t.height == 0:
+        return []
+    group = "cc" if "cc" in t.columns else None
+    traces, rows = [], []
+    for i, (label, g) in enumerate(t.group_by([group], maintain_order=True) if group else [((results.name,), t)]):
+        traces.append(Trace(label[0], g["name"].to_list(), g["gbps"].to_list(), _color(i), "bar"))
+        rows.append({"policy": label[0], "jain": _jain(g["gbps"].to_list()), "total_gbps": sum(g["gbps"].to_list())})
+    table = t.select(([group] if group else []) + ["name", "message_bytes", "queue_depth", "gbps"])
+    name = results.name.removeprefix("scr-")
+    fig = Figure(f"scr-fig21-{name}", f"Bandwidth per tenant: {results.name} (SCR Fig. 21)", "tenant", "Gb/s", traces)
+    summary = Figure(f"scr-fig21-{name}-jain", f"Jain's index per policy: {results.name}", "policy", "Jain's index",
+                     [Trace("Jain", [r["policy"] for r in rows], [r["jain"] for r in rows], _color(0), "bar")])
+    return [(fig, table), (summary, pl.DataFrame(rows))]

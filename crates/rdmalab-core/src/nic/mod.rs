@@ -54,6 +54,9 @@ pub struct NicConfig {
     pub probe_timeout: Duration,
     /// The host PCIe model (`None`: host memory is free and instant).
     pub pcie: Option<PcieConfig>,
+    /// The path from device memory (a GPU's HBM for GPU-Direct, an NVMe
+    /// device's buffer) to the NIC, peer to peer; `None`: no device memory.
+    pub device_pcie: Option<PcieConfig>,
     /// Period of the host-domain reports (HOST events); `None`: no reports.
     pub host_report_interval: Option<Duration>,
     /// How much a QP sends when its round-robin turn comes.
@@ -154,6 +157,9 @@ pub struct Nic {
     pub rx_payload: u64,
     /// Pipeline time the frame being handed to the port adds after it (a new WQE's overhead).
     pub tx_gap: Duration,
+    /// When the device-memory DMA path will have read everything asked of it, and bytes read over it.
+    pub device_free_at: Time,
+    pub device_bytes: u64,
 }
 
 impl Nic {
@@ -173,6 +179,8 @@ impl Nic {
             rx_bytes: 0,
             rx_payload: 0,
             tx_gap: Duration::ZERO,
+            device_free_at: Time::ZERO,
+            device_bytes: 0,
         }
     }
 }
@@ -201,7 +209,17 @@ impl World {
         }
         let now = self.now();
         let mut earliest = Time::NEVER;
-        if let Some(pcie) = self.nic_cfg.pcie {
+        // With device memory in play each QP waits for its own DMA path (below).
+        let device = self.nic_cfg.device_pcie;
+        let host_backlog = match self.nic_cfg.pcie {
+            Some(p) if self.nics[nic_i].pcie_free_at > now + p.latency => Some(Time(self.nics[nic_i].pcie_free_at.ps() - p.latency.ps())),
+            _ => None,
+        };
+        let device_backlog = match device {
+            Some(p) if self.nics[nic_i].device_free_at > now + p.latency => Some(Time(self.nics[nic_i].device_free_at.ps() - p.latency.ps())),
+            _ => None,
+        };
+        if let (Some(pcie), None) = (self.nic_cfg.pcie, device) {
             // The DMA engine prefetches up to one round trip ahead; beyond that
             // the NIC waits for host memory.
             let ready = self.nics[nic_i].pcie_free_at;
@@ -238,11 +256,24 @@ impl World {
                 }
             }
             let mut ready_at = qp.next_avail;
-            if let Some(pcie) = self.nic_cfg.pcie {
-                // A message's first packet waits for its WQE and payload to arrive from host memory.
+            if device.is_some() {
+                // Payload from device memory comes over the device's path, host payload over the host's.
+                if let Some(t) = if qp.device_memory { device_backlog } else { host_backlog } {
+                    earliest = earliest.min(t);
+                    continue;
+                }
+            }
+            let payload_latency = match (qp.device_memory, device, self.nic_cfg.pcie) {
+                (true, Some(d), h) => Some(h.map_or(d.latency, |h| h.latency.max(d.latency))),
+                (false, _, Some(h)) => Some(h.latency),
+                _ => None,
+            };
+            if let Some(latency) = payload_latency {
+                // A message's first packet waits for its WQE (host memory) and
+                // payload to arrive over PCIe.
                 if let Some((_, m)) = qp.message_of(qp.snd_nxt) {
                     if m.first_psn == qp.snd_nxt && qp.snd_nxt == qp.highest_sent {
-                        ready_at = ready_at.max(m.posted_at + pcie.latency);
+                        ready_at = ready_at.max(m.posted_at + latency);
                     }
                 }
             }
@@ -336,8 +367,16 @@ impl World {
             self.nics[qp.tx_nic as usize].tx_gap = self.nic_cfg.wqe_overhead;
         }
         let wants_tx = qp.cc_mask.has(crate::control::EventMask::TX);
+        let device_path = if qp.device_memory { self.nic_cfg.device_pcie } else { None };
+        if let Some(dev) = device_path {
+            let nic = &mut self.nics[qp.tx_nic as usize];
+            let start = nic.device_free_at.max(now);
+            nic.device_free_at = start + dev.bandwidth.serialization(payload);
+            nic.device_bytes += payload;
+        }
         if let Some(pcie) = self.nic_cfg.pcie {
-            let dma = payload + if psn == m.first_psn { WQE_BYTES } else { 0 };
+            // The WQE always comes from host memory; the payload too unless it is in device memory.
+            let dma = if device_path.is_some() { 0 } else { payload } + if psn == m.first_psn { WQE_BYTES } else { 0 };
             let nic = &mut self.nics[qp.tx_nic as usize];
             let start = nic.pcie_free_at.max(now);
             nic.pcie_free_at = start + pcie.bandwidth.serialization(dma);

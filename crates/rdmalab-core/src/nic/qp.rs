@@ -88,6 +88,9 @@ pub struct Qp {
     pub dst_node: u32,
     pub udp_sport: u16,
     pub class: u8,
+    /// The payload lives in device memory (GPU-Direct, NVMe-oF): it is read
+    /// over the device's path to the NIC, not the host's PCIe.
+    pub device_memory: bool,
     /// What the controller knows of the path (line rate, base RTT, hops, MTU).
     pub path: PathFacts,
 

@@ -146,6 +146,14 @@ impl<'a> Obj<'a> {
     }
 }
 
+/// What the `host` section sets.
+#[derive(Default)]
+struct HostConfig {
+    pcie: Option<crate::nic::PcieConfig>,
+    device_pcie: Option<crate::nic::PcieConfig>,
+    report: Option<Duration>,
+}
+
 impl Parser {
     fn err(&mut self, key: impl Into<String>, value: impl Into<String>, allowed: impl Into<String>) {
         self.errs.push(ScenarioError { key: key.into(), value: value.into(), allowed: allowed.into() });
@@ -364,9 +372,19 @@ impl Parser {
             self.check_connected(t, w);
         }
         let mut nic = nic;
-        if let (Some(n), Some((pcie, report))) = (nic.as_mut(), self.host(&o)) {
-            n.pcie = pcie;
-            n.host_report_interval = report;
+        if let (Some(n), Some(host)) = (nic.as_mut(), self.host(&o)) {
+            n.pcie = host.pcie;
+            n.device_pcie = host.device_pcie;
+            n.host_report_interval = host.report;
+            if let (None, Some(w)) = (host.device_pcie, &workload) {
+                if let Some(a) = w.apps.iter().find(|a| a.device_memory) {
+                    self.err(
+                        "host.device_pcie",
+                        "",
+                        format!("is needed: application `{}` has `memory: device` (set host.device_pcie: gen4x16, or device_pcie_bandwidth)", a.name),
+                    );
+                }
+            }
         }
         if let (Some(n), Some(sw), Some(c)) = (nic.as_mut(), &switch, &cc) {
             if sw.int_enabled {
@@ -737,6 +755,7 @@ impl Parser {
             base_rtt: base_rtt?,
             probe_timeout: probe_timeout?,
             pcie: None,
+            device_pcie: None,
             host_report_interval: None,
             qp_scheduler: qp_scheduler?,
             rate_burst: rate_burst?,
@@ -952,24 +971,18 @@ impl Parser {
     }
 
     /// The host domain: the PCIe model and the period of host reports.
-    fn host(&mut self, o: &Obj) -> Option<(Option<crate::nic::PcieConfig>, Option<Duration>)> {
-        let Some(h) = self.sub(o, "host", &["pcie", "pcie_bandwidth", "pcie_latency", "report_interval"]) else {
-            return Some((None, None));
+    /// The `host` section: host PCIe, the device-memory path, host reports.
+    fn host(&mut self, o: &Obj) -> Option<HostConfig> {
+        let Some(h) = self.sub(
+            o,
+            "host",
+            &["pcie", "pcie_bandwidth", "pcie_latency", "device_pcie", "device_pcie_bandwidth", "device_pcie_latency", "report_interval"],
+        ) else {
+            return Some(HostConfig::default());
         };
         let before = self.errs.len();
-        let preset = match h.get("pcie") {
-            None => None,
-            Some(Value::String(s)) if s == "gen4x16" => Some(Rate(252_061_538_462)),
-            Some(Value::String(s)) if s == "gen5x16" => Some(Rate(504_123_076_923)),
-            Some(Value::String(s)) if s == "gen3x16" => Some(Rate(126_030_769_231)),
-            Some(v) => {
-                self.err(h.key("pcie"), show(v), "allowed: gen3x16, gen4x16, gen5x16 (or set pcie_bandwidth)");
-                None
-            }
-        };
-        let wants_pcie = h.get("pcie").is_some() || h.get("pcie_bandwidth").is_some();
-        let bw = if wants_pcie { self.rate(&h, "pcie_bandwidth", preset) } else { None };
-        let latency = self.duration(&h, "pcie_latency", Some(Duration::from_ns(900)));
+        let pcie = self.pcie_link(&h, "pcie", Duration::from_ns(900));
+        let device_pcie = self.pcie_link(&h, "device_pcie", Duration::from_ns(900));
         let report = if h.get("report_interval").is_some() {
             self.positive_duration(&h, "report_interval", None)
         } else {
@@ -978,11 +991,29 @@ impl Parser {
         if self.errs.len() != before {
             return None;
         }
-        let pcie = match (wants_pcie, bw, latency) {
+        Some(HostConfig { pcie, device_pcie, report })
+    }
+
+    /// A PCIe path given as `{name}` (a preset), `{name}_bandwidth` and `{name}_latency`.
+    fn pcie_link(&mut self, h: &Obj, name: &str, default_latency: Duration) -> Option<crate::nic::PcieConfig> {
+        let preset = match h.get(name) {
+            None => None,
+            Some(Value::String(s)) if s == "gen4x16" => Some(Rate(252_061_538_462)),
+            Some(Value::String(s)) if s == "gen5x16" => Some(Rate(504_123_076_923)),
+            Some(Value::String(s)) if s == "gen3x16" => Some(Rate(126_030_769_231)),
+            Some(v) => {
+                self.err(h.key(name), show(v), format!("allowed: gen3x16, gen4x16, gen5x16 (or set {name}_bandwidth)"));
+                None
+            }
+        };
+        let bw_key = format!("{name}_bandwidth");
+        let wanted = h.get(name).is_some() || h.get(&bw_key).is_some();
+        let bw = if wanted { self.rate(h, &bw_key, preset) } else { None };
+        let latency = self.duration(h, &format!("{name}_latency"), Some(default_latency));
+        match (wanted, bw, latency) {
             (true, Some(bandwidth), Some(latency)) => Some(crate::nic::PcieConfig { bandwidth, latency }),
             _ => None,
-        };
-        Some((pcie, report))
+        }
     }
 
     fn verb(&mut self, o: &Obj) -> Option<Verb> {
@@ -1131,7 +1162,7 @@ impl Parser {
         }
         for (path, v) in self.list(&w, "perftest") {
             let Some(f) =
-                self.obj(v, &path, &["name", "src", "dst", "verb", "message_size", "message_size_max", "queue_depth", "qps", "start", "start_interval", "stop", "rate", "hints"])
+                self.obj(v, &path, &["name", "src", "dst", "verb", "message_size", "message_size_max", "queue_depth", "qps", "start", "start_interval", "stop", "rate", "hints", "memory"])
             else {
                 continue;
             };
@@ -1165,6 +1196,7 @@ impl Parser {
                 }
             }
             let depth = self.int(&f, "queue_depth", Some(1), 1, 1 << 16);
+            let device_memory = self.choice(&f, "memory", &["host", "device"], Some("host")).map(|m| m == "device");
             let qps = self.int(&f, "qps", Some(1), 1, 1 << 16);
             let start = self.duration(&f, "start", Some(Duration::ZERO));
             let stagger = self.duration(&f, "start_interval", Some(Duration::ZERO));
@@ -1184,6 +1216,7 @@ impl Parser {
             if let (Some(src), Some(dst), Some(verb), Some(mb), Some(qd), Some(n), Some(st), Some(rate), Some(gap), Some(stop), Some(mb_max)) =
                 (src, dst, verb, size, depth, qps, start, rate, stagger, stop, size_max)
             {
+                let device_memory = device_memory.unwrap_or(false);
                 // Sizes uniform in [message_size, message_size_max], one per QP, from the entry's own stream.
                 let mut size_rng = RngStream::new(seed, &format!("workload/{path}/message_size"));
                 if mb == 0 {
@@ -1214,6 +1247,7 @@ impl Parser {
                         stop,
                         rate,
                         hints: hints.clone(),
+                        device_memory,
                     });
                 }
             }

@@ -45,6 +45,9 @@ pub struct AppSpec {
     pub rate: Option<Rate>,
     /// Application hints delivered to the QP's controller when it starts.
     pub hints: Vec<(crate::control::HintKind, f64)>,
+    /// The data sender's buffers are in device memory (GPU HBM, NVMe), read
+    /// over `host.device_pcie` (SCR A.9: GPU-Direct and NVMe-oF RDMA).
+    pub device_memory: bool,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -142,6 +145,7 @@ impl World {
             dst_node,
             udp_sport: sport,
             class: self.nic_cfg.data_class,
+            device_memory: false,
             path,
             msgs: Default::default(),
             msgs_popped: 0,
@@ -222,6 +226,7 @@ impl World {
             qp.window = None;
             qp.rate = r;
         }
+        self.qps[qi as usize].device_memory = spec.device_memory;
         self.apps[a as usize].qp = Some(qi);
         for &(kind, value) in &spec.hints {
             let _ = self.hint(qi, kind, value);
