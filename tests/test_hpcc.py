@@ -216,9 +216,10 @@ def test_ignored_keys_warn(tmp_path):
     r = cli("hpcc", "convert", "mix/config.txt", "--out", "x.yaml", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     for key in ("USE_DYNAMIC_PFC_THRESHOLD", "ENABLE_TRACE", "TRACE_FILE", "TRACE_OUTPUT_FILE", "L2_CHUNK_SIZE",
-                "INT_MULTI", "PAUSE_TIME", "DATA_RATE", "LINK_DELAY", "PINT_PROB"):
+                "PAUSE_TIME", "DATA_RATE", "LINK_DELAY", "PINT_PROB"):
         assert re.search(rf"warning: {key} \(line \d+\)", r.stderr), key
-    assert "exact" in r.stderr  # INT_MULTI: rdmalab's INT is exact
+    assert "INT_MULTI" not in r.stderr  # mapped under HPCC (switch.int_multi), not ignored
+    assert "int_multi: 1" in (tmp_path / "x.yaml").read_text()
     assert "# warning: PAUSE_TIME" in (tmp_path / "x.yaml").read_text()
 
 

@@ -123,3 +123,50 @@ fn run_to_duration_keeps_going_after_the_last_flow() {
     assert_eq!(p, Progress::StopTime);
     assert_eq!(full.rec.flows.len(), 1);
 }
+
+/// Records the INT hops echoed on every ACK.
+struct IntLog(std::rc::Rc<std::cell::RefCell<Vec<rdmalab_core::packet::IntHop>>>);
+
+impl rdmalab_core::control::Controller for IntLog {
+    fn name(&self) -> &str {
+        "int-log"
+    }
+    fn on_event(&mut self, ev: &rdmalab_core::control::CcEvent, ctx: &mut rdmalab_core::control::CcContext) {
+        if matches!(ev, rdmalab_core::control::CcEvent::Ack { .. }) {
+            self.0.borrow_mut().extend_from_slice(ctx.int);
+        }
+    }
+}
+
+#[test]
+fn int_multi_quantises_hop_records_as_ns3() {
+    let json = |multi: &str| {
+        format!(
+            r#"{{"name": "int", "duration": "200us",
+                "topology": {{"kind": "single_switch", "hosts": 3, "host_link": {{"rate": "100Gbps", "delay": "1us"}}}},
+                "switch": {{"int": true {multi}}},
+                "workload": {{"flows": [{{"src": "h0", "dst": "h2", "size": "1MB"}}, {{"src": "h1", "dst": "h2", "size": "1MB"}}]}}}}"#
+        )
+    };
+    let hops = |multi: &str| {
+        let mut s = rdmalab_core::scenario::Scenario::from_json_str(&json(multi)).unwrap_or_else(|e| panic!("{e}"));
+        let log = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+        let l2 = log.clone();
+        s.cc = rdmalab_core::algo::CcConfig::Custom(rdmalab_core::algo::ControllerFactory {
+            name: "int-log".into(),
+            make: std::sync::Arc::new(move || Box::new(IntLog(l2.clone()))),
+        });
+        s.build().unwrap().run_to_end().unwrap();
+        let v = log.borrow().clone();
+        v
+    };
+    let q = hops(r#", "int_multi": 4"#);
+    assert!(q.len() > 100 && q.iter().any(|h| h.qlen_bytes > 0), "two flows into one port queue up");
+    for h in &q {
+        assert_eq!(h.qlen_bytes % 320, 0, "queue in 80·4 B units");
+        assert_eq!(h.tx_bytes % 512, 0, "bytes in 128·4 B units");
+        assert_eq!(h.timestamp.ps() % 1000, 0, "timestamps in ns");
+    }
+    let exact = hops("");
+    assert!(exact.iter().any(|h| h.tx_bytes % 512 != 0), "without int_multi the values are exact");
+}

@@ -554,9 +554,8 @@ def convert(
         if v.flag("SAMPLE_FEEDBACK"):
             cfg.problems.append(f"{cfg.where('SAMPLE_FEEDBACK')}: `1` (skip per-ACK INT when the queue is empty) "
                                 f"is not implemented; set `SAMPLE_FEEDBACK 0`")
-        if cfg.has("INT_MULTI"):
-            warn("INT_MULTI", "accepted, no effect: rdmalab's INT is exact (ns-3 quantises bytes to "
-                              "128·INT_MULTI B and queues to 80·INT_MULTI B)")
+        # ns-3 always quantises its 8-byte INT hop records (INT_MULTI defaults to 1).
+        switch["int_multi"] = v.int("INT_MULTI", 1, 1 << 16)
         cc = {"algorithm": "hpcc", "params": {
             "eta": v.float("U_TARGET"), "max_stage": v.int("MI_THRESH", 0, 10**6), "rate_ai": _rate(v.rate("RATE_AI")),
             "min_rate": _rate(min_rate), "fast_react": v.flag("FAST_REACT"),

@@ -127,8 +127,9 @@ pub struct FlowTable {
 impl FlowTable {
     fn new(node: u32) -> Self {
         FlowTable {
-            // 4096 flows at 1 % false positives; a false positive is caught by the record lookup.
-            seen: BloomFilter::with_capacity(4096, 0.01, 0x5C2_0000 + node as u64),
+            // SCR Fig. 10's sizing: 8192 flows at 3 % false positives (~8 bits a flow,
+            // 8 KB); a false positive is caught by the record lookup.
+            seen: BloomFilter::with_capacity(8192, 0.03, 0x5C2_0000 + node as u64),
             flows: BTreeMap::new(),
             allocated: 0.0,
             last_sweep: Time::ZERO,

@@ -16,6 +16,11 @@ pub struct SwitchConfig {
     pub ecn_by_rate: Vec<(Rate, EcnConfig)>,
     /// Push an INT hop record onto data packets at every egress.
     pub int_enabled: bool,
+    /// Quantise INT fields as the ns-3 HPCC simulator's 8-byte hop record
+    /// does with INT_MULTI = m: queue bytes in 80·m B, transmitted bytes in
+    /// 128·m B, timestamps in whole ns (its counters wrap, but differences
+    /// taken modulo the field width equal these). `None`: exact values.
+    pub int_multi: Option<u32>,
 }
 
 impl SwitchConfig {
@@ -87,12 +92,18 @@ impl World {
                 }
             }
             if self.switch_cfg.int_enabled {
-                let hop = IntHop {
+                let mut hop = IntHop {
                     qlen_bytes: port_ref.queued_total,
                     tx_bytes: port_ref.tx_bytes + frame,
                     timestamp: self.q.now(),
                     link_rate: port_ref.rate,
                 };
+                if let Some(m) = self.switch_cfg.int_multi {
+                    let (q, b) = (80 * m as u64, 128 * m as u64);
+                    hop.qlen_bytes = hop.qlen_bytes / q * q;
+                    hop.tx_bytes = hop.tx_bytes / b * b;
+                    hop.timestamp = crate::time::Time(hop.timestamp.ps() / 1000 * 1000);
+                }
                 self.pkts.push_int(pkt, hop);
             }
         }

@@ -766,12 +766,20 @@ impl Parser {
     fn switch(&mut self, o: &Obj) -> Option<SwitchConfig> {
         let empty = Map::new();
         let s = match o.get("switch") {
-            Some(v) => self.obj(v, "switch", &["buffer", "pfc", "lossy_egress_alpha", "ecn", "int"])?,
+            Some(v) => self.obj(v, "switch", &["buffer", "pfc", "lossy_egress_alpha", "ecn", "int", "int_multi"])?,
             None => Obj { path: "switch".into(), map: &empty },
         };
         let size = self.bytes(&s, "buffer", Some(32 << 20));
         let egress_alpha = self.float(&s, "lossy_egress_alpha", Some(1.0), 0.0, 1024.0, true);
         let int_enabled = self.boolean(&s, "int", false);
+        let int_multi = if s.get("int_multi").is_some() {
+            if !int_enabled {
+                self.err("switch.int_multi", "", "only applies with `switch.int: true`");
+            }
+            self.int(&s, "int_multi", None, 1, 1 << 16).map(|m| Some(m as u32))
+        } else {
+            Some(None)
+        };
         let pfc_empty = Map::new();
         let pfc = match s.get("pfc") {
             Some(v) => self.obj(v, "switch.pfc", &["enabled", "alpha", "reserve", "resume_offset", "headroom"])?,
@@ -830,6 +838,7 @@ impl Parser {
             ecn_enabled,
             ecn_by_rate: by_rate,
             int_enabled,
+            int_multi: int_multi?,
         })
     }
 
