@@ -74,13 +74,13 @@ pub const ALGORITHMS: &[AlgorithmInfo] = &[
     },
     AlgorithmInfo {
         name: "receiver-grants",
-        summary: "receiver-driven grants (SCR §A.8, Homa-like): the receiver measures its port and grants the sender the free bandwidth as an out-of-band credit",
+        summary: "Receiver-driven grants (SCR §A.8, Homa-like): the receiver measures its port and grants the sender the free bandwidth as an out-of-band credit",
         params: receiver_grants::PARAMS,
         needs: "RX events at the receiver (placement swcc or host-cpu, or control.rx_events: true)",
     },
     AlgorithmInfo {
         name: "receiver-backpressure",
-        summary: "receiver-driven backpressure (SCR §A.8, ECN-like): out-of-band notices while the receiver's port is busy or marked; MD per notice, timed AI",
+        summary: "Receiver-driven backpressure (SCR §A.8, ECN-like): out-of-band notices while the receiver's port is busy or marked; MD per notice, timed AI",
         params: receiver_backpressure::PARAMS,
         needs: "RX events at the receiver (placement swcc or host-cpu, or control.rx_events: true)",
     },

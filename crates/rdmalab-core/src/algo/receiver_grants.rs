@@ -44,7 +44,7 @@ pub const PARAMS: &[ParamSpec] = &[
         0.01,
         1.0,
         "fraction of the receiver's line rate the grant fills up to",
-        "rdmalab's choice: SCR grants the whole headroom (1.0); 2 % spare drains the queue an uncontrolled sender builds before the grant reacts (HPCC's η = 0.95 plays the same role)",
+        "rdmalab's choice: SCR grants the whole headroom (1.0); 2 % spare keeps a granted port under saturated_at, so a port that runs full means a standing queue (HPCC's η = 0.95 plays the same role)",
     ),
     p::float(
         "saturated_at",
@@ -52,7 +52,7 @@ pub const PARAMS: &[ParamSpec] = &[
         0.5,
         2.0,
         "port utilisation over a window from which the port counts as saturated: a queue stands in front of it (above 1: never)",
-        "rdmalab's choice: just under a busy port's measured utilisation, above target_utilization",
+        "rdmalab's choice: between target_utilization and a full port (one packet is ~0.4 % of a 20 µs window at 100 Gb/s)",
     ),
     p::float(
         "drain_utilization",
@@ -62,7 +62,7 @@ pub const PARAMS: &[ParamSpec] = &[
         "fraction of the line rate the grant fills up to while the port is saturated",
         "rdmalab's choice: drains a standing queue at 10 % of the line rate",
     ),
-    p::rate("min_grant", 1.0 * p::GBPS, 1.0, 1e13, "smallest grant", "rdmalab's choice: keeps RX events (the receiver's trigger) flowing when the port is full"),
+    p::rate("min_grant", 1.0 * p::GBPS, 1.0, 1e13, "smallest grant", "rdmalab's choice: keeps RX events (the receiver's trigger) flowing when the others fill the port"),
     p::bytes(
         "l1_overhead",
         20.0,
