@@ -15,6 +15,8 @@
 //! inter-frame gap), while line rates and dequeue rates are wire rates. The
 //! meter adds `l1_overhead` per data frame, counting one frame per MTU of
 //! payload (exact for full-size packets, which the case studies send).
+//! Utilisation is relative to the QP's line rate: the receiver's port is
+//! taken to run at the sender's rate (true on the shipped topologies).
 
 use crate::control::CcContext;
 use crate::time::{Duration, Time};

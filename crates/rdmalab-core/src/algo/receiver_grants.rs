@@ -6,8 +6,8 @@
 //!   [`super::port_meter`]): `other` = wire rate of what arrived that was not
 //!   this QP's; grant = clamp(`target_utilization` × line − `other`,
 //!   `min_grant`, line), sent to the sender as an out-of-band credit in Mb/s.
-//!   A saturated port (arrivals ≥ `saturated_at` × line for a whole window)
-//!   means a queue stands in front of it; while it does, the grant fills only
+//!   A saturated port (arrivals averaging ≥ `saturated_at` × line over the
+//!   window) means a queue stands in front of it; while it does, the grant fills only
 //!   up to `drain_utilization` so the queue drains (rdmalab's addition: at
 //!   `target_utilization` a queue built before the grant reacted would drain
 //!   only at the 2 % spare).
