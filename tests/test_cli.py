@@ -150,7 +150,8 @@ def test_the_algorithm_reference_is_generated_from_the_code(root):
         "docs/algorithms.md is stale: run `rdmalab algorithms --markdown > docs/algorithms.md`"
     )
     names = [a["name"] for a in rdmalab._core.algorithms()]
-    assert names == ["none", "dcqcn", "timely", "dctcp", "hpcc", "swift", "doca-rtt"]
+    assert names == ["none", "dcqcn", "timely", "dctcp", "hpcc", "swift", "fair-static", "water-filling", "doca-rtt",
+                     "receiver-grants", "receiver-backpressure"]
     for a in rdmalab._core.algorithms():
         for p in a["params"]:
             assert p["source"] and p["unit"] and p["default"], (a["name"], p["name"])

@@ -7,6 +7,9 @@ pub mod dctcp;
 pub mod doca_rtt;
 pub mod fair_share;
 pub mod hpcc;
+pub mod port_meter;
+pub mod receiver_backpressure;
+pub mod receiver_grants;
 pub mod swift;
 pub mod timely;
 
@@ -69,6 +72,18 @@ pub const ALGORITHMS: &[AlgorithmInfo] = &[
         params: doca_rtt::PARAMS,
         needs: "",
     },
+    AlgorithmInfo {
+        name: "receiver-grants",
+        summary: "Receiver-driven grants (SCR §A.8, Homa-like): the receiver measures its port and grants the sender the free bandwidth as an out-of-band credit",
+        params: receiver_grants::PARAMS,
+        needs: "RX events at the receiver (placement swcc or host-cpu, or control.rx_events: true)",
+    },
+    AlgorithmInfo {
+        name: "receiver-backpressure",
+        summary: "Receiver-driven backpressure (SCR §A.8, ECN-like): out-of-band notices while the receiver's port is busy or marked; MD per notice, timed AI",
+        params: receiver_backpressure::PARAMS,
+        needs: "RX events at the receiver (placement swcc or host-cpu, or control.rx_events: true)",
+    },
 ];
 
 pub fn algorithm(name: &str) -> Option<&'static AlgorithmInfo> {
@@ -106,6 +121,8 @@ pub enum CcConfig {
     Swift(swift::SwiftParams),
     DocaRtt(doca_rtt::DocaRttParams),
     FairShare(fair_share::FairParams),
+    ReceiverGrants(receiver_grants::ReceiverGrantsParams),
+    ReceiverBackpressure(receiver_backpressure::ReceiverBackpressureParams),
     /// A user-defined controller, e.g. written against [`Controller`] in Rust.
     Custom(ControllerFactory),
 }
@@ -123,6 +140,10 @@ impl CcConfig {
             "doca-rtt" => CcConfig::DocaRtt(doca_rtt::DocaRttParams::from_values(v)),
             "fair-static" => CcConfig::FairShare(fair_share::FairParams::static_from(v)),
             "water-filling" => CcConfig::FairShare(fair_share::FairParams::water_filling_from(v)),
+            "receiver-grants" => CcConfig::ReceiverGrants(receiver_grants::ReceiverGrantsParams::from_values(v)),
+            "receiver-backpressure" => {
+                CcConfig::ReceiverBackpressure(receiver_backpressure::ReceiverBackpressureParams::from_values(v))
+            }
             _ => return None,
         })
     }
@@ -138,6 +159,8 @@ impl CcConfig {
             CcConfig::DocaRtt(_) => "doca-rtt",
             CcConfig::FairShare(p) if p.water_filling => "water-filling",
             CcConfig::FairShare(_) => "fair-static",
+            CcConfig::ReceiverGrants(_) => "receiver-grants",
+            CcConfig::ReceiverBackpressure(_) => "receiver-backpressure",
             CcConfig::Custom(f) => &f.name,
         }
     }
@@ -159,6 +182,10 @@ impl CcConfig {
             CcConfig::Swift(p) => Cc::Swift(swift::Swift::new(*p)),
             CcConfig::DocaRtt(p) => Cc::DocaRtt(doca_rtt::DocaRtt::new(*p)),
             CcConfig::FairShare(p) => Cc::FairShare(fair_share::FairShare::new(*p, tables.clone())),
+            CcConfig::ReceiverGrants(p) => Cc::ReceiverGrants(receiver_grants::ReceiverGrants::new(*p)),
+            CcConfig::ReceiverBackpressure(p) => {
+                Cc::ReceiverBackpressure(receiver_backpressure::ReceiverBackpressure::new(*p))
+            }
             CcConfig::Custom(f) => Cc::Custom((f.make)()),
         }
     }

@@ -363,6 +363,8 @@ pub enum Cc {
     Swift(crate::algo::swift::Swift),
     DocaRtt(crate::algo::doca_rtt::DocaRtt),
     FairShare(crate::algo::fair_share::FairShare),
+    ReceiverGrants(crate::algo::receiver_grants::ReceiverGrants),
+    ReceiverBackpressure(crate::algo::receiver_backpressure::ReceiverBackpressure),
     /// A user-defined controller (Rust or Python). Panics inside it are caught
     /// and reported as run errors.
     Custom(Box<dyn Controller>),
@@ -380,6 +382,8 @@ macro_rules! builtin {
             Cc::Swift($c) => $body,
             Cc::DocaRtt($c) => $body,
             Cc::FairShare($c) => $body,
+            Cc::ReceiverGrants($c) => $body,
+            Cc::ReceiverBackpressure($c) => $body,
             Cc::Custom($u) => $custom,
         }
     };
