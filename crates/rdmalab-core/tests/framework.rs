@@ -22,6 +22,19 @@ fn incast(control: &str, cc: &str) -> World {
     w
 }
 
+/// Four QPs that share one sending NIC (and so its control cores).
+fn one_sender(control: &str, cc: &str) -> World {
+    let (w, _) = run(&format!(
+        r#"{{"duration": "10ms",
+        "topology": {{"kind": "single_switch", "hosts": 2, "host_link": {{"rate": "100Gbps", "delay": "1us"}}}},
+        "cc": {cc}, "control": {control},
+        "workload": {{"perftest": [
+            {{"src": "h0", "dst": "h1", "message_size": "1MB", "queue_depth": 2, "qps": 4, "start_interval": "1ms"}}]}}}}"#
+    ));
+    assert_conservation(&w);
+    w
+}
+
 fn csv(w: &World) -> String {
     let mut out = Vec::new();
     w.write_qp_samples_csv(&mut out).unwrap();
@@ -60,9 +73,9 @@ fn control_loop_delay_rises_as_the_placement_says() {
 
 #[test]
 fn a_saturated_thread_pool_coalesces_events_and_accounts_for_every_byte() {
-    // One slow thread for four QPs whose controller wants every TX event.
+    // One slow thread for four QPs of one NIC whose controller wants every TX event.
     let cc = r#"{"algorithm": "dcqcn", "params": {"byte_counter": "64KB"}}"#;
-    let w = incast(r#"{"placement": "dpa", "threads": 1, "processing": "2us"}"#, cc);
+    let w = one_sender(r#"{"placement": "dpa", "threads": 1, "processing": "2us"}"#, cc);
     let fw = w.ctl.as_ref().unwrap();
     let s = &fw.stats;
     let tx = EventType::Tx as usize;
@@ -74,19 +87,34 @@ fn a_saturated_thread_pool_coalesces_events_and_accounts_for_every_byte() {
     assert!(s.processed[tx] + folded <= s.raised[tx] && s.raised[tx] <= s.processed[tx] + folded + waiting * 100_000);
     assert!(s.sw_coalesced[tx] > 0, "busy threads make entries wait and absorb events");
     assert_eq!(s.tx_bytes_raised, s.tx_bytes_processed + fw.tx_bytes_waiting(), "no TX byte is lost");
-    // The one thread was the bottleneck: busy most of the run.
+    // The sender's one thread was the bottleneck: busy most of the run.
     let busy = fw.threads[0].busy_time.ps() as f64 / w.now().ps() as f64;
-    assert!(busy > 0.9, "thread busy {busy:.2}");
+    assert!(busy > 0.8, "thread busy {busy:.2}");
+}
+
+#[test]
+fn every_nic_has_its_own_control_cores() {
+    // Four senders on four NICs, one thread each: none is saturated by the others' events.
+    let cc = r#"{"algorithm": "dcqcn", "params": {"byte_counter": "64KB"}}"#;
+    let spread = incast(r#"{"placement": "dpa", "threads": 1}"#, cc);
+    let shared = one_sender(r#"{"placement": "dpa", "threads": 1}"#, cc);
+    let tx = EventType::Tx as usize;
+    let g = |w: &World| {
+        let f = w.ctl.as_ref().unwrap();
+        f.stats.tx_bytes_processed as f64 / f.stats.processed[tx] as f64
+    };
+    assert!(g(&spread) * 1.5 < g(&shared), "finer granularity when each NIC processes its own QP: {:.0} vs {:.0} B", g(&spread), g(&shared));
+    assert!(spread.ctl.as_ref().unwrap().threads.len() >= 4, "one pool per NIC");
 }
 
 #[test]
 fn software_coalescing_keeps_a_saturated_pool_from_falling_behind() {
-    // One DPA thread for four QPs that raise a TX event per packet: more work
+    // One DPA thread for four QPs of one NIC that raise a TX event per packet: more work
     // than the thread can do. Hardware-only coalescing closes each entry at its
     // trigger, so entries pile up; software coalescing folds the backlog.
     let cc = r#"{"algorithm": "dcqcn", "params": {"byte_counter": "64KB"}}"#;
-    let hw = incast(r#"{"placement": "dpa", "threads": 1, "software_coalescing": false}"#, cc);
-    let sw = incast(r#"{"placement": "dpa", "threads": 1}"#, cc);
+    let hw = one_sender(r#"{"placement": "dpa", "threads": 1, "software_coalescing": false}"#, cc);
+    let sw = one_sender(r#"{"placement": "dpa", "threads": 1}"#, cc);
     let tx = EventType::Tx as usize;
     let (hf, sf) = (hw.ctl.as_ref().unwrap(), sw.ctl.as_ref().unwrap());
     assert_eq!(hf.stats.sw_coalesced[tx], 0);

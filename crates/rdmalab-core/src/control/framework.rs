@@ -99,7 +99,8 @@ pub struct Placement {
     pub state_access: Duration,
     /// From the end of processing to the new rate or window acting on the data path.
     pub install_latency: Duration,
-    /// Processing threads; 0 means one per QP (no contention, as in an ASIC).
+    /// Processing threads of each NIC (every NIC has its own control cores);
+    /// 0 means one per QP end (no contention, as in an ASIC).
     pub threads: u32,
     /// Entries keep absorbing events after the trigger while they wait for a
     /// thread (software coalescing); without it each trigger is final and
@@ -355,7 +356,8 @@ impl Framework {
             entries: Vec::new(),
             free: Vec::new(),
             open: Vec::new(),
-            threads: vec![Thread::default(); n],
+            // Pools grow per NIC as events arrive (NIC i owns threads i·n .. (i+1)·n).
+            threads: Vec::with_capacity(n),
             installs: Vec::new(),
             stats: FrameworkStats::default(),
             delays: Vec::new(),
@@ -370,7 +372,7 @@ impl Framework {
         }
     }
 
-    /// The thread QP `qp`'s events are steered to.
+    /// The thread, within its NIC's pool, that QP `qp`'s events are steered to.
     pub fn thread_of(&self, qp: u32) -> usize {
         (qp % self.placement.threads.max(1)) as usize
     }

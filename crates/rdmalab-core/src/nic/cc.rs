@@ -160,14 +160,20 @@ impl World {
         if !fw.placement.software_coalescing {
             fw.open[qp as usize][kind as usize] = NO_ENTRY;
         }
+        // Each NIC has its own control cores: the event goes to a thread of
+        // the NIC where it happened (the receiver's for RX and peer messages
+        // to the receiver), steered by QP id within that NIC's pool.
+        let at_receiver = e.event.at_receiver();
+        let q = &self.qps[qp as usize];
+        let nic = if at_receiver { q.rx_nic } else { q.tx_nic } as usize;
         let t = if fw.placement.threads == 0 {
-            while fw.threads.len() <= qp as usize {
-                fw.threads.push(Default::default());
-            }
-            qp as usize
+            2 * qp as usize + at_receiver as usize
         } else {
-            fw.thread_of(qp)
+            nic * fw.placement.threads as usize + fw.thread_of(qp)
         };
+        if fw.threads.len() <= t {
+            fw.threads.resize(t + 1, Default::default());
+        }
         fw.threads[t].ready.push_back(id);
         if !fw.threads[t].busy {
             self.ctl_start(t);
