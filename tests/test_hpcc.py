@@ -115,7 +115,7 @@ def test_convert_writes_a_valid_equivalent_scenario(tmp_path):
     s = rdmalab.load_scenario(tmp_path / "converted.yaml").data
     assert s["nic"] == {"framing": "ns3-hpcc", "mtu": "1000B", "ack_every": 1, "cnp": "ack_flag", "rto": "off",
                         "data_class": 3, "ack_class": "data", "window": "bdp", "window_scales_with_rate": True,
-                        "base_rtt": "fabric_max", "nack_repeat_interval": "500us"}
+                        "base_rtt": "4160ns", "nack_repeat_interval": "500us"}
     assert s["switch"]["buffer"] == "32MiB" and s["switch"]["int"] is True
     assert s["switch"]["ecn"] == {"enabled": True, "thresholds": [
         {"rate": "100Gbps", "kmin": "400000B", "kmax": "1600000B", "pmax": 0.2}]}
@@ -389,3 +389,16 @@ def test_analyze_buckets_by_size_with_ns3_filters(tmp_path):
     bad.write_text("1 2 3\n")
     r = cli("hpcc", "analyze", bad)
     assert r.returncode == 2 and "8 fields" in r.stderr
+
+
+def test_global_t_sets_ns3s_own_max_rtt(tmp_path, root):
+    from rdmalab.hpcc.config import ns3_max_rtt_ns, parse_topology
+
+    # 8 hosts on one switch, 1 us links at 100 Gb/s: 2 x 2 us + 2 x 80 ns (1000 B per hop).
+    make_dir(tmp_path)
+    r = cli("hpcc", "convert", "mix/config.txt", "--out", "x.yaml", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "base_rtt: 4160ns" in (tmp_path / "x.yaml").read_text()
+    # The HPCC paper's fat tree: 6 links of 1 us; 100 Gb/s at the edges, 400 Gb/s inside.
+    fat = (root / "crates/rdmalab-core/data/topologies/hpcc-fat-tree-320-hosts.txt").read_text()
+    assert ns3_max_rtt_ns(parse_topology(fat, "fat"), 1000) == 2 * 6000 + 2 * 80 + 4 * 20

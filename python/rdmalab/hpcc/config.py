@@ -244,6 +244,36 @@ def parse_topology(text: str, where: str) -> Topology:
     return Topology(nodes=n, switches=switches, links=links, text="\n".join(out) + "\n", verbatim_ok=verbatim)
 
 
+def ns3_max_rtt_ns(topo: Topology, payload: int) -> int:
+    """The largest host-to-host base RTT as the ns-3 simulator's third.cc computes
+    it (maxRtt, used as every QP's RTT and, times the host rate, as the window
+    with GLOBAL_T 1): a BFS from each host through switches, neighbours in
+    node-id order, 2 x the path's propagation delay (ns) + one `payload`-byte
+    serialisation per hop (integer ns)."""
+    nbrs: dict[int, list[tuple[int, int, int]]] = {}
+    for a, b, bps, ps, _ in topo.links:
+        nbrs.setdefault(a, []).append((b, bps, ps // 1000))
+        nbrs.setdefault(b, []).append((a, bps, ps // 1000))
+    for v in nbrs.values():
+        v.sort()
+    hosts = [n for n in range(topo.nodes) if n not in topo.switches]
+    best = 0
+    for h in hosts:
+        delay, tx = {h: 0}, {h: 0}
+        queue = [h]
+        for now in queue:
+            for nxt, bps, d in nbrs.get(now, []):
+                if nxt not in delay:
+                    delay[nxt] = delay[now] + d
+                    tx[nxt] = tx[now] + payload * 1_000_000_000 * 8 // bps
+                    if nxt in topo.switches:
+                        queue.append(nxt)
+        for other in hosts:
+            if other in delay:
+                best = max(best, 2 * delay[other] + tx[other])
+    return best
+
+
 def parse_flows(text: str, where: str, topo: Topology, problems: list[str]) -> list[dict]:
     """The first F flows of a flow file (`F`, then `src dst pg dport size start_s` lines)."""
     lines = [(n, ln.split()) for n, ln in enumerate(text.splitlines(), 1) if ln.strip()]
@@ -497,7 +527,9 @@ def convert(
         "ack_class": "control" if ack_high else "data",
         "window": "bdp" if has_win else "none",
         "window_scales_with_rate": bool(var_win),
-        "base_rtt": "fabric_max" if global_t == 1 else "path",
+        # GLOBAL_T 1: ns-3's own maxRtt (and so its maxBdp as the window), computed its way.
+        "base_rtt": ("path" if global_t != 1 else
+                     f"{ns3_max_rtt_ns(topo, payload or 1000)}ns" if topo is not None else "fabric_max"),
         "nack_repeat_interval": "500us",
     }
 

@@ -132,6 +132,9 @@ pub enum WindowConfig {
 pub enum BaseRtt {
     Path,
     FabricMax,
+    /// One value for every QP (e.g. the ns-3 HPCC simulator's maxRtt, which
+    /// `rdmalab hpcc convert` computes with ns-3's own formula).
+    Fixed(Duration),
 }
 
 pub struct Nic {

@@ -700,13 +700,21 @@ impl Parser {
             }
         });
         let scales = self.boolean(&n, "window_scales_with_rate", false);
-        let base_rtt = self.choice(&n, "base_rtt", &["path", "fabric_max"], Some("path")).map(|b| {
-            if b == "fabric_max" {
-                crate::nic::BaseRtt::FabricMax
-            } else {
-                crate::nic::BaseRtt::Path
-            }
-        });
+        let base_rtt = match n.get("base_rtt") {
+            Some(Value::String(s)) if s == "path" => Some(crate::nic::BaseRtt::Path),
+            Some(Value::String(s)) if s == "fabric_max" => Some(crate::nic::BaseRtt::FabricMax),
+            None => Some(crate::nic::BaseRtt::Path),
+            _ => self
+                .unit_value(&n, "base_rtt", None, units::parse_duration, "`path`, `fabric_max` or a duration like 8us")
+                .and_then(|d| {
+                    if d.ps() == 0 {
+                        self.err("nic.base_rtt", "`0s`", "must be longer than 0, or `path` or `fabric_max`");
+                        None
+                    } else {
+                        Some(crate::nic::BaseRtt::Fixed(d))
+                    }
+                }),
+        };
         let probe_timeout = self.positive_duration(&n, "probe_timeout", Some(Duration::from_us(100)));
         let sched = self.choice(&n, "qp_scheduler", &["packet", "wqe"], Some("packet"));
         let quantum = self.bytes(&n, "turn_quantum", Some(crate::nic::DEFAULT_TURN_QUANTUM));

@@ -126,8 +126,10 @@ impl World {
         let qi = self.qps.len() as u32;
         let line = self.nics[tx_nic as usize].line_rate;
         let mut path = self.path_facts(src_node, dst_node, sport, line);
-        if self.nic_cfg.base_rtt == crate::nic::BaseRtt::FabricMax {
-            path.base_rtt = self.fabric_max_rtt();
+        match self.nic_cfg.base_rtt {
+            crate::nic::BaseRtt::FabricMax => path.base_rtt = self.fabric_max_rtt(),
+            crate::nic::BaseRtt::Fixed(d) => path.base_rtt = d,
+            crate::nic::BaseRtt::Path => {}
         }
         let window = match self.nic_cfg.window {
             crate::nic::WindowConfig::None => None,
