@@ -21,7 +21,7 @@ def cli(*args, cwd=None):
 
 
 def test_every_shipped_example_validates(examples):
-    files = sorted(examples.glob("*.yaml"))
+    files = sorted(examples.rglob("*.yaml"))  # examples/scr/ too
     assert len(files) >= 5
     r = cli("validate", *files)
     assert r.returncode == 0, r.stderr
