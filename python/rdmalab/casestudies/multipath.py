@@ -45,12 +45,23 @@ def rtt_figure(results, key: str, title: str) -> tuple[Figure, pl.DataFrame] | N
     fig = Figure(key, f"{title} (run {run_id}, QP {qp})", "time (us)", "probe RTT (us)")
     ports = sorted(p["udp_sport"].unique().to_list())
     for i, port in enumerate(ports):
-        g = p.filter(pl.col("udp_sport") == port)
+        # In the order the probes were sent: the losses of an outage then form
+        # one run (they are declared a timeout later, among newer answers).
+        g = p.filter(pl.col("udp_sport") == port).sort(pl.col("time_ps") - pl.col("rtt_ps"))
         t = (g["time_ps"] / 1e6).to_list()
         rtt = (g["rtt_ps"] / 1e6).to_list()
         lost = g["lost"].to_list()
         color = PALETTE[i % len(PALETTE)]
-        fig.traces.append(Trace(f"path {port}", t, [None if x else r for r, x in zip(rtt, lost)], color))
+        # The line breaks once where probes were lost.
+        xs, ys = [], []
+        for a, r, x in zip(t, rtt, lost):
+            if not x:
+                xs.append(a)
+                ys.append(r)
+            elif ys and ys[-1] is not None:
+                xs.append(a)
+                ys.append(None)
+        fig.traces.append(Trace(f"path {port}", xs, ys, color))
         if any(lost):
             fig.traces.append(Trace(f"path {port}: lost (probe timeout)", [a for a, x in zip(t, lost) if x],
                                     [r for r, x in zip(rtt, lost) if x], color, kind="points"))
