@@ -21,7 +21,7 @@ def cli(*args, cwd=None):
 
 
 def test_every_shipped_example_validates(examples):
-    files = sorted(examples.glob("*.yaml"))
+    files = sorted(examples.rglob("*.yaml"))  # examples/scr/ too
     assert len(files) >= 5
     r = cli("validate", *files)
     assert r.returncode == 0, r.stderr
@@ -151,7 +151,7 @@ def test_the_algorithm_reference_is_generated_from_the_code(root):
     )
     names = [a["name"] for a in rdmalab._core.algorithms()]
     assert names == ["none", "dcqcn", "timely", "dctcp", "hpcc", "swift", "fair-static", "water-filling", "doca-rtt",
-                     "receiver-grants", "receiver-backpressure"]
+                     "receiver-grants", "receiver-backpressure", "multipath"]
     for a in rdmalab._core.algorithms():
         for p in a["params"]:
             assert p["source"] and p["unit"] and p["default"], (a["name"], p["name"])

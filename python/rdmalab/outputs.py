@@ -42,6 +42,7 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("dequeue_rate_bps", pa.uint64()),
             ("throughput_bps", pa.uint64()),
             ("bytes_in_flight", pa.uint64()),
+            ("udp_sport", pa.uint16()),
         ]
     ),
     "port_samples": pa.schema(
@@ -81,6 +82,15 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("event", pa.string()),
             ("delay_ps", pa.uint64()),
             ("coalesced", pa.uint32()),
+        ]
+    ),
+    "probes": pa.schema(
+        [
+            ("time_ps", pa.uint64()),
+            ("qp", pa.uint32()),
+            ("udp_sport", pa.uint16()),
+            ("rtt_ps", pa.uint64()),
+            ("lost", pa.bool_()),
         ]
     ),
     "apps": pa.schema(

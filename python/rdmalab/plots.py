@@ -33,7 +33,7 @@ class Trace:
     x: list
     y: list
     color: str
-    kind: str = "line"  # line | step | bar
+    kind: str = "line"  # line | step | bar | points (markers only)
     dash: bool = False
 
 
@@ -232,6 +232,8 @@ def render(fig: Figure, path: str | Path) -> Path:
                 ax.bar(pos, t.y, width=width, color=t.color, label=t.name)
             elif t.kind == "step":
                 ax.step(t.x, t.y, style, where="post", color=t.color, label=t.name)
+            elif t.kind == "points":
+                ax.plot(t.x, t.y, "x", color=t.color, label=t.name, markersize=5)
             else:
                 ax.plot(t.x, t.y, style, color=t.color, label=t.name, marker="." if len(t.x) < 30 else None)
         if bars:

@@ -73,6 +73,10 @@ def to_plotly(fig: Figure) -> dict:
         if t.kind == "bar":
             data.append({"type": "bar", "name": t.name, "x": t.x, "y": _clean(t.y), "marker": {"color": t.color}})
             continue
+        if t.kind == "points":
+            data.append({"type": "scatter", "mode": "markers", "name": t.name, "x": t.x, "y": _clean(t.y),
+                         "marker": {"color": t.color, "symbol": "x"}})
+            continue
         line = {"color": t.color, "dash": "dash" if t.dash else "solid", "shape": "hv" if t.kind == "step" else "linear"}
         data.append({"type": "scatter", "mode": "lines+markers" if len(t.x) < 30 else "lines",
                      "name": t.name, "x": t.x, "y": _clean(t.y), "line": line})

@@ -538,12 +538,13 @@ impl Simulation {
         write_file(&dir, "drops.csv", |f| w.write_drops_csv(f))?;
         write_file(&dir, "apps.csv", |f| w.write_apps_csv(f))?;
         write_file(&dir, "control_delays.csv", |f| w.write_control_delays_csv(f))?;
+        write_file(&dir, "probes.csv", |f| w.write_probes_csv(f))?;
         write_file(&dir, "fct.txt", |f| w.write_hpcc_fct(f))?;
         write_file(&dir, "pfc.txt", |f| w.write_hpcc_pfc(f))?;
         if w.qlen_monitor.is_some() {
             write_file(&dir, "qlen.txt", |f| w.write_hpcc_qlen(f))?;
         }
-        Ok(["flows", "qp_samples", "port_samples", "pfc_events", "drops", "apps", "control_delays"]
+        Ok(["flows", "qp_samples", "port_samples", "pfc_events", "drops", "apps", "control_delays", "probes"]
             .iter()
             .map(|s| s.to_string())
             .collect())

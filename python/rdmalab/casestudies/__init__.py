@@ -49,6 +49,7 @@ def figure(name: str, paper: str, description: str):
 def _load_all() -> None:
     # Importing a module registers its figures.
     from rdmalab.casestudies import fair_scheduler  # noqa: F401
+    from rdmalab.casestudies import multipath  # noqa: F401
     from rdmalab.casestudies import receiver  # noqa: F401
 
 

@@ -7,6 +7,7 @@ pub mod dctcp;
 pub mod doca_rtt;
 pub mod fair_share;
 pub mod hpcc;
+pub mod multipath;
 pub mod port_meter;
 pub mod receiver_backpressure;
 pub mod receiver_grants;
@@ -84,6 +85,12 @@ pub const ALGORITHMS: &[AlgorithmInfo] = &[
         params: receiver_backpressure::PARAMS,
         needs: "RX events at the receiver (placement swcc or host-cpu, or control.rx_events: true)",
     },
+    AlgorithmInfo {
+        name: "multipath",
+        summary: "SCR multipath selection: probe K source-port paths, move the QP to the fastest live one (line rate)",
+        params: multipath::PARAMS,
+        needs: "",
+    },
 ];
 
 pub fn algorithm(name: &str) -> Option<&'static AlgorithmInfo> {
@@ -123,6 +130,7 @@ pub enum CcConfig {
     FairShare(fair_share::FairParams),
     ReceiverGrants(receiver_grants::ReceiverGrantsParams),
     ReceiverBackpressure(receiver_backpressure::ReceiverBackpressureParams),
+    Multipath(multipath::MultipathParams),
     /// A user-defined controller, e.g. written against [`Controller`] in Rust.
     Custom(ControllerFactory),
 }
@@ -144,6 +152,7 @@ impl CcConfig {
             "receiver-backpressure" => {
                 CcConfig::ReceiverBackpressure(receiver_backpressure::ReceiverBackpressureParams::from_values(v))
             }
+            "multipath" => CcConfig::Multipath(multipath::MultipathParams::from_values(v)),
             _ => return None,
         })
     }
@@ -161,6 +170,7 @@ impl CcConfig {
             CcConfig::FairShare(_) => "fair-static",
             CcConfig::ReceiverGrants(_) => "receiver-grants",
             CcConfig::ReceiverBackpressure(_) => "receiver-backpressure",
+            CcConfig::Multipath(_) => "multipath",
             CcConfig::Custom(f) => &f.name,
         }
     }
@@ -186,6 +196,7 @@ impl CcConfig {
             CcConfig::ReceiverBackpressure(p) => {
                 Cc::ReceiverBackpressure(receiver_backpressure::ReceiverBackpressure::new(*p))
             }
+            CcConfig::Multipath(p) => Cc::Multipath(crate::algo::multipath::Multipath::new(*p)),
             CcConfig::Custom(f) => Cc::Custom((f.make)()),
         }
     }

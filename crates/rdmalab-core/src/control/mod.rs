@@ -365,6 +365,7 @@ pub enum Cc {
     FairShare(crate::algo::fair_share::FairShare),
     ReceiverGrants(crate::algo::receiver_grants::ReceiverGrants),
     ReceiverBackpressure(crate::algo::receiver_backpressure::ReceiverBackpressure),
+    Multipath(crate::algo::multipath::Multipath),
     /// A user-defined controller (Rust or Python). Panics inside it are caught
     /// and reported as run errors.
     Custom(Box<dyn Controller>),
@@ -384,6 +385,7 @@ macro_rules! builtin {
             Cc::FairShare($c) => $body,
             Cc::ReceiverGrants($c) => $body,
             Cc::ReceiverBackpressure($c) => $body,
+            Cc::Multipath($c) => $body,
             Cc::Custom($u) => $custom,
         }
     };

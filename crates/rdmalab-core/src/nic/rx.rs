@@ -335,8 +335,10 @@ impl World {
             return; // already reported lost
         };
         let (_, sport, sent) = qp.probes.remove(i);
-        if qp.cc_mask.has(EventMask::RTT) {
-            let rtt = self.now() - sent;
+        let now = self.now();
+        let rtt = now - sent;
+        self.rec.probes.push(crate::record::ProbeRecord { time: now, qp: qi, udp_sport: sport, rtt, lost: false });
+        if self.qps[qi as usize].cc_mask.has(EventMask::RTT) {
             self.raise_cc(qi, CcEvent::Rtt { udp_sport: sport, rtt, lost: false }, None);
         }
     }
@@ -361,6 +363,9 @@ impl World {
         let wants = qp.cc_mask.has(EventMask::RTT);
         if let Some(t) = next {
             self.set_qp_timer(qi, super::qp::PROBE_SLOT, t);
+        }
+        for &sport in &lost {
+            self.rec.probes.push(crate::record::ProbeRecord { time: now, qp: qi, udp_sport: sport, rtt: timeout, lost: true });
         }
         if wants {
             for sport in lost {

@@ -6,7 +6,8 @@
 //! * `port_samples`: per switch egress port and sample period, queued bytes;
 //! * `pfc_events`: every PAUSE and RESUME as received by the paused port;
 //! * `drops`: dropped frames per (node, port, reason);
-//! * `apps`: per perftest-like application, messages, bytes and latency percentiles.
+//! * `apps`: per perftest-like application, messages, bytes and latency percentiles;
+//! * `probes`: every out-of-band RTT probe answered or reported lost.
 //!
 //! Writers take any `io::Write`; the core never opens files itself.
 
@@ -48,6 +49,21 @@ pub struct QpSample {
     pub rate: Rate,
     pub throughput_bps: u64,
     pub bytes_in_flight: u64,
+    /// The UDP source port (the path) the QP's data uses at the sample.
+    pub udp_sport: u16,
+}
+
+/// One out-of-band RTT probe's outcome: answered after `rtt`, or `lost`
+/// (not answered within the probe timeout; `rtt` is then that timeout).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ProbeRecord {
+    /// When the answer arrived, or when the probe was declared lost.
+    pub time: Time,
+    pub qp: u32,
+    /// The path probed.
+    pub udp_sport: u16,
+    pub rtt: Duration,
+    pub lost: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -113,6 +129,8 @@ pub struct Recorder {
     pub pfc_events: Vec<PfcEvent>,
     /// (node, port, reason) → (frames, frame bytes).
     pub drops: BTreeMap<(u32, u32, &'static str), (u64, u64)>,
+    /// Probe answers and losses, in the order they happened (empty unless a controller probes).
+    pub probes: Vec<ProbeRecord>,
 }
 
 impl Recorder {
@@ -329,6 +347,7 @@ impl World {
                 rate: qp.rate,
                 throughput_bps: tput,
                 bytes_in_flight: qp.bytes_in_flight(),
+                udp_sport: qp.udp_sport,
             });
         }
         for sw in &self.switches {
@@ -408,9 +427,17 @@ impl World {
     }
 
     pub fn write_qp_samples_csv(&self, w: &mut dyn Write) -> io::Result<()> {
-        writeln!(w, "time_ps,qp,dequeue_rate_bps,throughput_bps,bytes_in_flight")?;
+        writeln!(w, "time_ps,qp,dequeue_rate_bps,throughput_bps,bytes_in_flight,udp_sport")?;
         for s in &self.rec.qp_samples {
-            writeln!(w, "{},{},{},{},{}", s.time.ps(), s.qp, s.rate.bps(), s.throughput_bps, s.bytes_in_flight)?;
+            writeln!(w, "{},{},{},{},{},{}", s.time.ps(), s.qp, s.rate.bps(), s.throughput_bps, s.bytes_in_flight, s.udp_sport)?;
+        }
+        Ok(())
+    }
+
+    pub fn write_probes_csv(&self, w: &mut dyn Write) -> io::Result<()> {
+        writeln!(w, "time_ps,qp,udp_sport,rtt_ps,lost")?;
+        for p in &self.rec.probes {
+            writeln!(w, "{},{},{},{},{}", p.time.ps(), p.qp, p.udp_sport, p.rtt.ps(), p.lost)?;
         }
         Ok(())
     }

@@ -591,7 +591,7 @@ impl Parser {
         };
         for (i, item) in list.iter().enumerate() {
             let path = format!("links[{i}]");
-            let Some(lo) = self.obj(item, &path, &["between", "loss", "down"]) else { continue };
+            let Some(lo) = self.obj(item, &path, &["between", "loss", "delay", "down"]) else { continue };
             let ends = match lo.get("between").and_then(|b| b.as_array()) {
                 Some(a) if a.len() == 2 => {
                     let x = self.node_ref(t, format!("{path}.between[0]"), a.first(), false);
@@ -605,6 +605,8 @@ impl Parser {
             };
             // No default: an entry that only sets `down` keeps the link's own loss.
             let loss = if lo.get("loss").is_some() { self.float(&lo, "loss", None, 0.0, 1.0, false) } else { None };
+            // Likewise for the propagation delay (durations parse as ≥ 0).
+            let delay = if lo.get("delay").is_some() { self.duration(&lo, "delay", None) } else { None };
             let mut down = Vec::new();
             if let Some(dv) = lo.get("down") {
                 match dv.as_array() {
@@ -639,6 +641,9 @@ impl Parser {
             for k in found {
                 if let Some(l) = loss {
                     t.links[k].loss = l;
+                }
+                if let Some(d) = delay {
+                    t.links[k].delay = d;
                 }
                 t.links[k].down.extend(down.iter().copied());
             }

@@ -109,8 +109,11 @@ pub fn poisson_flows(
 }
 
 impl World {
-    /// Create a QP from `requester` to `responder` (node ids).
-    pub(crate) fn create_qp(&mut self, requester: u32, responder: u32, verb: Verb) -> u32 {
+    /// Create a QP from `requester` to `responder` (node ids). With a
+    /// `fixed_rate` it is uncontrolled background traffic: it sends at that
+    /// rate with no window, and the scenario's controller never runs for it
+    /// (not even its start, which could move or probe the QP).
+    pub(crate) fn create_qp(&mut self, requester: u32, responder: u32, verb: Verb, fixed_rate: Option<Rate>) -> u32 {
         let req_nic = self.node_index[requester as usize];
         let resp_nic = self.node_index[responder as usize];
         let (tx_nic, rx_nic, src_node, dst_node) = match verb {
@@ -132,6 +135,7 @@ impl World {
             crate::nic::BaseRtt::Path => {}
         }
         let window = match self.nic_cfg.window {
+            _ if fixed_rate.is_some() => None,
             crate::nic::WindowConfig::None => None,
             crate::nic::WindowConfig::Bdp => Some(path.bdp_bytes().max(1)),
             crate::nic::WindowConfig::Bytes(b) => Some(b),
@@ -160,7 +164,7 @@ impl World {
             snd_nxt_off: 0,
             snd_una_off: 0,
             tx_cursor: 0,
-            rate: line,
+            rate: fixed_rate.unwrap_or(line),
             window,
             share: 1,
             turns_used: 0,
@@ -169,7 +173,7 @@ impl World {
             last_tx_start: Time::ZERO,
             last_tx_wire: 0,
             in_active: false,
-            cc: self.cc_cfg.make_in(&self.fair_tables),
+            cc: if fixed_rate.is_some() { crate::control::Cc::Fixed } else { self.cc_cfg.make_in(&self.fair_tables) },
             cc_mask: crate::control::EventMask(0),
             timers: [QpTimer::default(); TIMER_SLOTS],
             epsn: 0,
@@ -187,7 +191,9 @@ impl World {
             timeouts: 0,
             sampled_delivered: 0,
         });
-        self.start_cc(qi);
+        if fixed_rate.is_none() {
+            self.start_cc(qi);
+        }
         qi
     }
 
@@ -212,7 +218,7 @@ impl World {
     #[inline(never)]
     pub(crate) fn start_flow(&mut self, f: u32) {
         let spec = self.workload.flows[f as usize].clone();
-        let qi = self.create_qp(spec.src, spec.dst, spec.verb);
+        let qi = self.create_qp(spec.src, spec.dst, spec.verb, None);
         self.post(qi, spec.bytes, Origin::Flow(f));
     }
 
@@ -220,14 +226,7 @@ impl World {
     #[inline(never)]
     pub(crate) fn start_app(&mut self, a: u32) {
         let spec = self.workload.apps[a as usize].clone();
-        let qi = self.create_qp(spec.src, spec.dst, spec.verb);
-        if let Some(r) = spec.rate {
-            let qp = &mut self.qps[qi as usize];
-            qp.cc = crate::control::Cc::Fixed;
-            qp.cc_mask = crate::control::EventMask(0);
-            qp.window = None;
-            qp.rate = r;
-        }
+        let qi = self.create_qp(spec.src, spec.dst, spec.verb, spec.rate);
         self.qps[qi as usize].device_memory = spec.device_memory;
         self.apps[a as usize].qp = Some(qi);
         for &(kind, value) in &spec.hints {
