@@ -126,8 +126,8 @@ pub struct World {
     pub nic_cfg: NicConfig,
     pub switch_cfg: SwitchConfig,
     pub cc_cfg: CcConfig,
-    /// Per-NIC flow tables of the fair-scheduler controllers (SCR's DPA-global records).
-    pub fair_tables: crate::algo::fair_share::NicTables,
+    /// Per-NIC tables controllers share (SCR's DPA-global records).
+    pub ctl_tables: crate::algo::SharedTables,
     pub q: EventQueue<Event>,
     pub pkts: PacketPool,
     pub topo: Topology,
@@ -270,7 +270,7 @@ impl World {
             nic_cfg,
             switch_cfg,
             cc_cfg,
-            fair_tables: Default::default(),
+            ctl_tables: Default::default(),
             q,
             pkts: PacketPool::with_int(int_enabled),
             topo,

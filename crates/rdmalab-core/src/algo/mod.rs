@@ -97,6 +97,16 @@ pub fn algorithm(name: &str) -> Option<&'static AlgorithmInfo> {
     ALGORITHMS.iter().find(|a| a.name == name)
 }
 
+/// State the controllers of one run share across QPs, per NIC (SCR's DPA
+/// keeps such global records). The world creates it, so runs never share it.
+#[derive(Clone, Default)]
+pub struct SharedTables {
+    /// Flow tables of the fair QP schedulers, by sending NIC.
+    pub fair: fair_share::NicTables,
+    /// Granted QPs, by receiving NIC.
+    pub grants: receiver_grants::GrantTables,
+}
+
 /// Makes a user-defined controller for each new QP.
 #[derive(Clone)]
 pub struct ControllerFactory {
@@ -182,7 +192,7 @@ impl CcConfig {
     }
 
     /// A fresh controller for one QP of a run whose NICs keep `tables`.
-    pub fn make_in(&self, tables: &fair_share::NicTables) -> Cc {
+    pub fn make_in(&self, tables: &SharedTables) -> Cc {
         match self {
             CcConfig::None => Cc::Fixed,
             CcConfig::Dcqcn(p) => Cc::Dcqcn(dcqcn::Dcqcn::new(*p)),
@@ -191,8 +201,8 @@ impl CcConfig {
             CcConfig::Hpcc(p) => Cc::Hpcc(hpcc::Hpcc::new(*p)),
             CcConfig::Swift(p) => Cc::Swift(swift::Swift::new(*p)),
             CcConfig::DocaRtt(p) => Cc::DocaRtt(doca_rtt::DocaRtt::new(*p)),
-            CcConfig::FairShare(p) => Cc::FairShare(fair_share::FairShare::new(*p, tables.clone())),
-            CcConfig::ReceiverGrants(p) => Cc::ReceiverGrants(receiver_grants::ReceiverGrants::new(*p)),
+            CcConfig::FairShare(p) => Cc::FairShare(fair_share::FairShare::new(*p, tables.fair.clone())),
+            CcConfig::ReceiverGrants(p) => Cc::ReceiverGrants(receiver_grants::ReceiverGrants::shared(*p, tables.grants.clone())),
             CcConfig::ReceiverBackpressure(p) => {
                 Cc::ReceiverBackpressure(receiver_backpressure::ReceiverBackpressure::new(*p))
             }

@@ -18,13 +18,46 @@
 //! to represent the available bandwidth (in Gbps)"; BF3's knob is a rate), and
 //! senders do not wait for a first grant (SCR: "the senders operate
 //! optimistically"). Credits travel in Mb/s, finer than SCR's Gb/s, so a
-//! grant does not step by a whole Gb/s. Each QP is granted on its own: two
-//! granted QPs into one receiver would each see the other as background.
+//! grant does not step by a whole Gb/s.
+//!
+//! Several granted QPs into one receiver share it: their receiver ends keep
+//! a table per receiving NIC (each QP's own arrival rate, refreshed every
+//! window), so `other` counts the uncontrolled traffic in full but another
+//! granted QP only up to an equal share of what is left. Saturated granted
+//! senders end up with equal grants; one that uses less leaves the rest to
+//! the others (max-min, as Homa's receiver spreads its grants).
 
 use super::port_meter::{PortMeter, PortReading};
 use crate::control::params::{self as p, ParamSpec, ParamValues};
 use crate::control::{CcContext, CcEvent, Controller, EventMask};
-use crate::time::{Duration, Rate};
+use crate::time::{Duration, Rate, Time};
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+/// The granted QPs arriving at one receiving NIC: each one's own arrival
+/// rate (wire bit/s) in its last window, and when that window closed.
+#[derive(Debug, Default)]
+pub struct GrantTable {
+    granted: BTreeMap<u32, (f64, Time)>,
+}
+
+impl GrantTable {
+    /// Granted QPs currently known at this receiver.
+    pub fn len(&self) -> usize {
+        self.granted.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.granted.is_empty()
+    }
+}
+
+/// Grant tables by receiving NIC (node id), one set per run.
+pub type GrantTables = Rc<RefCell<BTreeMap<u32, Rc<RefCell<GrantTable>>>>>;
+
+/// A granted QP that has not reported for this many windows has stopped.
+const STALE_WINDOWS: u64 = 4;
 
 /// First word of a grant message ("GRNT").
 pub const GRANT_TAG: u32 = 0x4752_4E54;
@@ -112,11 +145,36 @@ pub struct ReceiverGrants {
     grants_sent: u64,
     // Sender end.
     grants_received: u64,
+    /// The run's grant tables (receiver end); `None`: grant this QP alone.
+    tables: Option<GrantTables>,
 }
 
 impl ReceiverGrants {
     pub fn new(p: ReceiverGrantsParams) -> Self {
-        ReceiverGrants { p, meter: PortMeter::new(p.interval, p.l1_overhead), grants_sent: 0, grants_received: 0 }
+        ReceiverGrants { p, meter: PortMeter::new(p.interval, p.l1_overhead), grants_sent: 0, grants_received: 0, tables: None }
+    }
+
+    /// A QP that shares its receiver with the other granted QPs of the run.
+    pub fn shared(p: ReceiverGrantsParams, tables: GrantTables) -> Self {
+        ReceiverGrants { tables: Some(tables), ..Self::new(p) }
+    }
+
+    /// What this QP must leave to everything else at its receiver: the
+    /// uncontrolled traffic in full, each other granted QP its own rate but
+    /// at most an equal share of what the uncontrolled traffic leaves.
+    /// Records this QP's own rate in the receiver's table.
+    fn others_bps(&self, r: &PortReading, ctx: &CcContext) -> f64 {
+        let Some(tables) = &self.tables else { return r.other_bps() };
+        let available = self.target(r) * ctx.line_rate.bps() as f64;
+        let table = tables.borrow_mut().entry(ctx.nic.node).or_default().clone();
+        let mut t = table.borrow_mut();
+        let stale = Duration(self.p.interval.ps() * STALE_WINDOWS);
+        t.granted.retain(|&q, &mut (_, seen)| q == ctx.qp || seen + stale >= ctx.now);
+        t.granted.insert(ctx.qp, (r.arrived_bps * r.own_share, ctx.now));
+        let others: Vec<f64> = t.granted.iter().filter(|(&q, _)| q != ctx.qp).map(|(_, &(bps, _))| bps).collect();
+        let uncontrolled = (r.other_bps() - others.iter().sum::<f64>()).max(0.0);
+        let fair = ((available - uncontrolled) / (others.len() + 1) as f64).max(0.0);
+        uncontrolled + others.iter().map(|&bps| bps.min(fair)).sum::<f64>()
     }
 
     /// Grants the receiver end has sent.
@@ -132,10 +190,23 @@ impl ReceiverGrants {
     /// The grant for one measurement window: what the others leave free of
     /// the target share of the line rate.
     pub fn grant_for(&self, r: &PortReading, line: Rate) -> Rate {
+        self.grant_leaving(r, line, r.other_bps())
+    }
+
+    /// The target share of the line rate for this window (less while a queue stands).
+    fn target(&self, r: &PortReading) -> f64 {
+        if r.utilization >= self.p.saturated_at {
+            self.p.drain_utilization
+        } else {
+            self.p.target_utilization
+        }
+    }
+
+    /// The grant that leaves `other_bps` (wire) to everything else.
+    fn grant_leaving(&self, r: &PortReading, line: Rate, other_bps: f64) -> Rate {
         let line_bps = line.bps() as f64;
-        let target = if r.utilization >= self.p.saturated_at { self.p.drain_utilization } else { self.p.target_utilization };
         let lo = (self.p.min_grant.bps() as f64).min(line_bps);
-        Rate((target * line_bps - r.other_bps()).clamp(lo, line_bps).round() as u64)
+        Rate((self.target(r) * line_bps - other_bps).clamp(lo, line_bps).round() as u64)
     }
 }
 
@@ -150,7 +221,8 @@ impl Controller for ReceiverGrants {
         match *ev {
             CcEvent::Rx { bytes, ce, .. } => {
                 let Some(reading) = self.meter.on_rx(bytes, ce, ctx) else { return };
-                let grant = self.grant_for(&reading, ctx.line_rate);
+                let others = self.others_bps(&reading, ctx);
+                let grant = self.grant_leaving(&reading, ctx.line_rate, others);
                 self.grants_sent += 1;
                 let mbps = (grant.bps() / 1_000_000).clamp(1, u32::MAX as u64) as u32;
                 ctx.send_oob([GRANT_TAG, mbps, self.grants_sent as u32, 0]);

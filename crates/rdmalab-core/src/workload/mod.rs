@@ -173,7 +173,7 @@ impl World {
             last_tx_start: Time::ZERO,
             last_tx_wire: 0,
             in_active: false,
-            cc: if fixed_rate.is_some() { crate::control::Cc::Fixed } else { self.cc_cfg.make_in(&self.fair_tables) },
+            cc: if fixed_rate.is_some() { crate::control::Cc::Fixed } else { self.cc_cfg.make_in(&self.ctl_tables) },
             cc_mask: crate::control::EventMask(0),
             timers: [QpTimer::default(); TIMER_SLOTS],
             epsn: 0,
