@@ -198,3 +198,14 @@ def test_a_placement_records_control_loop_delays(examples, tmp_path):
     # DPA: at least 7 µs trigger + 4 µs processing + 6 µs install.
     assert min(d["delay_ps"] for d in delays) >= 17_000_000
     assert {d["event"] for d in delays} <= {"TX", "ACK", "NACK", "CNP", "TIMER", "TIMEOUT"}
+
+
+def test_loading_a_scenario_imports_nothing_heavy(examples):
+    """A run's process stays small: Polars, PyArrow and matplotlib are imported
+    only to write outputs or draw figures (the benchmark measures peak memory)."""
+    code = ("import sys; from rdmalab.scenario import load_scenario; "
+            f"load_scenario({str(examples / 'scr' / 'scr-two-tenants.yaml')!r}); "
+            "print(sorted(m for m in ('polars', 'pyarrow', 'matplotlib') if m in sys.modules))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "[]"

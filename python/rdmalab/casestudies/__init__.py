@@ -19,8 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-import polars as pl
-
 #: Where a run or sweep directory keeps the names of its figures.
 FIGURES_FILE = "figures.json"
 
@@ -60,9 +58,9 @@ def known() -> dict[str, CaseFigure]:
 
 def check_names(value, where: str) -> list[str]:
     """The figure names of a `figures:` key, or a ValueError naming key, value and what is allowed."""
-    figs = known()
     if value is None:
-        return []
+        return []  # without figures, nothing heavy (Polars, matplotlib) is imported
+    figs = known()
     names = [value] if isinstance(value, str) else value
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
         raise ValueError(f"{where}: {json.dumps(value)} must be a list of figure names; allowed: {', '.join(sorted(figs))}")
@@ -85,6 +83,8 @@ def remembered(path: str | Path) -> list[str]:
 def write_figures(path: str | Path, names: list[str], out_dir: str | Path, fmt: str = "png") -> list[Path]:
     """Draw figures `names` of the run or sweep directory `path` into `out_dir`,
     each image with a CSV of the numbers it shows."""
+    import polars as pl
+
     from rdmalab.plots import render
     from rdmalab.sweep.store import Results
 
