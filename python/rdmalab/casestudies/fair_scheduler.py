@@ -149,7 +149,7 @@ def table5(results):
     table = pl.DataFrame(rows, schema={"step": pl.String, "convergence_us": pl.Float64})
     fig = Figure("scr-table5-convergence", "Time for 8 QPs to settle from 0.5 Gb/s (SCR Table 5)", "filling step",
                  "convergence time (us)", [Trace("convergence", table["step"].to_list(),
-                                                 [v if v is not None else 0.0 for v in table["convergence_us"].to_list()],
+                                                 [v if v is not None else float("nan") for v in table["convergence_us"].to_list()],
                                                  _color(0), "bar")])
     return [(fig, table)]
 

@@ -260,8 +260,11 @@ impl Controller for FairShare {
         } else if now >= rec.last_step + p.step_interval {
             // One step per step_interval elapsed: the filling speed does not
             // depend on how often the placement delivers events.
-            let steps = ((now - rec.last_step).ps() / p.step_interval.ps().max(1)).min(MAX_STEPS_AT_ONCE) as f64;
-            rec.last_step = now;
+            let whole = (now - rec.last_step).ps() / p.step_interval.ps().max(1);
+            let steps = whole.min(MAX_STEPS_AT_ONCE);
+            // Keep the unused part of an interval, unless the cap dropped steps.
+            rec.last_step = if whole > MAX_STEPS_AT_ONCE { now } else { rec.last_step + Duration(p.step_interval.ps() * steps) };
+            let steps = steps as f64;
             let step = p.step.bps() as f64 * steps;
             let level = capacity / n;
             if rec.bw >= p.saturation * rec.alloc {

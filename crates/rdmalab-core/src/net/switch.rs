@@ -18,8 +18,9 @@ pub struct SwitchConfig {
     pub int_enabled: bool,
     /// Quantise INT fields as the ns-3 HPCC simulator's 8-byte hop record
     /// does with INT_MULTI = m: queue bytes in 80·m B, transmitted bytes in
-    /// 128·m B, timestamps in whole ns (its counters wrap, but differences
-    /// taken modulo the field width equal these). `None`: exact values.
+    /// 128·m B, timestamps in whole ns (the byte and time counters wrap, but
+    /// differences taken modulo the field width equal these; the 17-bit queue
+    /// field wraps as in ns-3). `None`: exact values.
     pub int_multi: Option<u32>,
 }
 
@@ -100,7 +101,8 @@ impl World {
                 };
                 if let Some(m) = self.switch_cfg.int_multi {
                     let (q, b) = (80 * m as u64, 128 * m as u64);
-                    hop.qlen_bytes = hop.qlen_bytes / q * q;
+                    // ns-3's queue field is 17 bits of q-byte units: it wraps.
+                    hop.qlen_bytes = hop.qlen_bytes / q % (1 << 17) * q;
                     hop.tx_bytes = hop.tx_bytes / b * b;
                     hop.timestamp = crate::time::Time(hop.timestamp.ps() / 1000 * 1000);
                 }

@@ -232,6 +232,8 @@ impl World {
         qp.snd_nxt = qp.snd_una;
         qp.snd_nxt_off = qp.snd_una_off;
         qp.tx_cursor = 0;
+        // A WQE-granular turn starts afresh from the rewound PSN.
+        qp.turn_end_psn = qp.snd_nxt;
     }
 
     #[cold]
@@ -253,6 +255,7 @@ impl World {
             qp.snd_nxt = psn;
             qp.snd_nxt_off = qp.byte_offset_of(psn, self.nic_cfg.wire.mtu_payload);
             qp.tx_cursor = 0;
+            qp.turn_end_psn = qp.snd_nxt;
         }
         self.arm_rto(qi);
         self.activate(qi);

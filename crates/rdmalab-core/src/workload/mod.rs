@@ -232,7 +232,9 @@ impl World {
         for &(kind, value) in &spec.hints {
             let _ = self.hint(qi, kind, value);
         }
-        for _ in 0..spec.queue_depth {
+        // A QP that starts at or after the application's stop posts nothing.
+        let stopped = spec.stop.is_some_and(|d| self.now() >= Time::ZERO + d);
+        for _ in 0..if stopped { 0 } else { spec.queue_depth } {
             self.apps[a as usize].posted += 1;
             self.post(qi, spec.message_bytes, Origin::App(a));
         }
