@@ -969,7 +969,7 @@ impl Parser {
         if let Some(d) = self.duration(&c, "install_latency", Some(p.install_latency)) {
             p.install_latency = d;
         }
-        if let Some(n) = self.int(&c, "threads", Some(p.threads as u64), 0, 1 << 20) {
+        if let Some(n) = self.int(&c, "threads", Some(p.threads as u64), 0, 1 << 16) {
             p.threads = n as u32;
         }
         p.software_coalescing = self.boolean(&c, "software_coalescing", p.software_coalescing);
