@@ -221,3 +221,29 @@ fn runs_are_deterministic() {
     assert!(first.0.len() > 10_000, "probes recorded");
     assert_eq!(first, second);
 }
+
+#[test]
+fn records_probes_false_keeps_no_rows_and_changes_nothing_else() {
+    let run = |records: &str| {
+        let mut s = failover(FIRST_PORT);
+        if records == "off" {
+            let text = r#"{"duration": "10us", "topology": {"kind": "single_switch", "hosts": 2, "host_link": {"rate": "100Gbps", "delay": "1us"}},
+                           "workload": {"flows": [{"src": "h0", "dst": "h1", "size": "1KB"}]}, "records": {"probes": false}}"#;
+            s.record_probes = Scenario::from_json_str(text).unwrap().record_probes;
+        }
+        let mut w = s.build().unwrap();
+        w.run_to_end().unwrap();
+        let mut samples = Vec::new();
+        w.write_qp_samples_csv(&mut samples).unwrap();
+        (w.rec.probes.len(), samples)
+    };
+    let (kept, with) = run("on");
+    let (none, without) = run("off");
+    assert!(kept > 400, "{kept} probe rows by default");
+    assert_eq!(none, 0, "no probe rows with records.probes: false");
+    assert_eq!(with, without, "the run itself is the same");
+    let bad = r#"{"duration": "10us", "topology": {"kind": "single_switch", "hosts": 2, "host_link": {"rate": "100Gbps", "delay": "1us"}},
+                  "workload": {"flows": [{"src": "h0", "dst": "h1", "size": "1KB"}]}, "records": {"probes": "no"}}"#;
+    let e = Scenario::from_json_str(bad).unwrap_err().to_string();
+    assert!(e.contains("records.probes: `no` — must be true or false"), "{e}");
+}

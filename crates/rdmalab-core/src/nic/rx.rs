@@ -340,7 +340,9 @@ impl World {
         let (_, sport, sent) = qp.probes.remove(i);
         let now = self.now();
         let rtt = now - sent;
-        self.rec.probes.push(crate::record::ProbeRecord { time: now, qp: qi, udp_sport: sport, rtt, lost: false });
+        if !self.rec.skip_probes {
+            self.rec.probes.push(crate::record::ProbeRecord { time: now, qp: qi, udp_sport: sport, rtt, lost: false });
+        }
         if self.qps[qi as usize].cc_mask.has(EventMask::RTT) {
             self.raise_cc(qi, CcEvent::Rtt { udp_sport: sport, rtt, lost: false }, None);
         }
@@ -367,7 +369,7 @@ impl World {
         if let Some(t) = next {
             self.set_qp_timer(qi, super::qp::PROBE_SLOT, t);
         }
-        for &sport in &lost {
+        for &sport in lost.iter().filter(|_| !self.rec.skip_probes) {
             self.rec.probes.push(crate::record::ProbeRecord { time: now, qp: qi, udp_sport: sport, rtt: timeout, lost: true });
         }
         if wants {

@@ -131,6 +131,9 @@ pub struct Recorder {
     pub drops: BTreeMap<(u32, u32, &'static str), (u64, u64)>,
     /// Probe answers and losses, in the order they happened (empty unless a controller probes).
     pub probes: Vec<ProbeRecord>,
+    /// `records.probes: false`: probes still work, their rows are not kept
+    /// (a probing controller on a long run can write millions).
+    pub skip_probes: bool,
 }
 
 impl Recorder {

@@ -72,6 +72,8 @@ pub struct Scenario {
     pub record_control_delays: bool,
     /// ns-3-style queue-length monitor window (start, end), absolute times.
     pub qlen_monitor: Option<(Duration, Duration)>,
+    /// Keep one `probes` row per probe answer or loss (`records.probes`).
+    pub record_probes: bool,
     pub topology: Topology,
     pub nic: NicConfig,
     pub switch: SwitchConfig,
@@ -110,6 +112,7 @@ impl Scenario {
         if let Some((a, b)) = self.qlen_monitor {
             w.set_qlen_monitor(Time::ZERO + a, Time::ZERO + b);
         }
+        w.rec.skip_probes = !self.record_probes;
         w.check_signals()?;
         Ok(w)
     }
@@ -349,6 +352,7 @@ impl Parser {
         let records = self.records(&o);
         let qlen_monitor = self.qlen_monitor(&o);
 
+
         let topology = match o.get("topology") {
             Some(t) => self.topology(t),
             None => {
@@ -380,7 +384,7 @@ impl Parser {
                 if let Some(a) = w.apps.iter().find(|a| a.device_memory) {
                     self.err(
                         "host.device_pcie",
-                        "",
+                        "(not set)",
                         format!("is needed: application `{}` has `memory: device` (set host.device_pcie: gen4x16, or device_pcie_bandwidth)", a.name),
                     );
                 }
@@ -398,12 +402,14 @@ impl Parser {
         }
         let duration = duration?;
         let (placement, record_control_delays) = control?;
+        let (sample_interval, record_probes) = records?;
         Some(Scenario {
             name,
             qlen_monitor: qlen_monitor?,
+            record_probes,
             placement,
             record_control_delays,
-            run: RunConfig { seed, stop_at: Time::ZERO + duration, max_events, sample_interval: records?, run_to_stop },
+            run: RunConfig { seed, stop_at: Time::ZERO + duration, max_events, sample_interval, run_to_stop },
             topology: topology?,
             nic: nic?,
             switch: switch?,
@@ -427,16 +433,19 @@ impl Parser {
         }
     }
 
-    fn records(&mut self, o: &Obj) -> Option<Option<Duration>> {
-        let Some(r) = self.sub(o, "records", &["sample_interval", "qlen_monitor"]) else {
-            return Some(Some(Duration::from_us(10)));
+    /// `records`: the sample period (None = off) and whether probe rows are kept.
+    fn records(&mut self, o: &Obj) -> Option<(Option<Duration>, bool)> {
+        let Some(r) = self.sub(o, "records", &["sample_interval", "qlen_monitor", "probes"]) else {
+            return Some((Some(Duration::from_us(10)), true));
         };
-        match r.get("sample_interval") {
+        let probes = self.boolean(&r, "probes", true);
+        let interval = match r.get("sample_interval") {
             Some(Value::String(s)) if s == "off" => Some(None),
             // YAML 1.1 reads a bare `off` as false.
             Some(Value::Bool(false)) => Some(None),
             _ => self.positive_duration(&r, "sample_interval", Some(Duration::from_us(10))).map(Some),
-        }
+        };
+        Some((interval?, probes))
     }
 
     fn link_params(&mut self, o: &Obj, k: &str) -> Option<LinkParams> {
@@ -723,8 +732,8 @@ impl Parser {
         let probe_timeout = self.positive_duration(&n, "probe_timeout", Some(Duration::from_us(100)));
         let sched = self.choice(&n, "qp_scheduler", &["packet", "wqe"], Some("packet"));
         let quantum = self.bytes(&n, "turn_quantum", Some(crate::nic::DEFAULT_TURN_QUANTUM));
-        if n.get("turn_quantum").is_some() && sched.as_deref() == Some("packet") {
-            self.err("nic.turn_quantum", "", "only applies with `nic.qp_scheduler: wqe`");
+        if let (Some(v), Some("packet")) = (n.get("turn_quantum"), sched.as_deref()) {
+            self.err("nic.turn_quantum", show(v), "only applies with `nic.qp_scheduler: wqe`");
         }
         if quantum == Some(0) {
             self.err("nic.turn_quantum", "`0B`", "must be at least 1 byte");
@@ -785,9 +794,9 @@ impl Parser {
         let size = self.bytes(&s, "buffer", Some(32 << 20));
         let egress_alpha = self.float(&s, "lossy_egress_alpha", Some(1.0), 0.0, 1024.0, true);
         let int_enabled = self.boolean(&s, "int", false);
-        let int_multi = if s.get("int_multi").is_some() {
+        let int_multi = if let Some(v) = s.get("int_multi") {
             if !int_enabled {
-                self.err("switch.int_multi", "", "only applies with `switch.int: true`");
+                self.err("switch.int_multi", show(v), "only applies with `switch.int: true`");
             }
             self.int(&s, "int_multi", None, 1, 1 << 16).map(|m| Some(m as u32))
         } else {
