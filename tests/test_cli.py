@@ -203,9 +203,20 @@ def test_a_placement_records_control_loop_delays(examples, tmp_path):
 def test_loading_a_scenario_imports_nothing_heavy(examples):
     """A run's process stays small: Polars, PyArrow and matplotlib are imported
     only to write outputs or draw figures (the benchmark measures peak memory)."""
+    # scr-multipath-failover names figures: checking the names imports nothing either.
     code = ("import sys; from rdmalab.scenario import load_scenario; "
             f"load_scenario({str(examples / 'scr' / 'scr-two-tenants.yaml')!r}); "
+            f"load_scenario({str(examples / 'scr' / 'scr-multipath-failover.yaml')!r}); "
             "print(sorted(m for m in ('polars', 'pyarrow', 'matplotlib') if m in sys.modules))")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "[]"
+
+
+def test_the_static_figure_list_is_what_the_modules_register():
+    from rdmalab.casestudies import MODULES, known
+
+    figs = known()
+    assert set(MODULES) == set(figs)
+    for name, module in MODULES.items():
+        assert figs[name].draw.__module__ == f"rdmalab.casestudies.{module}", name
