@@ -141,3 +141,30 @@ def test_peer_messages_rx_events_and_hints_in_python(tmp_path):
 def test_rx_subscriptions_are_refused_where_the_placement_lacks_them(tmp_path):
     with pytest.raises(rdmalab.ScenarioError, match="subscribes to RX events"):
         rdmalab.run(scenario(tmp_path, GRANTS, "Grants"))
+
+
+PROBER = '''
+from rdmalab import Controller
+class Prober(Controller):
+    subscriptions = ["RTT"]
+    def __init__(self, log):
+        self.log = log
+    def on_start(self, ctx):
+        ctx.request_probe(40000)
+    def on_event(self, ev, ctx):
+        with open(self.log, "a") as f:
+            f.write(f"{ctx.now_ps} {ev.udp_sport} {ev.sent_ps} {ev.rtt_ps} {int(ev.lost)}\\n")
+'''
+
+
+def test_an_rtt_event_says_when_its_probe_left_even_on_slow_cores(tmp_path):
+    log = tmp_path / "seen.txt"
+    sc = scenario(tmp_path, PROBER, "Prober", {"log": str(log)}, control={"placement": "dpa"})
+    rdmalab.run(sc, out_dir=tmp_path / "out")
+    probes = pq.read_table(tmp_path / "out" / "probes.parquet").to_pylist()
+    seen = [tuple(map(int, line.split())) for line in log.read_text().splitlines()]
+    assert len(probes) == len(seen) == 2  # one probe per QP
+    for (now, sport, sent, rtt, lost), row in zip(sorted(seen, key=lambda s: s[2] + s[3]), probes):
+        assert not lost and sport == row["udp_sport"] == 40000
+        assert sent + rtt == row["time_ps"], "sent + rtt is when the NIC saw the answer"
+        assert now >= row["time_ps"] + 7_000_000, "the DPA delivered it later"

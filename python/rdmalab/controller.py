@@ -14,8 +14,9 @@ The event has ``kind`` — ``TX``, ``ACK``, ``NACK``, ``CNP``, ``TIMER``,
 ``TIMEOUT``, ``RTT``, ``RX``, ``PEER`` or ``HINT`` — and the fields of that
 kind: ``bytes``, ``packets`` (TX); ``acked_bytes``, ``acked_through``,
 ``rtt_ps``, ``ece``, ``hops`` (ACK); ``expected_psn`` (NACK); ``slot``
-(TIMER); ``udp_sport``, ``rtt_ps``, ``lost`` (RTT: an out-of-band probe
-answered, or lost after ``nic.probe_timeout``); ``bytes``, ``packets``, ``ce``
+(TIMER); ``udp_sport``, ``sent_ps``, ``rtt_ps``, ``lost`` (RTT: an
+out-of-band probe sent at ``sent_ps`` answered, or lost after
+``nic.probe_timeout``); ``bytes``, ``packets``, ``ce``
 (RX: data arrived at the receiver — only at placements that expose receive
 events, ``swcc`` and ``host-cpu``); ``words``, ``to_receiver`` (PEER: an
 out-of-band message from the QP's other end); ``hint``, ``value`` (HINT: an

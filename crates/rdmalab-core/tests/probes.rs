@@ -11,12 +11,12 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::Arc;
 
-/// Probes two paths every 20 µs, logs (time, path, rtt, lost), and moves the
+/// Probes two paths every 20 µs, logs (time, path, rtt, lost, sent), and moves the
 /// QP to the path with the lower latest RTT.
 struct TwoPaths {
     paths: [u16; 2],
     last: [Option<Duration>; 2],
-    log: Rc<RefCell<Vec<(Time, u16, Duration, bool)>>>,
+    log: Rc<RefCell<Vec<(Time, u16, Duration, bool, Time)>>>,
 }
 
 impl Controller for TwoPaths {
@@ -37,8 +37,8 @@ impl Controller for TwoPaths {
                 ctx.request_probe(self.paths[1]);
                 ctx.set_timer(0, ctx.now + Duration::from_us(20));
             }
-            CcEvent::Rtt { udp_sport, rtt, lost } => {
-                self.log.borrow_mut().push((ctx.now, udp_sport, rtt, lost));
+            CcEvent::Rtt { udp_sport, sent, rtt, lost } => {
+                self.log.borrow_mut().push((ctx.now, udp_sport, rtt, lost, sent));
                 let i = if udp_sport == self.paths[0] { 0 } else { 1 };
                 self.last[i] = if lost { Some(Duration(u64::MAX)) } else { Some(rtt) };
                 if let (Some(a), Some(b)) = (self.last[0], self.last[1]) {
@@ -89,7 +89,7 @@ fn probes_measure_each_path_detect_a_failure_and_steer_the_qp() {
     let log = log.borrow();
     assert!(log.len() > 200, "two probes every 20 µs for 3 ms: {}", log.len());
     // Idle paths: the probe RTT is about 4 links × 2 × 1 µs plus serialisation.
-    let idle: Vec<&(Time, u16, Duration, bool)> = log.iter().filter(|e| e.0.ps() < 2_000_000_000 && !e.3).collect();
+    let idle: Vec<&(Time, u16, Duration, bool, Time)> = log.iter().filter(|e| e.0.ps() < 2_000_000_000 && !e.3).collect();
     assert!(idle.iter().all(|e| e.2.ps() >= 8_000_000 && e.2.ps() < 30_000_000), "idle probe RTTs near the base RTT");
     // While spine1's link is down, its probes are reported lost (100 µs timeout)...
     let during: Vec<_> = log.iter().filter(|e| e.0.ps() > 2_150_000_000 && e.0.ps() < 2_500_000_000 && e.1 == failed).collect();
@@ -103,4 +103,30 @@ fn probes_measure_each_path_detect_a_failure_and_steer_the_qp() {
     assert!(drops < 2_000, "it left within ~100 µs of probe timeout ({drops} frames lost)");
     assert!(w.apps[0].completed > 10, "messages kept completing");
     common::assert_conservation(&w);
+}
+
+/// On slow control cores the RTT event arrives late, but says when its probe
+/// left: `sent + rtt` is when the NIC saw the answer (or the timeout), not when
+/// the controller ran.
+#[test]
+fn a_late_rtt_event_still_says_when_its_probe_was_sent() {
+    let mut s = Scenario::from_json_str(&SCENARIO.replace(r#""cc": {"algorithm": "none"},"#, r#""cc": {"algorithm": "none"}, "control": {"placement": "dpa"},"#)).unwrap();
+    let log = Rc::new(RefCell::new(Vec::new()));
+    let l2 = log.clone();
+    s.cc = CcConfig::Custom(ControllerFactory {
+        name: "two-paths".into(),
+        make: Arc::new(move || Box::new(TwoPaths { paths: [20000, 20001], last: [None, None], log: l2.clone() })),
+    });
+    let mut w = s.build().unwrap();
+    w.run_to_end().unwrap();
+    let log = log.borrow();
+    let answered: Vec<_> = log.iter().filter(|e| !e.3).collect();
+    assert!(answered.len() > 100, "{} answers", answered.len());
+    for e in &answered {
+        let seen_by_nic = e.4 + e.2;
+        let row = w.rec.probes.iter().find(|r| r.time == seen_by_nic && r.udp_sport == e.1 && r.rtt == e.2);
+        assert!(row.is_some(), "the NIC answered the probe sent at {:?} at {seen_by_nic:?}", e.4);
+        // DPA: at least the trigger and processing latencies later.
+        assert!(e.0.ps() >= seen_by_nic.ps() + 7_000_000, "delivered at {:?}, seen at {seen_by_nic:?}", e.0);
+    }
 }

@@ -90,5 +90,5 @@ fn device_memory_without_a_device_path_is_refused() {
         "topology": {"kind": "single_switch", "hosts": 2, "host_link": {"rate": "100Gbps", "delay": "1us"}},
         "workload": {"perftest": [{"name": "gpu", "src": "h0", "dst": "h1", "message_size": "64KiB", "memory": "device"}]}}"#;
     let e = rdmalab_core::scenario::Scenario::from_json_str(json).err().expect("refused");
-    assert!(e.to_string().contains("host.device_pcie: is needed: application `gpu` has `memory: device`"), "{e}");
+    assert!(e.to_string().contains("host.device_pcie: (not set) — is needed: application `gpu` has `memory: device`"), "{e}");
 }

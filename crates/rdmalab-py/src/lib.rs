@@ -74,6 +74,9 @@ struct PyEvent {
     udp_sport: u16,
     #[pyo3(get)]
     lost: bool,
+    /// RTT: when the probe left the NIC (ps).
+    #[pyo3(get)]
+    sent_ps: u64,
     /// RX: whether any of the received packets was ECN-marked.
     #[pyo3(get)]
     ce: bool,
@@ -300,6 +303,7 @@ impl Controller for PyController {
             slot: 0,
             udp_sport: 0,
             lost: false,
+            sent_ps: 0,
             ce: false,
             words: Vec::new(),
             to_receiver: false,
@@ -324,8 +328,9 @@ impl Controller for PyController {
             }
             CcEvent::Nack { expected_psn } => e.expected_psn = expected_psn,
             CcEvent::Timer { slot } => e.slot = slot,
-            CcEvent::Rtt { udp_sport, rtt, lost } => {
+            CcEvent::Rtt { udp_sport, sent, rtt, lost } => {
                 e.udp_sport = udp_sport;
+                e.sent_ps = sent.ps();
                 e.rtt_ps = rtt.ps();
                 e.lost = lost;
             }

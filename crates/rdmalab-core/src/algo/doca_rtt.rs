@@ -172,7 +172,7 @@ mod tests {
     fn rtt(d: &mut DocaRtt, us: u64) -> Actions {
         let mut a = Actions::default();
         let mut ctx = CcContext::new(Time::ZERO, LINE, LINE, 0, &mut a);
-        d.on_event(&CcEvent::Rtt { udp_sport: 7, rtt: Duration::from_us(us), lost: false }, &mut ctx);
+        d.on_event(&CcEvent::Rtt { udp_sport: 7, sent: Time::ZERO, rtt: Duration::from_us(us), lost: false }, &mut ctx);
         a
     }
 

@@ -259,9 +259,8 @@ impl Multipath {
         }
     }
 
-    fn on_probe(&mut self, sport: u16, rtt: Duration, lost: bool, now: Time) -> bool {
+    fn on_probe(&mut self, sport: u16, sent: Time, rtt: Duration, lost: bool) -> bool {
         let Some(s) = self.paths.iter_mut().find(|s| s.udp_sport == sport) else { return false };
-        let sent = Time(now.ps().saturating_sub(rtt.ps()));
         if lost {
             if s.answered_sent.is_some_and(|t| sent < t) {
                 return false; // a later probe on this path was answered
@@ -306,8 +305,8 @@ impl Controller for Multipath {
                 self.probe_all(ctx);
                 ctx.set_timer(0, ctx.now + self.p.probe_interval);
             }
-            CcEvent::Rtt { udp_sport, rtt, lost } => {
-                if self.on_probe(udp_sport, rtt, lost, ctx.now) {
+            CcEvent::Rtt { udp_sport, sent, rtt, lost } => {
+                if self.on_probe(udp_sport, sent, rtt, lost) {
                     self.select(ctx);
                 }
             }
@@ -340,7 +339,8 @@ mod tests {
     fn report(m: &mut Multipath, now_us: f64, sport: u16, rtt_us: f64, lost: bool) -> Option<u16> {
         let mut a = Actions::default();
         let mut ctx = CcContext::new(Time((now_us * 1e6) as u64), Rate::gbps(100), Rate::gbps(100), 0, &mut a);
-        m.on_event(&CcEvent::Rtt { udp_sport: sport, rtt: Duration((rtt_us * 1e6) as u64), lost }, &mut ctx);
+        let sent = Time(((now_us - rtt_us) * 1e6) as u64);
+        m.on_event(&CcEvent::Rtt { udp_sport: sport, sent, rtt: Duration((rtt_us * 1e6) as u64), lost }, &mut ctx);
         a.path
     }
 

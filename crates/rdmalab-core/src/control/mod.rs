@@ -70,9 +70,11 @@ pub enum CcEvent {
     Timer { slot: u8 },
     /// The retransmission timer fired: the NIC is going back to the oldest unacknowledged PSN.
     Timeout,
-    /// An out-of-band probe on path `udp_sport` came back after `rtt`, or
-    /// `lost` (no answer within the probe timeout: the path may have failed).
-    Rtt { udp_sport: u16, rtt: Duration, lost: bool },
+    /// An out-of-band probe on path `udp_sport`, sent at `sent`, came back
+    /// after `rtt`, or `lost` (no answer within the probe timeout: the path may
+    /// have failed). `sent` is the NIC's clock, so a controller on slow cores
+    /// still orders its probes right.
+    Rtt { udp_sport: u16, sent: Time, rtt: Duration, lost: bool },
     /// Data arrived at the QP's receiver (`bytes` payload, `ce`: ECN-marked).
     /// Only placements that expose receive-side events raise it.
     Rx { bytes: u32, packets: u32, ce: bool },

@@ -344,7 +344,7 @@ impl World {
             self.rec.probes.push(crate::record::ProbeRecord { time: now, qp: qi, udp_sport: sport, rtt, lost: false });
         }
         if self.qps[qi as usize].cc_mask.has(EventMask::RTT) {
-            self.raise_cc(qi, CcEvent::Rtt { udp_sport: sport, rtt, lost: false }, None);
+            self.raise_cc(qi, CcEvent::Rtt { udp_sport: sport, sent, rtt, lost: false }, None);
         }
     }
 
@@ -358,7 +358,7 @@ impl World {
         let mut lost = Vec::new();
         qp.probes.retain(|&(_, sport, sent)| {
             if sent + timeout <= now {
-                lost.push(sport);
+                lost.push((sport, sent));
                 false
             } else {
                 true
@@ -369,12 +369,12 @@ impl World {
         if let Some(t) = next {
             self.set_qp_timer(qi, super::qp::PROBE_SLOT, t);
         }
-        for &sport in lost.iter().filter(|_| !self.rec.skip_probes) {
+        for &(sport, _) in lost.iter().filter(|_| !self.rec.skip_probes) {
             self.rec.probes.push(crate::record::ProbeRecord { time: now, qp: qi, udp_sport: sport, rtt: timeout, lost: true });
         }
         if wants {
-            for sport in lost {
-                self.raise_cc(qi, CcEvent::Rtt { udp_sport: sport, rtt: timeout, lost: true }, None);
+            for (sport, sent) in lost {
+                self.raise_cc(qi, CcEvent::Rtt { udp_sport: sport, sent, rtt: timeout, lost: true }, None);
             }
         }
     }
