@@ -11,7 +11,7 @@ fn tenants(policy: &str, placement: &str, a: (&str, u32), b: (&str, u32)) -> (Ve
     let json = format!(
         r#"{{"name": "fair", "seed": 1, "duration": "2ms",
             "topology": {{"kind": "single_switch", "hosts": 3, "host_link": {{"rate": "100Gbps", "delay": "500ns"}}}},
-            "nic": {{"qp_scheduler": "wqe", "rate_burst": "4KiB", "wqe_overhead": "17ns"}},
+            "nic": {{"qp_scheduler": "wqe", "rate_burst": "1KiB", "wqe_overhead": "17ns"}},
             "cc": {{"algorithm": "{policy}"}},
             "control": {{"placement": "{placement}"}},
             "workload": {{"perftest": [

@@ -352,12 +352,15 @@ impl World {
         }
         let wire_bytes = wire.on_wire(frame);
         let gap = qp.rate.serialization(wire_bytes as u64);
+        // A token bucket of `rate_burst` bytes (GCRA): the next packet may go
+        // one gap after max(now − burst time, when this one was due), so a QP
+        // that was kept waiting catches up by at most the burst.
         let credit = if self.nic_cfg.rate_burst > 0 && qp.next_avail < now {
-            (now - qp.next_avail).min(qp.rate.serialization(self.nic_cfg.rate_burst)).min(gap)
+            (now - qp.next_avail).min(qp.rate.serialization(self.nic_cfg.rate_burst))
         } else {
             Duration::ZERO
         };
-        qp.next_avail = now + Duration(gap.ps() - credit.ps());
+        qp.next_avail = Time(now.ps() - credit.ps()) + gap;
         qp.last_tx_start = now;
         qp.last_tx_wire = wire_bytes;
         qp.sent_payload += payload;
