@@ -117,6 +117,8 @@ def test_convert_writes_a_valid_equivalent_scenario(tmp_path):
                         "data_class": 3, "ack_class": "data", "window": "bdp", "window_scales_with_rate": True,
                         "base_rtt": "4160ns", "nack_repeat_interval": "500us"}
     assert s["switch"]["buffer"] == "32MiB" and s["switch"]["int"] is True
+    # ns-3's paths and its whole-ns frame times.
+    assert s["switch"]["ecmp"] == "ns3-hpcc" and s["tx_time"] == "ns3-truncated"
     assert s["switch"]["ecn"] == {"enabled": True, "thresholds": [
         {"rate": "100Gbps", "kmin": "400000B", "kmax": "1600000B", "pmax": 0.2}]}
     assert s["cc"] == {"algorithm": "hpcc", "params": {"eta": 0.95, "max_stage": 0, "rate_ai": "50Mbps",
@@ -165,6 +167,7 @@ def test_ns3_value_syntax():
         parse_rate_bps("100 gigabits")
     assert seconds_to_ns("2.000002612") == 2000002611
     assert seconds_to_ns("2.000000612") == 2000000612
+    assert seconds_to_ns("2.0002") == 2000199999  # what ns-3.17 gives (measured)
 
 
 def test_refused_keys_are_named(tmp_path):

@@ -64,6 +64,8 @@ pub struct RunConfig {
     /// Keep running to the stop time even after every flow has finished (as
     /// the ns-3 HPCC simulator does, so its monitors keep sampling).
     pub run_to_stop: bool,
+    /// How long frames take on links and in QP pacers (`tx_time`).
+    pub tx_time: crate::time::TxTime,
 }
 
 /// Why a run ended early with an error.
@@ -241,7 +243,7 @@ impl World {
                 }
             }
         }
-        let routing = Routing::build(&adj, &is_host, run.seed);
+        let routing = Routing::build(&adj, &is_host, run.seed, switch_cfg.ecmp);
         let mut q = EventQueue::new();
         for (i, f) in workload.flows.iter().enumerate() {
             q.schedule(Time::ZERO + f.start, Event::FlowStart { flow: i as u32 });
@@ -402,7 +404,7 @@ impl World {
         let port_ref = &mut self.ports[port as usize];
         port_ref.busy = true;
         port_ref.tx_bytes += frame as u64;
-        let ser = port_ref.rate.serialization(wire);
+        let ser = self.run.tx_time.of(port_ref.rate, wire);
         let lost = !is_pfc && (!port_ref.up || port_ref.rng.chance(port_ref.loss));
         let (peer, delay, up, local) = (port_ref.peer, port_ref.delay, port_ref.up, port_ref.local);
         if at_switch {
@@ -477,7 +479,7 @@ impl World {
             for &b in &hosts {
                 if a != b {
                     let line = self.ports[self.node_ports[a as usize][0] as usize].rate;
-                    max = max.max(self.path_facts(a, b, 10000, line).base_rtt);
+                    max = max.max(self.path_facts(a, b, crate::net::routing::L4Ports { sport: 10000, dport: crate::packet::wire::ROCEV2_UDP_PORT }, line).base_rtt);
                 }
             }
         }

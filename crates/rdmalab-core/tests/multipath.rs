@@ -4,6 +4,7 @@
 
 mod common;
 use rdmalab_core::record::ProbeRecord;
+use rdmalab_core::net::routing::L4Ports;
 use rdmalab_core::scenario::Scenario;
 use rdmalab_core::time::Time;
 use rdmalab_core::world::World;
@@ -49,7 +50,7 @@ const FIRST_PORT: &str = r#""paths": 2, "first_port": 5101, "probe_interval": "1
 fn spine_of(w: &World, src: &str, dst: &str, sport: u16) -> String {
     let (s, d) = (w.topo.find(src).unwrap(), w.topo.find(dst).unwrap());
     let leaf = w.ports[w.ports[w.node_ports[s as usize][0] as usize].peer as usize].node;
-    let p = w.routing.select(leaf, s, d, sport).unwrap();
+    let p = w.routing.select(leaf, s, d, L4Ports::rocev2(sport)).unwrap();
     w.topo.nodes[w.ports[w.ports[p as usize].peer as usize].node as usize].name.clone()
 }
 

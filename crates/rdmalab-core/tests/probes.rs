@@ -5,6 +5,7 @@
 mod common;
 use rdmalab_core::algo::{CcConfig, ControllerFactory};
 use rdmalab_core::control::{CcContext, CcEvent, Controller, EventMask};
+use rdmalab_core::net::routing::L4Ports;
 use rdmalab_core::scenario::Scenario;
 use rdmalab_core::time::{Duration, Time};
 use std::cell::RefCell;
@@ -66,14 +67,14 @@ fn probes_measure_each_path_detect_a_failure_and_steer_the_qp() {
     let (h0, h2) = (w0.topo.find("h0").unwrap(), w0.topo.find("h2").unwrap());
     let mut by_port = std::collections::BTreeMap::new();
     for sport in 20000..20064u16 {
-        by_port.entry(w0.routing.select(leaf0, h0, h2, sport).unwrap()).or_insert(sport);
+        by_port.entry(w0.routing.select(leaf0, h0, h2, L4Ports::rocev2(sport)).unwrap()).or_insert(sport);
     }
     let paths: Vec<u16> = by_port.values().copied().collect();
     assert_eq!(paths.len(), 2, "two spines, two paths");
     // Which of the two goes through spine1 (the link that fails)?
     let spine1 = w0.topo.find("spine1").unwrap();
     let via_spine1 = |sport: u16| {
-        let p = w0.routing.select(leaf0, h0, h2, sport).unwrap();
+        let p = w0.routing.select(leaf0, h0, h2, L4Ports::rocev2(sport)).unwrap();
         w0.ports[w0.ports[p as usize].peer as usize].node == spine1
     };
     // Start the QP on the path that will fail.

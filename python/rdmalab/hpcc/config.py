@@ -560,6 +560,8 @@ def convert(
         "int": cc_mode == 3,
         "pfc": {"enabled": True, "alpha": 0.125, "reserve": "4KiB", "resume_offset": "3KiB", "headroom": "auto"},
         "ecn": {"enabled": bool(qcn), "thresholds": thresholds},
+        # Its switches' own hash and next-hop order: every flow takes ns-3's path.
+        "ecmp": "ns3-hpcc",
     }
 
     # ---------------------------------------------------------------- congestion control
@@ -670,6 +672,8 @@ def convert(
         # ns-3 always runs to SIMULATOR_STOP_TIME; that matters only while the
         # queue monitor samples, so only then does rdmalab keep going.
         "run_to_duration": "qlen_monitor" in records,
+        # ns-3.17 cuts every frame's time on a link and in the pacer to whole ns.
+        "tx_time": "ns3-truncated",
         "max_events": MAX_EVENTS,
         "topology": {"kind": "hpcc_file", "text": topo.text},
         "switch": switch,

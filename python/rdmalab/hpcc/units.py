@@ -43,13 +43,14 @@ def parse_time_ps(text: str) -> int:
 
 
 def seconds_to_ns(text: str) -> int:
-    """ns-3's `Seconds(double)` at ns resolution: the double times 1e9, truncated.
-
-    So `2.000002612` becomes 2000002611 ns, as ns-3 does (the double is a hair below)."""
+    """ns-3.17's `Seconds(double)` at ns resolution, bit for bit: its 64.64
+    fixed point keeps trunc(v · 2^64), and the time is the high word of that
+    times 10^9. So `2.000002612` becomes 2000002611 ns and `2.0002`
+    2000199999 ns, as ns-3 does (the doubles are a hair below)."""
     v = float(text)
-    if not v >= 0:
-        raise ValueError(f"`{text}` is not a non-negative number of seconds")
-    return int(v * 1e9)
+    if not v >= 0 or v >= 2.0**33:
+        raise ValueError(f"`{text}` is not a number of seconds from 0 to 2^33")
+    return (int(v * 2.0**64) * 10**9) >> 64
 
 
 def rate_text(bps: int) -> str:

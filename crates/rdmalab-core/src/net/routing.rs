@@ -5,8 +5,40 @@
 //! by hashing the flow's 5-tuple (including the UDP source port) with its own
 //! seed, so two switches make independent choices and a sender can steer a
 //! QP onto another path by changing its source port.
+//!
+//! [`EcmpHash::Ns3Hpcc`] instead picks exactly the port the ns-3 HPCC
+//! simulator's switch picks, so a run of its input files puts every flow on
+//! the same path as ns-3 does and per-flow results can be compared.
 
 use crate::rng::stable_hash;
+
+/// How a switch hashes a packet onto one of its equal-cost ports.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum EcmpHash {
+    /// rdmalab's own: a 64-bit mix of (src, dst, UDP source port) under a
+    /// per-switch seed drawn from the run's seed.
+    #[default]
+    Rdmalab,
+    /// The ns-3 HPCC simulator's `SwitchNode::GetOutDev`: MurmurHash3
+    /// (x86, 32-bit) of (sip, dip, sport | dport << 16) seeded with the
+    /// switch's node id, over next hops in the order its `third.cc` installs
+    /// them (see [`Routing::build`]).
+    Ns3Hpcc,
+}
+
+/// The UDP ports of a packet as it travels (an ACK's are its flow's, swapped).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct L4Ports {
+    pub sport: u16,
+    pub dport: u16,
+}
+
+impl L4Ports {
+    /// A RoCEv2 packet's ports: this source port, destination port 4791.
+    pub fn rocev2(sport: u16) -> Self {
+        L4Ports { sport, dport: crate::packet::wire::ROCEV2_UDP_PORT }
+    }
+}
 
 /// Adjacency as seen by routing: for each node, its (port, peer node) pairs.
 pub type Adjacency = Vec<Vec<(u32, u32)>>;
@@ -21,11 +53,24 @@ pub struct Routing {
     ranges: Vec<(u32, u32)>,
     ports: Vec<u32>,
     seeds: Vec<u64>,
+    hash: EcmpHash,
+    /// switch index → node id (ns-3 seeds a switch's hash with its node id).
+    switch_node: Vec<u32>,
 }
 
 impl Routing {
     /// Build tables by one breadth-first search per destination host.
-    pub fn build(adj: &Adjacency, is_host: &[bool], master_seed: u64) -> Self {
+    ///
+    /// With [`EcmpHash::Ns3Hpcc`] a switch's equal-cost ports towards a host
+    /// are in the order ns-3's `third.cc` pushes them: in the order its
+    /// breadth-first search from that host dequeues the next hops, visiting a
+    /// node's neighbours in the order of its `std::map<Ptr<Node>, ..>`, i.e.
+    /// by address. Switches there are large (~2 MB) objects that glibc maps
+    /// top-down, hosts small heap objects below them: hosts in increasing id,
+    /// then switches in decreasing id (measured on the 320-host fat tree; the
+    /// order is the allocator's, so another platform may differ). Parallel
+    /// links count once, through the last one listed, as its map keeps.
+    pub fn build(adj: &Adjacency, is_host: &[bool], master_seed: u64, hash: EcmpHash) -> Self {
         let n = adj.len();
         let mut host_index = vec![u32::MAX; n];
         let mut switch_index = vec![u32::MAX; n];
@@ -45,7 +90,10 @@ impl Routing {
         let mut ports = Vec::new();
         let mut dist = vec![u32::MAX; n];
         let mut queue = std::collections::VecDeque::new();
-        for (hi, &h) in hosts.iter().enumerate() {
+        if hash == EcmpHash::Ns3Hpcc {
+            Self::build_ns3_order(adj, is_host, &hosts, &switch_index, n_switches as usize, &mut ranges, &mut ports);
+        }
+        for (hi, &h) in hosts.iter().enumerate().filter(|_| hash == EcmpHash::Rdmalab) {
             dist.iter_mut().for_each(|d| *d = u32::MAX);
             dist[h as usize] = 0;
             queue.clear();
@@ -78,7 +126,64 @@ impl Routing {
             }
         }
         let seeds = (0..n_switches).map(|s| stable_hash(format!("{master_seed}/ecmp/{s}").as_bytes())).collect();
-        Routing { host_index, switch_index, n_hosts, ranges, ports, seeds }
+        let switch_node = (0..n as u32).filter(|&i| !is_host[i as usize]).collect();
+        Routing { host_index, switch_index, n_hosts, ranges, ports, seeds, hash, switch_node }
+    }
+
+    /// Next hops in ns-3 `third.cc`'s order (see [`Routing::build`]).
+    fn build_ns3_order(
+        adj: &Adjacency,
+        is_host: &[bool],
+        hosts: &[u32],
+        switch_index: &[u32],
+        n_switches: usize,
+        ranges: &mut [(u32, u32)],
+        ports: &mut Vec<u32>,
+    ) {
+        let n = adj.len();
+        let n_hosts = hosts.len();
+        // Each node's neighbours in ns-3's map order, with the port its map keeps.
+        let neighbours: Vec<Vec<(u32, u32)>> = (0..n)
+            .map(|u| {
+                let mut by_peer: std::collections::BTreeMap<(bool, i64), (u32, u32)> = Default::default();
+                for &(port, v) in &adj[u] {
+                    let key = if is_host[v as usize] { (false, v as i64) } else { (true, -(v as i64)) };
+                    by_peer.insert(key, (port, v)); // the last parallel link wins
+                }
+                by_peer.into_values().collect()
+            })
+            .collect();
+        let mut hops: Vec<Vec<u32>> = vec![Vec::new(); n_switches];
+        let mut dist = vec![u32::MAX; n];
+        for (hi, &h) in hosts.iter().enumerate() {
+            dist.iter_mut().for_each(|d| *d = u32::MAX);
+            hops.iter_mut().for_each(|v| v.clear());
+            dist[h as usize] = 0;
+            let mut queue = vec![h];
+            let mut i = 0;
+            while i < queue.len() {
+                let u = queue[i];
+                i += 1;
+                for &(_, v) in &neighbours[u as usize] {
+                    if dist[v as usize] == u32::MAX {
+                        dist[v as usize] = dist[u as usize] + 1;
+                        if !is_host[v as usize] {
+                            queue.push(v);
+                        }
+                    }
+                    if dist[u as usize] + 1 == dist[v as usize] && !is_host[v as usize] {
+                        // v forwards towards h through u: its port to u.
+                        let port = neighbours[v as usize].iter().find(|x| x.1 == u).expect("links are symmetric").0;
+                        hops[switch_index[v as usize] as usize].push(port);
+                    }
+                }
+            }
+            for (si, list) in hops.iter().enumerate() {
+                let start = ports.len() as u32;
+                ports.extend_from_slice(list);
+                ranges[si * n_hosts + hi] = (start, list.len() as u32);
+            }
+        }
     }
 
     pub fn host_index(&self, node: u32) -> u32 {
@@ -93,20 +198,56 @@ impl Routing {
         &self.ports[s as usize..(s + l) as usize]
     }
 
-    /// The egress port switch `node` uses for a packet of the given 5-tuple.
+    pub fn hash(&self) -> EcmpHash {
+        self.hash
+    }
+
+    /// The egress port switch `node` uses for a packet from host `src` to
+    /// host `dst` with these UDP ports (rdmalab's hash reads only the source
+    /// port; RoCEv2's destination port is fixed).
     #[inline]
-    pub fn select(&self, node: u32, src: u32, dst: u32, udp_sport: u16) -> Option<u32> {
+    pub fn select(&self, node: u32, src: u32, dst: u32, l4: L4Ports) -> Option<u32> {
         let hops = self.next_hops(node, dst);
         match hops.len() {
             0 => None,
             1 => Some(hops[0]),
             n => {
-                let seed = self.seeds[self.switch_index[node as usize] as usize];
-                let h = ecmp_hash(seed, src, dst, udp_sport);
+                let si = self.switch_index[node as usize] as usize;
+                let h = match self.hash {
+                    EcmpHash::Rdmalab => ecmp_hash(self.seeds[si], src, dst, l4.sport),
+                    EcmpHash::Ns3Hpcc => {
+                        let key = [ns3_ip(src), ns3_ip(dst), l4.sport as u32 | (l4.dport as u32) << 16];
+                        murmur3_x86_32(&key, self.switch_node[si]) as u64
+                    }
+                };
                 Some(hops[(h % n as u64) as usize])
             }
         }
     }
+}
+
+/// The IPv4 address the ns-3 HPCC simulator gives node `id` (`node_id_to_ip`).
+pub fn ns3_ip(id: u32) -> u32 {
+    0x0b00_0001 + ((id / 256) << 16) + ((id % 256) << 8)
+}
+
+/// MurmurHash3 (x86, 32-bit) of whole little-endian words, as ns-3 HPCC's
+/// `EcmpHash` computes it over its 12-byte key.
+pub fn murmur3_x86_32(words: &[u32], seed: u32) -> u32 {
+    let mut h = seed;
+    for &w in words {
+        let mut k = w.wrapping_mul(0xcc9e_2d51);
+        k = k.rotate_left(15).wrapping_mul(0x1b87_3593);
+        h ^= k;
+        h = h.rotate_left(13);
+        h = h.wrapping_mul(5).wrapping_add(0xe654_6b64);
+    }
+    h ^= (words.len() * 4) as u32;
+    h ^= h >> 16;
+    h = h.wrapping_mul(0x85eb_ca6b);
+    h ^= h >> 13;
+    h = h.wrapping_mul(0xc2b2_ae35);
+    h ^ (h >> 16)
 }
 
 /// Hash of (src IP, dst IP, UDP sport, UDP dport 4791, protocol 17) under a
@@ -152,7 +293,7 @@ mod tests {
     #[test]
     fn both_equal_cost_ports_are_installed() {
         let (adj, is_host) = diamond();
-        let r = Routing::build(&adj, &is_host, 1);
+        let r = Routing::build(&adj, &is_host, 1, EcmpHash::Rdmalab);
         assert_eq!(r.next_hops(2, 1).len(), 2);
         assert_eq!(r.next_hops(5, 1).len(), 1);
         assert_eq!(r.next_hops(3, 0).len(), 1);
@@ -161,9 +302,41 @@ mod tests {
     #[test]
     fn source_port_steers_the_path() {
         let (adj, is_host) = diamond();
-        let r = Routing::build(&adj, &is_host, 1);
+        let r = Routing::build(&adj, &is_host, 1, EcmpHash::Rdmalab);
         let chosen: std::collections::BTreeSet<u32> =
-            (0..64u16).map(|sp| r.select(2, 0, 1, 10000 + sp).unwrap()).collect();
+            (0..64u16).map(|sp| r.select(2, 0, 1, L4Ports { sport: 10000 + sp, dport: 4791 }).unwrap()).collect();
         assert_eq!(chosen.len(), 2, "64 source ports should use both paths");
     }
+
+    #[test]
+    fn murmur3_matches_its_published_test_vectors() {
+        // Bytes 21 43 65 87 (the word 0x87654321), from the reference test suite.
+        assert_eq!(murmur3_x86_32(&[0x8765_4321], 0), 0xf55b_516b);
+        assert_eq!(murmur3_x86_32(&[0x8765_4321], 0x5082_edee), 0x2362_f9de);
+        assert_eq!(murmur3_x86_32(&[u32::from_le_bytes(*b"test")], 0), 0xba6b_d213);
+    }
+
+    #[test]
+    fn ns3_order_lists_switch_next_hops_by_decreasing_node_id() {
+        let (adj, is_host) = diamond();
+        let r = Routing::build(&adj, &is_host, 1, EcmpHash::Ns3Hpcc);
+        // s2 reaches h1 through s3 (port 2) and s4 (port 4): s4 first.
+        assert_eq!(r.next_hops(2, 1), &[4, 2]);
+        assert_eq!(r.next_hops(5, 0), &[9, 7]);
+        let rd = Routing::build(&adj, &is_host, 1, EcmpHash::Rdmalab);
+        assert_eq!(rd.next_hops(2, 1), &[2, 4], "rdmalab keeps port order");
+    }
+
+    #[test]
+    fn ns3_hash_picks_by_ip_ports_and_node_id_seed() {
+        let (adj, is_host) = diamond();
+        let r = Routing::build(&adj, &is_host, 1, EcmpHash::Ns3Hpcc);
+        for sport in 10000..10016u16 {
+            let l4 = L4Ports { sport, dport: 100 };
+            let key = [0x0b00_0001, 0x0b00_0101, sport as u32 | 100 << 16];
+            let want = [4, 2][(murmur3_x86_32(&key, 2) % 2) as usize];
+            assert_eq!(r.select(2, 0, 1, l4), Some(want));
+        }
+    }
 }
+

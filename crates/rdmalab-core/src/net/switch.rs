@@ -2,7 +2,9 @@
 //! and the dequeue step where ECN marking and INT happen.
 
 use super::buffer::{Admission, BufferConfig, EcnConfig, SharedBuffer};
+use super::routing::{EcmpHash, L4Ports};
 use super::CONTROL_CLASS;
+use crate::packet::wire::ROCEV2_UDP_PORT;
 use crate::packet::{IntHop, Packet, PacketId, PacketKind};
 use crate::rng::RngStream;
 use crate::time::Rate;
@@ -22,6 +24,8 @@ pub struct SwitchConfig {
     /// differences taken modulo the field width equal these; the 17-bit queue
     /// field wraps as in ns-3). `None`: exact values.
     pub int_multi: Option<u32>,
+    /// How a switch picks among equal-cost ports (`switch.ecmp`).
+    pub ecmp: EcmpHash,
 }
 
 impl SwitchConfig {
@@ -37,13 +41,32 @@ pub struct Switch {
 }
 
 impl World {
+    /// The UDP ports a switch hashes. rdmalab's hash reads only the source
+    /// port; ns-3's reads both, and a packet going back to the data sender
+    /// (ACK, NACK, CNP) carries the flow's ports swapped.
+    #[inline]
+    fn l4_ports(&self, p: &crate::packet::Packet) -> L4Ports {
+        match self.routing.hash() {
+            EcmpHash::Rdmalab => L4Ports { sport: p.udp_sport, dport: ROCEV2_UDP_PORT },
+            EcmpHash::Ns3Hpcc => {
+                let qp = &self.qps[p.qp as usize];
+                if p.src == qp.src_node {
+                    L4Ports { sport: p.udp_sport, dport: qp.udp_dport }
+                } else {
+                    L4Ports { sport: qp.udp_dport, dport: p.udp_sport }
+                }
+            }
+        }
+    }
+
     /// A frame arrived at switch port `in_port`: route, admit, enqueue.
     pub(crate) fn switch_receive(&mut self, in_port: u32, pkt: PacketId) {
         let node = self.ports[in_port as usize].node;
         let sw = self.node_index[node as usize] as usize;
         self.pkts.get_mut(pkt).hops += 1;
         let p = *self.pkts.get(pkt);
-        let Some(out_port) = self.routing.select(node, p.src, p.dst, p.udp_sport) else {
+        let l4 = self.l4_ports(&p);
+        let Some(out_port) = self.routing.select(node, p.src, p.dst, l4) else {
             let local = self.ports[in_port as usize].local;
             self.drop_packet(node, local, "no_route", pkt);
             return;

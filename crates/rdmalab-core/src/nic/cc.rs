@@ -306,7 +306,7 @@ impl World {
         }
         qp.rate = r;
         if qp.last_tx_wire > 0 {
-            qp.next_avail = qp.last_tx_start + r.serialization(qp.last_tx_wire as u64);
+            qp.next_avail = qp.last_tx_start + self.run.tx_time.of(r, qp.last_tx_wire as u64);
         }
     }
 }

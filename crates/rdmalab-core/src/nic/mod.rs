@@ -351,7 +351,7 @@ impl World {
             qp.highest_sent = qp.snd_nxt;
         }
         let wire_bytes = wire.on_wire(frame);
-        let gap = qp.rate.serialization(wire_bytes as u64);
+        let gap = self.run.tx_time.of(qp.rate, wire_bytes as u64);
         // A token bucket of `rate_burst` bytes (GCRA): the next packet may go
         // one gap after max(now − burst time, when this one was due), so a QP
         // that was kept waiting catches up by at most the burst.

@@ -87,6 +87,9 @@ pub struct Qp {
     pub src_node: u32,
     pub dst_node: u32,
     pub udp_sport: u16,
+    /// UDP destination port: RoCEv2's 4791, or a flow file's `dport` (ns-3
+    /// HPCC's ECMP hash reads it).
+    pub udp_dport: u16,
     pub class: u8,
     /// The payload lives in device memory (GPU-Direct, NVMe-oF): it is read
     /// over the device's path to the NIC, not the host's PCIe.

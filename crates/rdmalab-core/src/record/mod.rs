@@ -11,6 +11,7 @@
 //!
 //! Writers take any `io::Write`; the core never opens files itself.
 
+use crate::net::routing::L4Ports;
 use crate::nic::qp::Verb;
 use crate::time::{Duration, Rate, Time};
 use crate::world::World;
@@ -158,7 +159,7 @@ impl World {
     pub(crate) fn record_flow(&mut self, f: u32, qi: u32, start: Time, finish: Time) {
         let spec = &self.workload.flows[f as usize];
         let qp = &self.qps[qi as usize];
-        let ideal = self.ideal_fct(spec.src, spec.dst, qp.udp_sport, spec.verb, spec.bytes);
+        let ideal = self.ideal_fct(spec.src, spec.dst, L4Ports { sport: qp.udp_sport, dport: qp.udp_dport }, spec.verb, spec.bytes);
         self.rec.flows.push(FlowRecord {
             flow: f,
             qp: qi,
@@ -176,7 +177,7 @@ impl World {
     }
 
     /// Links (rate, delay) that a frame from `src` to `dst` with this source port crosses.
-    pub fn path_links(&self, src: u32, dst: u32, sport: u16) -> Vec<(Rate, Duration)> {
+    pub fn path_links(&self, src: u32, dst: u32, l4: L4Ports) -> Vec<(Rate, Duration)> {
         let mut links = Vec::new();
         let mut port = self.node_ports[src as usize][0];
         for _ in 0..64 {
@@ -186,7 +187,7 @@ impl World {
             if next == dst || !self.is_switch(next) {
                 break;
             }
-            match self.routing.select(next, src, dst, sport) {
+            match self.routing.select(next, src, dst, l4) {
                 Some(np) => port = np,
                 None => break,
             }
@@ -196,9 +197,9 @@ impl World {
 
     /// What a controller may know of the path from `src` to `dst`: line rate,
     /// the idle round trip of one full packet and its ACK, switch hops, MTU.
-    pub fn path_facts(&self, src: u32, dst: u32, sport: u16, line_rate: Rate) -> crate::control::PathFacts {
+    pub fn path_facts(&self, src: u32, dst: u32, l4: L4Ports, line_rate: Rate) -> crate::control::PathFacts {
         let w = self.nic_cfg.wire;
-        let links = self.path_links(src, dst, sport);
+        let links = self.path_links(src, dst, l4);
         let data = w.on_wire(w.data_frame(w.mtu_payload, 0)) as u64;
         let ack = w.on_wire(w.ack_frame + w.int_header) as u64;
         let rtt: u64 = links.iter().map(|l| 2 * l.1.ps() + l.0.serialization(data).ps() + l.0.serialization(ack).ps()).sum();
@@ -216,11 +217,11 @@ impl World {
     /// link when it has fully arrived and the link has sent the one before it),
     /// then the ACK comes back (WRITE, SEND), or the READ request goes out
     /// first (READ). Wire bytes include every header, preamble and gap.
-    pub fn ideal_fct(&self, src: u32, dst: u32, sport: u16, verb: Verb, bytes: u64) -> Duration {
+    pub fn ideal_fct(&self, src: u32, dst: u32, l4: L4Ports, verb: Verb, bytes: u64) -> Duration {
         let w = self.nic_cfg.wire;
         // Data travels requester→responder, except for READ.
         let (dsrc, ddst) = if verb == Verb::Read { (dst, src) } else { (src, dst) };
-        let links = self.path_links(dsrc, ddst, sport);
+        let links = self.path_links(dsrc, ddst, l4);
         let n = w.packets_for(bytes) as u64;
         let last_payload = bytes - (n - 1) * w.mtu_payload as u64;
         let size = |k: u64| -> u64 {
@@ -320,9 +321,9 @@ impl World {
     /// ns-3's standalone FCT for the FCT file: its pair base RTT
     /// (2 × propagation + one payload's serialisation per hop) plus the
     /// message with 48 B per packet at the bottleneck (`third.cc`).
-    pub fn ns3_standalone_fct(&self, src: u32, dst: u32, sport: u16, bytes: u64) -> Duration {
+    pub fn ns3_standalone_fct(&self, src: u32, dst: u32, l4: L4Ports, bytes: u64) -> Duration {
         let w = self.nic_cfg.wire;
-        let links = self.path_links(src, dst, sport);
+        let links = self.path_links(src, dst, l4);
         let payload = w.mtu_payload as u64;
         let base: u64 = links.iter().map(|l| 2 * l.1.ps() + l.0.serialization(payload).ps()).sum();
         let bottleneck = links.iter().map(|l| l.0).min().unwrap_or(Rate(1));
@@ -412,7 +413,8 @@ impl World {
         for r in &self.rec.flows {
             // The data direction, as ns-3 reports it.
             let (s, d) = if r.verb == Verb::Read { (r.dst, r.src) } else { (r.src, r.dst) };
-            let standalone = self.ns3_standalone_fct(s, d, r.udp_sport, r.bytes);
+            let l4 = L4Ports { sport: r.udp_sport, dport: self.workload.flows[r.flow as usize].dport };
+            let standalone = self.ns3_standalone_fct(s, d, l4, r.bytes);
             writeln!(
                 w,
                 "{:08x} {:08x} {} {} {} {} {} {}",

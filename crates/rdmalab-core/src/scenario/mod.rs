@@ -341,7 +341,7 @@ impl Parser {
 
     fn scenario(&mut self, v: &Value) -> Option<Scenario> {
         const TOP: &[&str] =
-            &["name", "description", "seed", "duration", "run_to_duration", "max_events", "topology", "links", "switch", "nic", "host", "cc", "control", "workload", "records"];
+            &["name", "description", "seed", "duration", "run_to_duration", "tx_time", "max_events", "topology", "links", "switch", "nic", "host", "cc", "control", "workload", "records"];
         let o = self.obj(v, "", TOP)?;
         let name = self.string(&o, "name", Some("scenario")).unwrap_or_default();
         let _ = self.string(&o, "description", Some(""));
@@ -349,6 +349,10 @@ impl Parser {
         let duration = self.positive_duration(&o, "duration", None);
         let max_events = self.int(&o, "max_events", Some(2_000_000_000), 1, u64::MAX).unwrap_or(1);
         let run_to_stop = self.boolean(&o, "run_to_duration", false);
+        let tx_time = self.choice(&o, "tx_time", &["exact", "ns3-truncated"], Some("exact")).map(|t| match t.as_str() {
+            "ns3-truncated" => crate::time::TxTime::Ns3Truncated,
+            _ => crate::time::TxTime::Exact,
+        });
         let records = self.records(&o);
         let qlen_monitor = self.qlen_monitor(&o);
 
@@ -409,7 +413,7 @@ impl Parser {
             record_probes,
             placement,
             record_control_delays,
-            run: RunConfig { seed, stop_at: Time::ZERO + duration, max_events, sample_interval, run_to_stop },
+            run: RunConfig { seed, stop_at: Time::ZERO + duration, max_events, sample_interval, run_to_stop, tx_time: tx_time? },
             topology: topology?,
             nic: nic?,
             switch: switch?,
@@ -788,7 +792,7 @@ impl Parser {
     fn switch(&mut self, o: &Obj) -> Option<SwitchConfig> {
         let empty = Map::new();
         let s = match o.get("switch") {
-            Some(v) => self.obj(v, "switch", &["buffer", "pfc", "lossy_egress_alpha", "ecn", "int", "int_multi"])?,
+            Some(v) => self.obj(v, "switch", &["buffer", "pfc", "lossy_egress_alpha", "ecn", "int", "int_multi", "ecmp"])?,
             None => Obj { path: "switch".into(), map: &empty },
         };
         let size = self.bytes(&s, "buffer", Some(32 << 20));
@@ -802,6 +806,10 @@ impl Parser {
         } else {
             Some(None)
         };
+        let ecmp = self.choice(&s, "ecmp", &["rdmalab", "ns3-hpcc"], Some("rdmalab")).map(|c| match c.as_str() {
+            "ns3-hpcc" => crate::net::routing::EcmpHash::Ns3Hpcc,
+            _ => crate::net::routing::EcmpHash::Rdmalab,
+        });
         let pfc_empty = Map::new();
         let pfc = match s.get("pfc") {
             Some(v) => self.obj(v, "switch.pfc", &["enabled", "alpha", "reserve", "resume_offset", "headroom"])?,
@@ -861,6 +869,7 @@ impl Parser {
             ecn_by_rate: by_rate,
             int_enabled,
             int_multi: int_multi?,
+            ecmp: ecmp?,
         })
     }
 

@@ -7,6 +7,7 @@
 
 pub mod cdf;
 
+use crate::net::routing::L4Ports;
 use crate::nic::qp::{Message, Origin, Qp, QpTimer, Verb, TIMER_SLOTS};
 use crate::rng::RngStream;
 use crate::time::{Duration, Rate, Time};
@@ -113,7 +114,7 @@ impl World {
     /// `fixed_rate` it is uncontrolled background traffic: it sends at that
     /// rate with no window, and the scenario's controller never runs for it
     /// (not even its start, which could move or probe the QP).
-    pub(crate) fn create_qp(&mut self, requester: u32, responder: u32, verb: Verb, fixed_rate: Option<Rate>) -> u32 {
+    pub(crate) fn create_qp(&mut self, requester: u32, responder: u32, verb: Verb, fixed_rate: Option<Rate>, dport: u16) -> u32 {
         let req_nic = self.node_index[requester as usize];
         let resp_nic = self.node_index[responder as usize];
         let (tx_nic, rx_nic, src_node, dst_node) = match verb {
@@ -128,7 +129,7 @@ impl World {
         };
         let qi = self.qps.len() as u32;
         let line = self.nics[tx_nic as usize].line_rate;
-        let mut path = self.path_facts(src_node, dst_node, sport, line);
+        let mut path = self.path_facts(src_node, dst_node, L4Ports { sport, dport }, line);
         match self.nic_cfg.base_rtt {
             crate::nic::BaseRtt::FabricMax => path.base_rtt = self.fabric_max_rtt(),
             crate::nic::BaseRtt::Fixed(d) => path.base_rtt = d,
@@ -150,6 +151,7 @@ impl World {
             src_node,
             dst_node,
             udp_sport: sport,
+            udp_dport: dport,
             class: self.nic_cfg.data_class,
             device_memory: false,
             path,
@@ -218,7 +220,7 @@ impl World {
     #[inline(never)]
     pub(crate) fn start_flow(&mut self, f: u32) {
         let spec = self.workload.flows[f as usize].clone();
-        let qi = self.create_qp(spec.src, spec.dst, spec.verb, None);
+        let qi = self.create_qp(spec.src, spec.dst, spec.verb, None, spec.dport);
         self.post(qi, spec.bytes, Origin::Flow(f));
     }
 
@@ -226,7 +228,7 @@ impl World {
     #[inline(never)]
     pub(crate) fn start_app(&mut self, a: u32) {
         let spec = self.workload.apps[a as usize].clone();
-        let qi = self.create_qp(spec.src, spec.dst, spec.verb, spec.rate);
+        let qi = self.create_qp(spec.src, spec.dst, spec.verb, spec.rate, crate::packet::wire::ROCEV2_UDP_PORT);
         self.qps[qi as usize].device_memory = spec.device_memory;
         self.apps[a as usize].qp = Some(qi);
         for &(kind, value) in &spec.hints {
