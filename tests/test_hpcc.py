@@ -386,6 +386,17 @@ def test_analyze_buckets_by_size_with_ns3_filters(tmp_path):
     row = next(ln for ln in r.stdout.splitlines() if ln.split()[:1] == ["1"])
     assert row.split() == ["1", "1000", "8.000", "10.000", "10.000", "10.000"] * 1 + \
         ["1000", "8.000", "10.000", "10.000", "10.000"]
+    # Two columns: the ratios follow (same file: all 1). `a+b` pools runs: twice the flows.
+    squeezed = [" ".join(ln.split()) for ln in r.stdout.splitlines()]
+    assert "median |r-1| 0.0% 0.0% 0.0% 0.0%" in squeezed and "max |r-1| 0.0% 0.0% 0.0% 0.0%" in squeezed
+    slow = tmp_path / "slow.txt"
+    slow.write_text("\n".join(_fct_line(i, 300 + i, 100, 100 * i, 2_000_000_000, 2000 * i) for i in range(1, 21)) + "\n")
+    r = cli("hpcc", "analyze", f, f"{f}+{slow}", "-T", "2500000000", "--buckets", "4")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split("flows")[-1].split()[:2] == ["20", "40"]
+    # Bucket 0 pools slowdowns 1..5 with 2, 4, .. 10: p50 4 (was 3), p99 10 (was 5).
+    ratios = r.stdout.split("ratio")[1].splitlines()
+    assert ratios[2].split()[:4] == ["0", "1.333", "2.000", "2.000"]
     r = cli("hpcc", "analyze", f, "--csv", "-t", "2", "--buckets", "2")
     assert r.stdout.splitlines()[0].startswith("file,bucket,flows")
     bad = tmp_path / "bad.txt"

@@ -340,12 +340,17 @@ def cmd_hpcc_analyze(args) -> int:
 
     from rdmalab.hpcc.fct import fct_slowdown
 
+    from rdmalab.hpcc.fct import read_fct
+
     dport = {0: 100, 1: 200, 2: None}[args.type] if args.dport is None else args.dport
     labels: dict[str, str] = {}
-    for f in args.fct_files:  # a label per file, unique even if a file is given twice
+    for f in args.fct_files:  # a label per column, unique even if a file is given twice
         label = f if f not in labels else f"{f}#{sum(k.split('#')[0] == f for k in labels) + 1}"
         labels[label] = f
-    sd = fct_slowdown(labels, dport=dport, time_limit_ns=args.time_limit, buckets=args.buckets)
+    # `a+b+c` pools several runs (seeds) into one column.
+    tables = {label: pl.concat([read_fct(part) for part in f.split("+")]) if "+" in f else f
+              for label, f in labels.items()}
+    sd = fct_slowdown(tables, dport=dport, time_limit_ns=args.time_limit, buckets=args.buckets)
     if args.csv:
         sys.stdout.write(sd.write_csv())
         return 0
@@ -373,7 +378,34 @@ def cmd_hpcc_analyze(args) -> int:
                          f"  {r['size_max_bytes']:>10}" + "".join(f" {r[c]:>8.3f}" for c in qcols))
         print(f"  {b:>6}" + "".join(cells))
     print("  flows " + "".join(f"  {int(sd.filter(pl.col('file') == f)['flows'].sum()):>{width}}" for f in files))
+    if len(files) == 2:
+        _print_agreement(blocks, files, qcols, args.buckets)
     return 0
+
+
+def _print_agreement(blocks, files, qcols, buckets) -> None:
+    """With two columns: each bucket's quantiles of the second over the first,
+    and the median and largest deviation per quantile (a summary of agreement)."""
+    a, b = files
+    print(f"\nratio {b} / {a}:")
+    print(f"  {'bucket':>6}" + "".join(f" {c:>8}" for c in qcols))
+    ratios: dict[str, list[float]] = {c: [] for c in qcols}
+    for k in range(buckets):
+        ra, rb = blocks[a].get(k), blocks[b].get(k)
+        if ra is None or rb is None:
+            continue
+        row = []
+        for c in qcols:
+            r = rb[c] / ra[c]
+            ratios[c].append(r)
+            row.append(f" {r:>8.3f}")
+        print(f"  {k:>6}" + "".join(row))
+    if not ratios[qcols[0]]:
+        return
+    med = [sorted(abs(r - 1) for r in ratios[c])[len(ratios[c]) // 2] for c in qcols]
+    worst = [max(abs(r - 1) for r in ratios[c]) for c in qcols]
+    print("  median |r-1|" + "".join(f" {100 * m:>7.1f}%" for m in med))
+    print("  max |r-1|   " + "".join(f" {100 * w:>7.1f}%" for w in worst))
 
 
 def cmd_bench(args) -> int:
@@ -490,7 +522,9 @@ def main(argv: list[str] | None = None) -> int:
     hp.set_defaults(func=cmd_hpcc_traffic)
 
     hp = hsub.add_parser("analyze", help="FCT slowdown by flow-size bucket of ns-3-format fct.txt files, side by side")
-    hp.add_argument("fct_files", nargs="+", help="fct.txt files (from ns-3 or rdmalab)")
+    hp.add_argument("fct_files", nargs="+",
+                    help="fct.txt files (from ns-3 or rdmalab), one column each; `a+b+c` pools several files "
+                         "(e.g. seeds) into one column; with two columns the ratios of the second to the first follow")
     hp.add_argument("-t", "--type", type=int, choices=(0, 1, 2), default=0,
                     help="as fct_analysis.py: 0 normal flows (dport 100, default), 1 incast (dport 200), 2 all")
     hp.add_argument("--dport", type=int, help="keep only this dport (overrides -t)")
