@@ -416,3 +416,22 @@ def test_global_t_sets_ns3s_own_max_rtt(tmp_path, root):
     # The HPCC paper's fat tree: 6 links of 1 us; 100 Gb/s at the edges, 400 Gb/s inside.
     fat = (root / "crates/rdmalab-core/data/topologies/hpcc-fat-tree-320-hosts.txt").read_text()
     assert ns3_max_rtt_ns(parse_topology(fat, "fat"), 1000) == 2 * 6000 + 2 * 80 + 4 * 20
+
+
+def test_a_config_without_qlen_mon_file_warns_that_ns3_would_crash(tmp_path):
+    # third.cc always starts its queue monitor; without a file it writes to NULL.
+    make_dir(tmp_path, edit(CONFIG, "QLEN_MON_FILE", None))
+    r = cli("hpcc", "convert", "mix/config.txt", "--out", "x.yaml", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "QLEN_MON_FILE: not set; ns-3 itself crashes (segfault) at QLEN_MON_START" in r.stderr
+
+
+def test_the_shipped_ns3_input_directory_runs(tmp_path, root):
+    import shutil
+
+    shutil.copytree(root / "examples" / "hpcc", tmp_path / "hpcc")
+    r = cli("hpcc", "run", "mix/config-hpcc.txt", "--quiet", cwd=tmp_path / "hpcc")
+    assert r.returncode == 0, r.stderr
+    lines = (tmp_path / "hpcc" / "mix" / "fct-hpcc.txt").read_text().splitlines()
+    assert len(lines) == 1423  # every flow of the shipped WebSearch flow file completes
+    assert (tmp_path / "hpcc" / "mix" / "qlen-hpcc.txt").stat().st_size > 0

@@ -660,6 +660,12 @@ def convert(
         for key in ("QLEN_MON_START", "QLEN_MON_END"):
             if cfg.has(key):
                 warn(key, "no QLEN_MON_FILE, so no queue-length file is written")
+        mon_start = v.int("QLEN_MON_START")
+        if stop_ns is not None and mon_start is not None and stop_ns > mon_start:
+            # third.cc always schedules its monitor and fopen("") gives it a NULL file.
+            warnings.append(f"QLEN_MON_FILE: not set; ns-3 itself crashes (segfault) at QLEN_MON_START "
+                            f"({mon_start} ns) when its queue monitor writes to the file it could not open; "
+                            f"rdmalab runs on and writes no queue-length file")
 
     if cfg.problems:
         _refuse(cfg.problems, f"{cfg.path}")
