@@ -91,24 +91,27 @@ fn the_fct_file_uses_ns3_standalone_formula_and_the_flow_dport() {
 
 #[test]
 fn the_queue_length_monitor_writes_ns3_histograms() {
-    let (w, _) = run(&format!(
-        r#"{{"duration": "3ms", {INCAST}, "cc": {{"algorithm": "none"}}, "records": {{"qlen_monitor": {{"start": "0ns", "end": "200us"}}}}}}"#
-    ));
+    // As third.cc's monitor_buffer: samples every 100 ns from 99.8 ms until
+    // the first tick at or past 100.05 ms, dumps only at multiples of 100 ms.
+    let (w, _) = run(
+        r#"{"duration": "101ms", "topology": {"kind": "single_switch", "hosts": 5, "host_link": {"rate": "100Gbps", "delay": "1us"}},
+            "workload": {"incast": {"senders": 4, "receiver": "h4", "size": "2MB", "start": "99800us"}},
+            "cc": {"algorithm": "none"}, "records": {"qlen_monitor": {"start": "99800us", "end": "100050us"}}}"#,
+    );
     let mut out = Vec::new();
     w.write_hpcc_qlen(&mut out).unwrap();
     let text = String::from_utf8(out).unwrap();
     let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(lines[0], "time: 0", "a dump at t = 0 (a multiple of 100 ms)");
-    let last_time = lines.iter().rposition(|l| l.starts_with("time:")).unwrap();
-    assert_eq!(lines[last_time], "time: 200000", "and one when the window ends");
-    // Each port's counts add up to the number of 100 ns samples: 200 µs / 100 ns + 1.
-    for l in &lines[last_time + 1..] {
+    assert_eq!(lines[0], "time: 100000000", "one dump, at the multiple of 100 ms");
+    assert_eq!(lines.iter().filter(|l| l.starts_with("time:")).count(), 1, "none when the window ends");
+    // Each port's counts add up to the samples up to the dump: 200 µs / 100 ns + 1.
+    for l in &lines[1..] {
         let v: Vec<u64> = l.split_whitespace().map(|x| x.parse().unwrap()).collect();
         assert_eq!(v[2..].iter().sum::<u64>(), 2001, "{l}");
         assert_eq!(v[0], 5, "switch node id");
         assert!(v[1] >= 1, "ns-3 interface indices start at 1");
     }
-    let busy = lines[last_time + 1..].iter().any(|l| l.split_whitespace().count() > 3);
+    let busy = lines[1..].iter().any(|l| l.split_whitespace().count() > 3);
     assert!(busy, "the incast port's queue shows up above the 0 KB bin");
 }
 

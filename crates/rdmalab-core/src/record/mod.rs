@@ -87,11 +87,13 @@ pub struct PfcEvent {
     pub pause: bool,
 }
 
-/// The ns-3 HPCC simulator's queue-length monitor (QLEN_MON_START/END): every
-/// 100 ns inside the window, each switch port's queued bytes (all classes) go
-/// into a 1 KB-bin histogram; at every multiple of 100 ms of simulated time
-/// the cumulative histograms are dumped, and once more when the window ends
-/// (rdmalab's addition, so a short window still writes its counts).
+/// The ns-3 HPCC simulator's queue-length monitor (QLEN_MON_START/END), as
+/// its `monitor_buffer`: every 100 ns from the start until the first tick at
+/// or past the end, each switch port's bytes in the buffer's accounting (the
+/// data classes; ACKs and PFC in the control class are not counted) go into a
+/// 1 KB-bin histogram; at every multiple of 100 ms of simulated time the
+/// cumulative histograms are dumped. Nothing is dumped when the window ends
+/// off such a multiple: ns-3 does not either.
 pub struct QlenMonitor {
     pub start: Time,
     pub end: Time,
@@ -100,7 +102,6 @@ pub struct QlenMonitor {
     pub hist: Vec<Vec<u64>>,
     /// The dumps, as text in ns-3's format.
     pub text: String,
-    last_dump: Option<Time>,
 }
 
 /// The ns-3 monitor's sampling period and dump period.
@@ -118,7 +119,6 @@ impl QlenMonitor {
             }
             self.text.push('\n');
         }
-        self.last_dump = Some(now);
     }
 }
 
@@ -282,7 +282,7 @@ impl World {
         }
         let n = ports.len();
         self.qlen_monitor =
-            Some(QlenMonitor { start, end, ports, hist: vec![Vec::new(); n], text: String::new(), last_dump: None });
+            Some(QlenMonitor { start, end, ports, hist: vec![Vec::new(); n], text: String::new() });
         self.q.schedule(start.max(self.now()), crate::world::Event::QlenSample);
     }
 
@@ -292,7 +292,9 @@ impl World {
         let now = self.now();
         let Some(m) = self.qlen_monitor.as_mut() else { return };
         for (i, &(_, _, p)) in m.ports.iter().enumerate() {
-            let bin = (self.ports[p as usize].queued_total / 1000) as usize;
+            let port = &self.ports[p as usize];
+            let bytes = port.queued_total - port.queue_bytes[crate::net::CONTROL_CLASS as usize];
+            let bin = (bytes / 1000) as usize;
             let h = &mut m.hist[i];
             if h.len() <= bin {
                 h.resize(bin + 1, 0);
@@ -303,10 +305,8 @@ impl World {
             m.dump(now);
         }
         let next = now + QLEN_SAMPLE_PERIOD;
-        if next <= m.end && next <= self.run.stop_at {
+        if now < m.end && next <= self.run.stop_at {
             self.q.schedule(next, crate::world::Event::QlenSample);
-        } else if m.last_dump != Some(now) {
-            m.dump(now);
         }
     }
 
