@@ -114,7 +114,8 @@ def test_convert_writes_a_valid_equivalent_scenario(tmp_path):
     assert r.returncode == 0, r.stderr
     s = rdmalab.load_scenario(tmp_path / "converted.yaml").data
     assert s["nic"] == {"framing": "ns3-hpcc", "mtu": "1000B", "ack_every": 1, "cnp": "ack_flag", "rto": "off",
-                        "data_class": 3, "ack_class": "data", "window": "bdp", "window_scales_with_rate": True,
+                        "data_class": 3, "ack_class": "data", "pfc_holds_acks": True, "window": "bdp",
+                        "window_scales_with_rate": True,
                         "base_rtt": "4160ns", "nack_repeat_interval": "500us"}
     assert s["switch"]["buffer"] == "32MiB" and s["switch"]["int"] is True
     # ns-3's paths and its whole-ns frame times.
@@ -154,7 +155,10 @@ def test_each_cc_mode_maps_its_keys(tmp_path):
         c = edit(c, k, v)
     conv = convert(make_dir(tmp_path, c), cwd=tmp_path, rto="1ms")
     nic = conv.scenario["nic"]
-    assert (nic["ack_class"], nic["window"], nic["base_rtt"], nic["rto"]) == ("control", "none", "path", "1ms")
+    # ACK_HIGH_PRIO 1 keeps ACKs with the data at switches (third.cc never tells its
+    # switches); only PFC no longer holds them at the NIC.
+    assert (nic["ack_class"], nic["pfc_holds_acks"], nic["window"], nic["base_rtt"], nic["rto"]) == \
+        ("data", False, "none", "path", "1ms")
     assert conv.scenario["switch"]["ecn"]["enabled"] is False
     assert conv.scenario["links"][0] == {"between": [0, 8], "loss": 0.001} and len(conv.scenario["links"]) == 8
 

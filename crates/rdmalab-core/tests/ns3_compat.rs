@@ -32,6 +32,34 @@ fn acks_in_the_data_class_share_its_queues_and_pauses() {
     assert_eq!(w.rec.dropped_frames(), 0);
 }
 
+/// ns-3's ACK_HIGH_PRIO 1 (`pfc_holds_acks: false`): a host paused by PFC for
+/// its own data still sends the ACKs of the data it receives.
+#[test]
+fn acks_leave_a_paused_nic_when_pfc_does_not_hold_them() {
+    let fct_back = |holds: bool| {
+        let (w, p) = run(&format!(
+            r#"{{"duration": "20ms", "topology": {{"kind": "single_switch", "hosts": 5, "host_link": {{"rate": "100Gbps", "delay": "1us"}}}},
+                "nic": {{"framing": "ns3-hpcc", "mtu": "1000B", "ack_class": "data", "pfc_holds_acks": {holds}}},
+                "cc": {{"algorithm": "none"}}, "switch": {{"buffer": "2MB"}},
+                "workload": {{"incast": {{"senders": ["h0", "h1", "h2", "h3"], "receiver": "h4", "size": "2MB"}},
+                             "flows": [{{"src": "h4", "dst": "h0", "size": "1MB"}}]}}}}"#
+        ));
+        assert_eq!(p, Progress::AllFlowsDone);
+        assert!(w.rec.pfc_events.iter().any(|e| e.pause && e.from_node == 5), "the switch paused the senders");
+        let f = w.rec.flows.iter().find(|f| f.src == 4).unwrap();
+        (f.finish - f.start).ps()
+    };
+    let (held, free) = (fct_back(true), fct_back(false));
+    assert!(free < held, "h0's ACKs wait out its pauses only when PFC holds them: {free} vs {held} ps");
+    let e = rdmalab_core::scenario::Scenario::from_json_str(
+        r#"{"duration": "1us", "topology": {"kind": "single_switch", "hosts": 2, "host_link": {"rate": "100Gbps", "delay": "1us"}},
+            "nic": {"pfc_holds_acks": false}, "workload": {"flows": [{"src": "h0", "dst": "h1", "size": "1KB"}]}}"#,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("nic.pfc_holds_acks: `false` — only applies with `nic.ack_class: data`"), "{e}");
+}
+
 #[test]
 fn a_bdp_window_scaled_by_rate_bounds_bytes_in_flight() {
     let (w, _) = run(&format!(

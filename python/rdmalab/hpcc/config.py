@@ -512,9 +512,6 @@ def convert(
         if data_class == 0:
             cfg.problems.append(f"FLOW_FILE line {flows[0]['line']}: pg 0 is the control class (strict priority, "
                                 f"never paused); data must use pg 1-7 (traffic_gen.py writes 3)")
-        elif data_class != 3 and ack_high is False:
-            warnings.append(f"FLOW_FILE: pg {data_class} with ACK_HIGH_PRIO 0: ns-3 puts ACKs in queue 3 whatever "
-                            f"the data's pg; rdmalab puts them in the data's class ({data_class})")
     if rto not in ("off", None):
         notes.append(f"retransmission timeout {rto} (ns-3 has none; --rto off reproduces that)")
     nic = {
@@ -524,7 +521,11 @@ def convert(
         "cnp": "ack_flag",
         "rto": rto or "off",
         "data_class": data_class,
-        "ack_class": "control" if ack_high else "data",
+        # ns-3's switches queue ACKs with their flow's data whatever ACK_HIGH_PRIO says
+        # (third.cc never sets SwitchNode's AckHighPrio); it only picks which class's
+        # PFC pause holds the NIC's ACK queue: 0 (never paused) or 3.
+        "ack_class": "data",
+        "pfc_holds_acks": not ack_high and data_class == 3,
         "window": "bdp" if has_win else "none",
         "window_scales_with_rate": bool(var_win),
         # GLOBAL_T 1: ns-3's own maxRtt (and so its maxBdp as the window), computed its way.

@@ -39,8 +39,12 @@ pub struct NicConfig {
     /// Traffic class of data packets.
     pub data_class: u8,
     /// Traffic class of ACKs and NACKs: the control class (strict priority,
-    /// never paused), or the data class (ns-3 HPCC with ACK_HIGH_PRIO 0).
+    /// never paused), or the data class (as the ns-3 HPCC simulator's
+    /// switches, whatever its ACK_HIGH_PRIO says).
     pub ack_class: u8,
+    /// With ACKs in the data class: whether a PFC pause of that class holds
+    /// them at the NIC. ns-3 HPCC's ACK_HIGH_PRIO 1 only turns this off.
+    pub pfc_holds_acks: bool,
     /// How the notification point signals congestion.
     pub cnp: CnpMode,
     /// Per-QP window (bytes in flight) at the line rate.
@@ -200,7 +204,8 @@ impl World {
         }
         // ACKs in a data class go first unless that class is paused (as ns-3's RdmaEgressQueue).
         let ack_class = self.nic_cfg.ack_class;
-        if ack_class != CONTROL_CLASS && !self.ports[port as usize].paused[ack_class as usize] {
+        let held = self.nic_cfg.pfc_holds_acks && self.ports[port as usize].paused[ack_class as usize];
+        if ack_class != CONTROL_CLASS && !held {
             if let Some(p) = self.ports[port as usize].dequeue(ack_class, |id| pkts.get(id).frame_bytes) {
                 return Some(p);
             }

@@ -674,6 +674,7 @@ impl Parser {
             "rto",
             "data_class",
             "ack_class",
+            "pfc_holds_acks",
             "window",
             "window_scales_with_rate",
             "base_rtt",
@@ -710,6 +711,10 @@ impl Parser {
             Some(_) => Some(crate::net::CONTROL_CLASS),
             None => None,
         };
+        let pfc_holds_acks = self.boolean(&n, "pfc_holds_acks", true);
+        if let (Some(v), Some(crate::net::CONTROL_CLASS)) = (n.get("pfc_holds_acks"), ack_class) {
+            self.err("nic.pfc_holds_acks", show(v), "only applies with `nic.ack_class: data`");
+        }
         let cnp = self.choice(&n, "cnp", &["packet", "ack_flag"], Some("packet")).map(|c| {
             if c == "ack_flag" {
                 crate::nic::CnpMode::AckFlag
@@ -775,6 +780,7 @@ impl Parser {
             rto: rto?,
             data_class: class? as u8,
             ack_class: ack_class?,
+            pfc_holds_acks,
             cnp: cnp?,
             window: window?,
             window_scales_with_rate: scales,
