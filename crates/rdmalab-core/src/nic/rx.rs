@@ -88,7 +88,7 @@ impl World {
         }
         let qp = &mut self.qps[qi as usize];
         qp.rx_ce_pending |= p.ecn_ce;
-        let ack_frame = wire.ack_frame + wire.int_header;
+        let ack_frame = wire.ack_with_int();
         if p.psn == qp.epsn {
             qp.epsn += 1;
             qp.last_rx_progress = now;
@@ -121,7 +121,9 @@ impl World {
             if repeat {
                 qp.nacked_psn = Some((epsn, now));
                 let ece = std::mem::take(&mut qp.rx_ce_pending);
-                let mut n = self.control_packet(PacketKind::Nack, qi, epsn, wire.ack_frame);
+                // ns-3 echoes the data's INT header in NACKs too.
+                let nack_frame = if wire.is_ns3_hpcc() { ack_frame } else { wire.ack_frame };
+                let mut n = self.control_packet(PacketKind::Nack, qi, epsn, nack_frame);
                 n.ece = ece;
                 n.tx_timestamp = p.tx_timestamp;
                 self.stats.nacks_sent += 1;

@@ -47,7 +47,10 @@ pub struct WireFormat {
     pub data_overhead: u32,
     /// Extra bytes on the first packet of a WRITE (RETH).
     pub write_first_extra: u32,
+    /// An ACK or NACK frame without INT (padded to the minimum frame).
     pub ack_frame: u32,
+    /// An ACK's headers before padding; INT goes on top of these.
+    pub ack_headers: u32,
     pub cnp_frame: u32,
     pub read_request_frame: u32,
     pub pfc_frame: u32,
@@ -57,7 +60,9 @@ pub struct WireFormat {
     pub oob_frame: u32,
     /// Preamble, SFD and inter-frame gap added to every frame on the wire.
     pub l1_overhead: u32,
-    /// INT header carried by data packets and their ACKs when switches push INT.
+    /// INT header carried by data packets and their ACKs and NACKs: HPCC's
+    /// hop records when switches push INT, or (ns-3 HPCC framing only)
+    /// TIMELY's 8-byte send timestamp.
     pub int_header: u32,
     /// Shorter data frames are padded to this (Ethernet: 64 B; ns-3 HPCC: none).
     pub min_frame: u32,
@@ -66,6 +71,9 @@ pub struct WireFormat {
 /// HPCC's INT header for up to 5 hops: 2 B of hop count and 8 B per hop
 /// (the ns-3 HPCC simulator's `IntHeader` size).
 pub const HPCC_INT_HEADER: u32 = 2 + 5 * 8;
+
+/// The ns-3 HPCC simulator's TIMELY timestamp (`IntHeader` in TS mode).
+pub const NS3_TIMELY_TS_HEADER: u32 = 8;
 
 impl WireFormat {
     /// Real RoCEv2 over Ethernet with IPv4.
@@ -77,6 +85,7 @@ impl WireFormat {
             data_overhead: l2_l4 + IB_BTH + IB_ICRC + ETH_FCS,
             write_first_extra: IB_RETH,
             ack_frame: pad(l2_l4 + IB_BTH + IB_AETH + IB_ICRC + ETH_FCS),
+            ack_headers: l2_l4 + IB_BTH + IB_AETH + IB_ICRC + ETH_FCS,
             cnp_frame: pad(l2_l4 + IB_BTH + CNP_RESERVED + IB_ICRC + ETH_FCS),
             read_request_frame: pad(l2_l4 + IB_BTH + IB_RETH + IB_ICRC + ETH_FCS),
             pfc_frame: ETH_MIN_FRAME,
@@ -89,13 +98,15 @@ impl WireFormat {
     }
 
     /// The ns-3 HPCC simulator's accounting (its `CustomHeader` sizes): 48 B per
-    /// data packet, 60 B ACK/NACK/CNP, no preamble or gap.
+    /// data packet, ACK/NACK/CNP of 14 B PPP + 20 B IPv4 + 12 B qbbHeader padded
+    /// to 60 B, no preamble or gap.
     pub fn ns3_hpcc(mtu_payload: u32) -> Self {
         WireFormat {
             mtu_payload,
             data_overhead: 48,
             write_first_extra: 0,
             ack_frame: 60,
+            ack_headers: 46,
             cnp_frame: 60,
             read_request_frame: 60,
             pfc_frame: 64,
@@ -107,10 +118,22 @@ impl WireFormat {
         }
     }
 
+    /// The ns-3 HPCC simulator's accounting (no preamble, no padding).
+    pub fn is_ns3_hpcc(&self) -> bool {
+        self.l1_overhead == 0 && self.min_frame == 0
+    }
+
     /// Frame bytes of a data packet with `payload` bytes (`extra`: RETH on a WRITE's first packet).
     #[inline]
     pub fn data_frame(&self, payload: u32, extra: u32) -> u32 {
         (self.data_overhead + self.int_header + extra + payload).max(self.min_frame)
+    }
+
+    /// An ACK or NACK frame with the INT header of the data it answers
+    /// (ns-3: 88 B with HPCC's 42 B of INT, still 60 B with TIMELY's 8 B).
+    #[inline]
+    pub fn ack_with_int(&self) -> u32 {
+        (self.ack_headers + self.int_header).max(self.ack_frame)
     }
 
     /// Bytes a frame of `frame_bytes` occupies on the wire.
@@ -139,6 +162,20 @@ mod tests {
         let w = WireFormat::rocev2(1024);
         assert_eq!(w.data_overhead, 62);
         assert_eq!(w.on_wire(w.data_overhead + 1024), 1106);
+    }
+
+    #[test]
+    fn acks_carry_the_int_of_the_data_as_ns3_sizes_them() {
+        let mut ns3 = WireFormat::ns3_hpcc(1000);
+        assert_eq!(ns3.ack_with_int(), 60);
+        ns3.int_header = NS3_TIMELY_TS_HEADER;
+        assert_eq!((ns3.data_frame(1000, 0), ns3.ack_with_int()), (1056, 60), "TIMELY: 8 B more data, ACK still padded");
+        ns3.int_header = HPCC_INT_HEADER;
+        assert_eq!((ns3.data_frame(1000, 0), ns3.ack_with_int()), (1090, 88), "HPCC: 14 + 20 + 12 + 42 B");
+        let mut roce = WireFormat::rocev2(1024);
+        roce.int_header = HPCC_INT_HEADER;
+        assert_eq!(roce.ack_with_int(), 66 + 42);
+        assert!(WireFormat::ns3_hpcc(1000).is_ns3_hpcc() && !WireFormat::rocev2(1024).is_ns3_hpcc());
     }
 
     #[test]

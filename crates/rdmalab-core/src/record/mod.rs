@@ -201,7 +201,7 @@ impl World {
         let w = self.nic_cfg.wire;
         let links = self.path_links(src, dst, l4);
         let data = w.on_wire(w.data_frame(w.mtu_payload, 0)) as u64;
-        let ack = w.on_wire(w.ack_frame + w.int_header) as u64;
+        let ack = w.on_wire(w.ack_with_int()) as u64;
         let rtt: u64 = links.iter().map(|l| 2 * l.1.ps() + l.0.serialization(data).ps() + l.0.serialization(ack).ps()).sum();
         crate::control::PathFacts {
             line_rate,
@@ -251,7 +251,7 @@ impl World {
         }
         // The ACKs (every `ack_every` packets and the last) come back the same
         // links in reverse, store-and-forward; the last one completes the WRITE.
-        let ack = w.on_wire(w.ack_frame + w.int_header) as u64;
+        let ack = w.on_wire(w.ack_with_int()) as u64;
         let every = self.nic_cfg.ack_every_packets.max(1) as u64;
         let mut back_done = vec![0u64; links.len()];
         let mut last_ack = 0u64;
