@@ -115,7 +115,7 @@ def test_convert_writes_a_valid_equivalent_scenario(tmp_path):
     s = rdmalab.load_scenario(tmp_path / "converted.yaml").data
     assert s["nic"] == {"framing": "ns3-hpcc", "mtu": "1000B", "ack_every": 1, "cnp": "ack_flag", "rto": "off",
                         "data_class": 3, "ack_class": "data", "pfc_holds_acks": True, "window": "bdp",
-                        "window_scales_with_rate": True,
+                        "window_scales_with_rate": True, "rate_change": "immediate",
                         "base_rtt": "4160ns", "nack_repeat_interval": "500us"}
     assert s["switch"]["buffer"] == "32MiB" and s["switch"]["int"] is True
     # ns-3's paths and its whole-ns frame times.
@@ -294,6 +294,8 @@ def test_pfc_file_format_under_an_incast(tmp_path):
         assert t >= 2_000_000_000 and typ in (0, 1) and ifi >= 1
         assert ntype == (1 if node == 8 else 0)
     assert any(ln.endswith(" 1") for ln in lines)
+    # ns-3's DCQCN assigns its rate without moving the next departure.
+    assert convert(tmp_path / "mix" / "config.txt", cwd=tmp_path).scenario["nic"]["rate_change"] == "next_packet"
 
 
 # ------------------------------------------------------------------ traffic generator

@@ -246,3 +246,48 @@ fn ns3_truncated_tx_times_shorten_a_lone_flow_as_in_ns3() {
     let saved_ns = (exact - ns3) / 1000.0;
     assert!((saved_ns - 840.0).abs() < 10.0, "{exact} vs {ns3}: {saved_ns} ns saved");
 }
+
+/// Drops the rate to 10 Gb/s when the 10th packet leaves.
+struct SlowAfterTen(u32);
+impl rdmalab_core::control::Controller for SlowAfterTen {
+    fn name(&self) -> &str {
+        "slow-after-ten"
+    }
+    fn subscriptions(&self) -> rdmalab_core::control::EventMask {
+        rdmalab_core::control::EventMask(rdmalab_core::control::EventMask::TX)
+    }
+    fn on_event(&mut self, ev: &rdmalab_core::control::CcEvent, ctx: &mut rdmalab_core::control::CcContext) {
+        if let rdmalab_core::control::CcEvent::Tx { packets, .. } = *ev {
+            self.0 += packets;
+            if self.0 == 10 {
+                ctx.set_rate(rdmalab_core::time::Rate::gbps(10));
+            }
+        }
+    }
+}
+
+/// `nic.rate_change: next_packet` (ns-3's DCQCN, TIMELY, DCTCP): a new rate
+/// counts from the packet after next, so the 11th packet still leaves one
+/// 100 Gb/s gap after the 10th instead of a 10 Gb/s one.
+#[test]
+fn a_rate_change_can_wait_for_the_packet_after_next_as_in_ns3() {
+    let fct = |when: &str| {
+        let mut s = rdmalab_core::scenario::Scenario::from_json_str(&format!(
+            r#"{{"duration": "1ms", "topology": {{"kind": "single_switch", "hosts": 2, "host_link": {{"rate": "100Gbps", "delay": "1us"}}}},
+                "nic": {{"framing": "ns3-hpcc", "mtu": "1000B", "rate_change": "{when}"}},
+                "workload": {{"flows": [{{"src": "h0", "dst": "h1", "size": "20000B"}}]}}}}"#
+        ))
+        .unwrap();
+        s.cc = rdmalab_core::algo::CcConfig::Custom(rdmalab_core::algo::ControllerFactory {
+            name: "slow-after-ten".into(),
+            make: std::sync::Arc::new(|| Box::new(SlowAfterTen(0))),
+        });
+        let mut w = s.build().unwrap();
+        w.run_to_end().unwrap();
+        let f = &w.rec.flows[0];
+        (f.finish - f.start).ps() as i64
+    };
+    // One 1048 B gap at 10 Gb/s (838.4 ns) replaced by one at 100 Gb/s (83.84 ns).
+    let saved = fct("immediate") - fct("next_packet");
+    assert!((saved - 754_560).abs() < 2_000, "saved {saved} ps");
+}

@@ -528,6 +528,9 @@ def convert(
         "pfc_holds_acks": not ack_high and data_class == 3,
         "window": "bdp" if has_win else "none",
         "window_scales_with_rate": bool(var_win),
+        # ns-3's HPCC changes rate through ChangeRate (the next departure moves);
+        # its DCQCN, TIMELY and DCTCP assign m_rate, which counts from the packet after next.
+        "rate_change": "immediate" if cc_mode == 3 else "next_packet",
         # GLOBAL_T 1: ns-3's own maxRtt (and so its maxBdp as the window), computed its way.
         "base_rtt": ("path" if global_t != 1 else
                      f"{ns3_max_rtt_ns(topo, payload or 1000)}ns" if topo is not None else "fabric_max"),

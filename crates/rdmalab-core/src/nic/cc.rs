@@ -297,15 +297,16 @@ impl World {
         }
     }
 
-    /// Change a QP's dequeue rate. The next packet's earliest start is
-    /// recomputed from the last packet at the new rate, as ns-3's `ChangeRate` does.
+    /// Change a QP's dequeue rate. With `RateChange::Immediate` the next
+    /// packet's earliest start is recomputed from the last packet at the new
+    /// rate, as ns-3's `ChangeRate` does; with `NextPacket` it stays.
     pub(crate) fn set_dequeue_rate(&mut self, qi: u32, r: Rate) {
         let qp = &mut self.qps[qi as usize];
         if qp.rate == r {
             return;
         }
         qp.rate = r;
-        if qp.last_tx_wire > 0 {
+        if qp.last_tx_wire > 0 && self.nic_cfg.rate_change == super::RateChange::Immediate {
             qp.next_avail = qp.last_tx_start + self.run.tx_time.of(r, qp.last_tx_wire as u64);
         }
     }

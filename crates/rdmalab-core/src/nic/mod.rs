@@ -51,6 +51,8 @@ pub struct NicConfig {
     pub window: WindowConfig,
     /// Scale the window by dequeue rate / line rate (ns-3 VAR_WIN).
     pub window_scales_with_rate: bool,
+    /// When a new dequeue rate takes effect (`nic.rate_change`).
+    pub rate_change: RateChange,
     /// Base RTT that controllers and `window: bdp` use: each QP's own path, or
     /// the fabric's largest (ns-3 GLOBAL_T 1).
     pub base_rtt: BaseRtt,
@@ -130,6 +132,19 @@ pub enum WindowConfig {
     /// The bandwidth-delay product of the QP's base RTT at its line rate.
     Bdp,
     Bytes(u64),
+}
+
+/// When a controller's new dequeue rate takes effect.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RateChange {
+    /// At once: the next packet leaves one gap at the new rate after the
+    /// last one started (ns-3 HPCC's `ChangeRate`, which its HPCC uses).
+    #[default]
+    Immediate,
+    /// From the packet after next: the next departure was fixed when the last
+    /// packet left, at the old rate (ns-3 HPCC's DCQCN, TIMELY and DCTCP,
+    /// which assign `m_rate` and leave `m_nextAvail`).
+    NextPacket,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

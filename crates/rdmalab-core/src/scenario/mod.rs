@@ -680,6 +680,7 @@ impl Parser {
             "pfc_holds_acks",
             "window",
             "window_scales_with_rate",
+            "rate_change",
             "base_rtt",
             "probe_timeout",
             "qp_scheduler",
@@ -726,6 +727,13 @@ impl Parser {
             }
         });
         let scales = self.boolean(&n, "window_scales_with_rate", false);
+        let rate_change = self.choice(&n, "rate_change", &["immediate", "next_packet"], Some("immediate")).map(|c| {
+            if c == "next_packet" {
+                crate::nic::RateChange::NextPacket
+            } else {
+                crate::nic::RateChange::Immediate
+            }
+        });
         let base_rtt = match n.get("base_rtt") {
             Some(Value::String(s)) if s == "path" => Some(crate::nic::BaseRtt::Path),
             Some(Value::String(s)) if s == "fabric_max" => Some(crate::nic::BaseRtt::FabricMax),
@@ -787,6 +795,7 @@ impl Parser {
             cnp: cnp?,
             window: window?,
             window_scales_with_rate: scales,
+            rate_change: rate_change?,
             base_rtt: base_rtt?,
             probe_timeout: probe_timeout?,
             pcie: None,
