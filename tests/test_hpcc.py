@@ -115,7 +115,7 @@ def test_convert_writes_a_valid_equivalent_scenario(tmp_path):
     s = rdmalab.load_scenario(tmp_path / "converted.yaml").data
     assert s["nic"] == {"framing": "ns3-hpcc", "mtu": "1000B", "ack_every": 1, "cnp": "ack_flag", "rto": "off",
                         "data_class": 3, "ack_class": "data", "pfc_holds_acks": True, "window": "bdp",
-                        "window_scales_with_rate": True, "rate_change": "immediate",
+                        "window_scales_with_rate": True, "rate_change": "immediate", "qp_scheduler": "ns3-hpcc",
                         "base_rtt": "4160ns", "nack_repeat_interval": "500us"}
     assert s["switch"]["buffer"] == "32MiB" and s["switch"]["int"] is True
     # ns-3's paths and its whole-ns frame times.

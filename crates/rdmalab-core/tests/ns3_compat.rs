@@ -291,3 +291,27 @@ fn a_rate_change_can_wait_for_the_packet_after_next_as_in_ns3() {
     let saved = fct("immediate") - fct("next_packet");
     assert!((saved - 754_560).abs() < 2_000, "saved {saved} ps");
 }
+
+/// `nic.qp_scheduler: ns3-hpcc`: ns-3's RdmaEgressQueue keeps QPs in creation
+/// order and scans on from the one that sent last, so a QP that appears while
+/// A and B alternate is served right after the next of them, not after both.
+#[test]
+fn ns3_round_robin_serves_a_new_qp_before_the_scan_wraps() {
+    let fct_of_c = |sched: &str| {
+        let (w, p) = run(&format!(
+            r#"{{"duration": "1ms", "topology": {{"kind": "single_switch", "hosts": 4, "host_link": {{"rate": "100Gbps", "delay": "1us"}}}},
+                "nic": {{"framing": "ns3-hpcc", "mtu": "1000B", "qp_scheduler": "{sched}"}}, "cc": {{"algorithm": "none"}},
+                "workload": {{"flows": [{{"src": "h0", "dst": "h1", "size": "100000B"}}, {{"src": "h0", "dst": "h2", "size": "100000B"}},
+                                       {{"src": "h0", "dst": "h3", "size": "1000B", "start": "10030ns"}}]}}}}"#
+        ));
+        assert_eq!(p, Progress::AllFlowsDone);
+        assert_conservation(&w);
+        let f = w.rec.flows.iter().find(|f| f.dst == 3).unwrap();
+        (f.finish - f.start).ps() as i64
+    };
+    let (rr, ns3) = (fct_of_c("packet"), fct_of_c("ns3-hpcc"));
+    // A and B alternate 83.84 ns frames from t = 0, so B's 120th frame is on
+    // the wire when C appears at 10.03 µs. ns-3 serves C next (it follows B in
+    // the list); rdmalab's rotation serves A and B first: two frames later.
+    assert!((rr - ns3 - 2 * 83_840).abs() < 1_000, "packet {rr} ps, ns3-hpcc {ns3} ps");
+}

@@ -531,6 +531,8 @@ def convert(
         # ns-3's HPCC changes rate through ChangeRate (the next departure moves);
         # its DCQCN, TIMELY and DCTCP assign m_rate, which counts from the packet after next.
         "rate_change": "immediate" if cc_mode == 3 else "next_packet",
+        # Its RdmaEgressQueue's round robin: creation order, pointer, compaction.
+        "qp_scheduler": "ns3-hpcc",
         # GLOBAL_T 1: ns-3's own maxRtt (and so its maxBdp as the window), computed its way.
         "base_rtt": ("path" if global_t != 1 else
                      f"{ns3_max_rtt_ns(topo, payload or 1000)}ns" if topo is not None else "fabric_max"),

@@ -20,7 +20,7 @@ use crate::net::CONTROL_CLASS;
 use crate::packet::{Packet, PacketId, PacketKind, WireFormat};
 use crate::time::{Duration, Rate, Time};
 use crate::world::{Event, World};
-use qp::Verb;
+use qp::{Qp, Verb};
 use std::collections::VecDeque;
 
 #[derive(Clone, Debug)]
@@ -102,6 +102,13 @@ pub enum QpScheduler {
     /// window loses the port until its next turn, where it resumes what is
     /// left of its WQEs.
     Wqe { quantum: u64 },
+    /// Packet round robin exactly as the ns-3 HPCC simulator's
+    /// `RdmaEgressQueue::GetNextQindex`: the NIC's QPs stay in one list in
+    /// the order they were created, the scan starts after the index that
+    /// sent last, and finished QPs are cut out of the list without moving
+    /// that index (so a turn is sometimes skipped). A new QP's first turn
+    /// comes before the scan wraps, not after every other QP.
+    Ns3Hpcc,
 }
 
 /// The host's PCIe link as the NIC sees it: every data packet's payload, and
@@ -162,6 +169,10 @@ pub struct Nic {
     pub line_rate: Rate,
     /// QPs with PSNs ready to send, in round-robin order.
     pub active: VecDeque<u32>,
+    /// `QpScheduler::Ns3Hpcc`: the NIC's QPs in creation order, and the index
+    /// of the one that sent last.
+    pub ns3_qps: Vec<u32>,
+    pub ns3_rr_last: usize,
     /// READ requests waiting for the port.
     pub requests: VecDeque<PacketId>,
     /// Time of the pending wake-up event, if any.
@@ -191,6 +202,8 @@ impl Nic {
             port,
             line_rate,
             active: VecDeque::new(),
+            ns3_qps: Vec::new(),
+            ns3_rr_last: 0,
             requests: VecDeque::new(),
             wake_at: Time::NEVER,
             pcie_free_at: Time::ZERO,
@@ -255,6 +268,9 @@ impl World {
                 return None;
             }
         }
+        if self.nic_cfg.qp_scheduler == QpScheduler::Ns3Hpcc {
+            return self.ns3_dequeue(nic_i, port, now);
+        }
         let n = self.nics[nic_i].active.len();
         for _ in 0..n {
             let qi = self.nics[nic_i].active.pop_front().expect("counted");
@@ -268,15 +284,8 @@ impl World {
             if self.ports[port as usize].paused[qp.class as usize] {
                 continue;
             }
-            if let Some(w) = qp.window {
-                let w = if self.nic_cfg.window_scales_with_rate {
-                    (w as u128 * qp.rate.bps() as u128 / qp.path.line_rate.bps().max(1) as u128) as u64
-                } else {
-                    w
-                };
-                if qp.bytes_in_flight() >= w.max(1) {
-                    continue;
-                }
+            if Self::window_full(qp, self.nic_cfg.window_scales_with_rate) {
+                continue;
             }
             let mut ready_at = qp.next_avail;
             if device.is_some() {
@@ -334,6 +343,77 @@ impl World {
         if earliest != Time::NEVER && earliest < self.nics[nic_i].wake_at {
             self.nics[nic_i].wake_at = earliest;
             self.q.schedule(earliest, Event::NicWake { nic: nic_i as u32 });
+        }
+        None
+    }
+
+    /// Whether the QP's window (scaled by rate with `window_scales_with_rate`) is full.
+    #[inline]
+    fn window_full(qp: &Qp, scales_with_rate: bool) -> bool {
+        let Some(w) = qp.window else { return false };
+        let w = if scales_with_rate {
+            (w as u128 * qp.rate.bps() as u128 / qp.path.line_rate.bps().max(1) as u128) as u64
+        } else {
+            w
+        };
+        qp.bytes_in_flight() >= w.max(1)
+    }
+
+    /// `QpScheduler::Ns3Hpcc`: ns-3 HPCC's `GetNextQindex`, step for step.
+    fn ns3_dequeue(&mut self, nic_i: usize, port: u32, now: Time) -> Option<PacketId> {
+        let n = self.nics[nic_i].ns3_qps.len();
+        let rr_last = self.nics[nic_i].ns3_rr_last;
+        let finished = |qp: &Qp| qp.msgs.is_empty() && !qp.has_unsent();
+        let mut res = None;
+        let mut min_finished = None;
+        for k in 1..=n {
+            let idx = (k + rr_last) % n;
+            let qp = &self.qps[self.nics[nic_i].ns3_qps[idx] as usize];
+            if !self.ports[port as usize].paused[qp.class as usize] && qp.has_unsent() && !Self::window_full(qp, self.nic_cfg.window_scales_with_rate) {
+                if qp.next_avail > now {
+                    continue;
+                }
+                res = Some(idx);
+                break;
+            } else if finished(qp) {
+                min_finished = Some(min_finished.map_or(idx, |m: usize| m.min(idx)));
+            }
+        }
+        if let Some(m) = min_finished {
+            // Cut finished QPs out from `m` on; the last-sent index stays put.
+            let list = &mut self.nics[nic_i].ns3_qps;
+            let mut next = m;
+            for i in m..list.len() {
+                let qi = list[i];
+                if finished(&self.qps[qi as usize]) {
+                    self.qps[qi as usize].in_active = false;
+                } else {
+                    if res == Some(i) {
+                        res = Some(next);
+                    }
+                    list[next] = qi;
+                    next += 1;
+                }
+            }
+            list.truncate(next);
+        }
+        if let Some(idx) = res {
+            self.nics[nic_i].ns3_rr_last = idx;
+            return Some(self.packetize(self.nics[nic_i].ns3_qps[idx]));
+        }
+        // Wake when the first paced QP may send (as ns-3: QPs with bytes left).
+        let earliest = self.nics[nic_i]
+            .ns3_qps
+            .iter()
+            .map(|&q| &self.qps[q as usize])
+            .filter(|qp| qp.has_unsent() && qp.next_avail > now)
+            .map(|qp| qp.next_avail)
+            .min();
+        if let Some(t) = earliest {
+            if t < self.nics[nic_i].wake_at {
+                self.nics[nic_i].wake_at = t;
+                self.q.schedule(t, Event::NicWake { nic: nic_i as u32 });
+            }
         }
         None
     }
@@ -423,7 +503,11 @@ impl World {
         if qp.has_unsent() && !qp.in_active {
             qp.in_active = true;
             let nic = qp.tx_nic as usize;
-            self.nics[nic].active.push_back(qi);
+            if self.nic_cfg.qp_scheduler == QpScheduler::Ns3Hpcc {
+                self.nics[nic].ns3_qps.push(qi); // stays until finished, as in ns-3
+            } else {
+                self.nics[nic].active.push_back(qi);
+            }
         }
         let port = self.nics[self.qps[qi as usize].tx_nic as usize].port;
         self.try_transmit(port);
@@ -464,8 +548,8 @@ impl World {
                 None => (0.0, Duration::ZERO),
             };
             let port_utilization = (port.tx_bytes - tx0) as f64 / port.rate.bytes_in(iv).max(1) as f64;
-            let active_qps = nic.active.iter().filter(|&&q| self.qps[q as usize].has_unsent()).count() as u32;
-            let qps: Vec<u32> = nic.active.iter().copied().collect();
+            let active_qps = nic.active.iter().chain(&nic.ns3_qps).filter(|&&q| self.qps[q as usize].has_unsent()).count() as u32;
+            let qps: Vec<u32> = nic.active.iter().chain(&nic.ns3_qps).copied().collect();
             self.nics[n].reported = (self.nics[n].pcie_bytes, self.nics[n].pcie_wait_ps, self.nics[n].pcie_reads, port.tx_bytes);
             for qi in qps {
                 if self.qps[qi as usize].cc_mask.has(crate::control::EventMask::HOST) {

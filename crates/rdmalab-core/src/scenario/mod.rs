@@ -750,9 +750,9 @@ impl Parser {
                 }),
         };
         let probe_timeout = self.positive_duration(&n, "probe_timeout", Some(Duration::from_us(100)));
-        let sched = self.choice(&n, "qp_scheduler", &["packet", "wqe"], Some("packet"));
+        let sched = self.choice(&n, "qp_scheduler", &["packet", "wqe", "ns3-hpcc"], Some("packet"));
         let quantum = self.bytes(&n, "turn_quantum", Some(crate::nic::DEFAULT_TURN_QUANTUM));
-        if let (Some(v), Some("packet")) = (n.get("turn_quantum"), sched.as_deref()) {
+        if let (Some(v), Some("packet" | "ns3-hpcc")) = (n.get("turn_quantum"), sched.as_deref()) {
             self.err("nic.turn_quantum", show(v), "only applies with `nic.qp_scheduler: wqe`");
         }
         if quantum == Some(0) {
@@ -762,6 +762,7 @@ impl Parser {
         let wqe_overhead = self.duration(&n, "wqe_overhead", Some(Duration::ZERO));
         let qp_scheduler = match (sched, quantum) {
             (Some(s), Some(q)) if s == "wqe" => Some(crate::nic::QpScheduler::Wqe { quantum: q }),
+            (Some(s), Some(_)) if s == "ns3-hpcc" => Some(crate::nic::QpScheduler::Ns3Hpcc),
             (Some(_), Some(_)) => Some(crate::nic::QpScheduler::Packet),
             _ => None,
         };
