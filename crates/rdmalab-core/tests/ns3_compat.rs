@@ -315,3 +315,15 @@ fn ns3_round_robin_serves_a_new_qp_before_the_scan_wraps() {
     // the list); rdmalab's rotation serves A and B first: two frames later.
     assert!((rr - ns3 - 2 * 83_840).abs() < 1_000, "packet {rr} ps, ns3-hpcc {ns3} ps");
 }
+
+#[test]
+fn the_ns3_round_robin_refuses_a_host_pcie_model() {
+    let e = rdmalab_core::scenario::Scenario::from_json_str(
+        r#"{"duration": "1us", "topology": {"kind": "single_switch", "hosts": 2, "host_link": {"rate": "100Gbps", "delay": "1us"}},
+            "nic": {"qp_scheduler": "ns3-hpcc"}, "host": {"pcie": "gen4x16"},
+            "workload": {"flows": [{"src": "h0", "dst": "h1", "size": "1KB"}]}}"#,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("nic.qp_scheduler: `ns3-hpcc` — replays ns-3's NIC"), "{e}");
+}

@@ -381,6 +381,9 @@ impl Parser {
         }
         let mut nic = nic;
         if let (Some(n), Some(host)) = (nic.as_mut(), self.host(&o)) {
+            if n.qp_scheduler == crate::nic::QpScheduler::Ns3Hpcc && (host.pcie.is_some() || host.device_pcie.is_some()) {
+                self.err("nic.qp_scheduler", "`ns3-hpcc`", "replays ns-3's NIC, which reads no host memory: not with host.pcie or host.device_pcie");
+            }
             n.pcie = host.pcie;
             n.device_pcie = host.device_pcie;
             n.host_report_interval = host.report;
