@@ -109,7 +109,8 @@ impl WireFormat {
             ack_headers: 46,
             cnp_frame: 60,
             read_request_frame: 60,
-            pfc_frame: 64,
+            // PPP 14 + IPv4 20 + PauseHeader 9 (qbb-net-device's SendPfc).
+            pfc_frame: 43,
             probe_frame: 64,
             oob_frame: 48 + OOB_PAYLOAD,
             l1_overhead: 0,
@@ -190,6 +191,7 @@ mod tests {
     fn ns3_preset_matches_hpcc_sizes() {
         let w = WireFormat::ns3_hpcc(1000);
         assert_eq!(w.on_wire(w.data_overhead + 1000), 1048);
+        assert_eq!(w.on_wire(w.pfc_frame), 43);
     }
 
     #[test]
