@@ -479,7 +479,7 @@ impl World {
             for &b in &hosts {
                 if a != b {
                     let line = self.ports[self.node_ports[a as usize][0] as usize].rate;
-                    max = max.max(self.path_facts(a, b, crate::net::routing::L4Ports { sport: 10000, dport: crate::packet::wire::ROCEV2_UDP_PORT }, line).base_rtt);
+                    max = max.max(self.path_facts(a, b, crate::net::routing::L4Ports::rocev2(10000), line).base_rtt);
                 }
             }
         }

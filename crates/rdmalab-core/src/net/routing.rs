@@ -88,46 +88,62 @@ impl Routing {
         let n_hosts = hosts.len();
         let mut ranges = vec![(0u32, 0u32); n_switches as usize * n_hosts];
         let mut ports = Vec::new();
-        let mut dist = vec![u32::MAX; n];
-        let mut queue = std::collections::VecDeque::new();
-        if hash == EcmpHash::Ns3Hpcc {
-            Self::build_ns3_order(adj, is_host, &hosts, &switch_index, n_switches as usize, &mut ranges, &mut ports);
-        }
-        for (hi, &h) in hosts.iter().enumerate().filter(|_| hash == EcmpHash::Rdmalab) {
-            dist.iter_mut().for_each(|d| *d = u32::MAX);
-            dist[h as usize] = 0;
-            queue.clear();
-            queue.push_back(h);
-            while let Some(u) = queue.pop_front() {
-                // Hosts other than the destination are not transit nodes.
-                if u != h && is_host[u as usize] {
-                    continue;
-                }
-                for &(_, v) in &adj[u as usize] {
-                    if dist[v as usize] == u32::MAX {
-                        dist[v as usize] = dist[u as usize] + 1;
-                        queue.push_back(v);
-                    }
-                }
-            }
-            for s in 0..n {
-                if is_host[s] || dist[s] == u32::MAX {
-                    continue;
-                }
-                let start = ports.len() as u32;
-                for &(port, v) in &adj[s] {
-                    let via_ok = v == h || !is_host[v as usize];
-                    if via_ok && dist[v as usize] != u32::MAX && dist[v as usize] + 1 == dist[s] {
-                        ports.push(port);
-                    }
-                }
-                let si = switch_index[s] as usize;
-                ranges[si * n_hosts + hi] = (start, ports.len() as u32 - start);
+        match hash {
+            EcmpHash::Rdmalab => Self::build_port_order(adj, is_host, &hosts, &switch_index, &mut ranges, &mut ports),
+            EcmpHash::Ns3Hpcc => {
+                Self::build_ns3_order(adj, is_host, &hosts, &switch_index, n_switches as usize, &mut ranges, &mut ports)
             }
         }
         let seeds = (0..n_switches).map(|s| stable_hash(format!("{master_seed}/ecmp/{s}").as_bytes())).collect();
         let switch_node = (0..n as u32).filter(|&i| !is_host[i as usize]).collect();
         Routing { host_index, switch_index, n_hosts, ranges, ports, seeds, hash, switch_node }
+    }
+
+    /// Every shortest-path next hop, in each switch's port order.
+    fn build_port_order(
+        adj: &Adjacency,
+        is_host: &[bool],
+        hosts: &[u32],
+        switch_index: &[u32],
+        ranges: &mut [(u32, u32)],
+        ports: &mut Vec<u32>,
+    ) {
+        let n = adj.len();
+        let n_hosts = hosts.len();
+        let mut dist = vec![u32::MAX; n];
+        let mut queue = std::collections::VecDeque::new();
+            for (hi, &h) in hosts.iter().enumerate() {
+                dist.iter_mut().for_each(|d| *d = u32::MAX);
+                dist[h as usize] = 0;
+                queue.clear();
+                queue.push_back(h);
+                while let Some(u) = queue.pop_front() {
+                    // Hosts other than the destination are not transit nodes.
+                    if u != h && is_host[u as usize] {
+                        continue;
+                    }
+                    for &(_, v) in &adj[u as usize] {
+                        if dist[v as usize] == u32::MAX {
+                            dist[v as usize] = dist[u as usize] + 1;
+                            queue.push_back(v);
+                        }
+                    }
+                }
+                for s in 0..n {
+                    if is_host[s] || dist[s] == u32::MAX {
+                        continue;
+                    }
+                    let start = ports.len() as u32;
+                    for &(port, v) in &adj[s] {
+                        let via_ok = v == h || !is_host[v as usize];
+                        if via_ok && dist[v as usize] != u32::MAX && dist[v as usize] + 1 == dist[s] {
+                            ports.push(port);
+                        }
+                    }
+                    let si = switch_index[s] as usize;
+                    ranges[si * n_hosts + hi] = (start, ports.len() as u32 - start);
+                }
+            }
     }
 
     /// Next hops in ns-3 `third.cc`'s order (see [`Routing::build`]).
@@ -226,7 +242,8 @@ impl Routing {
     }
 }
 
-/// The IPv4 address the ns-3 HPCC simulator gives node `id` (`node_id_to_ip`).
+/// The IPv4 address the ns-3 HPCC simulator gives node `id` (`node_id_to_ip`):
+/// its hash input, and the IPs of its FCT file.
 pub fn ns3_ip(id: u32) -> u32 {
     0x0b00_0001 + ((id / 256) << 16) + ((id % 256) << 8)
 }
@@ -304,7 +321,7 @@ mod tests {
         let (adj, is_host) = diamond();
         let r = Routing::build(&adj, &is_host, 1, EcmpHash::Rdmalab);
         let chosen: std::collections::BTreeSet<u32> =
-            (0..64u16).map(|sp| r.select(2, 0, 1, L4Ports { sport: 10000 + sp, dport: 4791 }).unwrap()).collect();
+            (0..64u16).map(|sp| r.select(2, 0, 1, L4Ports::rocev2(10000 + sp)).unwrap()).collect();
         assert_eq!(chosen.len(), 2, "64 source ports should use both paths");
     }
 

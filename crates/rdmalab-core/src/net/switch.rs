@@ -4,7 +4,6 @@
 use super::buffer::{Admission, BufferConfig, EcnConfig, SharedBuffer};
 use super::routing::{EcmpHash, L4Ports};
 use super::CONTROL_CLASS;
-use crate::packet::wire::ROCEV2_UDP_PORT;
 use crate::packet::{IntHop, Packet, PacketId, PacketKind};
 use crate::rng::RngStream;
 use crate::time::Rate;
@@ -47,7 +46,7 @@ impl World {
     #[inline]
     fn l4_ports(&self, p: &crate::packet::Packet) -> L4Ports {
         match self.routing.hash() {
-            EcmpHash::Rdmalab => L4Ports { sport: p.udp_sport, dport: ROCEV2_UDP_PORT },
+            EcmpHash::Rdmalab => L4Ports::rocev2(p.udp_sport),
             EcmpHash::Ns3Hpcc => {
                 let qp = &self.qps[p.qp as usize];
                 if p.src == qp.src_node {

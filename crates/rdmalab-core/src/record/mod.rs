@@ -409,7 +409,7 @@ impl World {
     /// the last column is ns-3's own standalone-FCT formula, so scripts written
     /// for ns-3 compute the same slowdowns (`flows.csv` has rdmalab's exact ideal).
     pub fn write_hpcc_fct(&self, w: &mut dyn Write) -> io::Result<()> {
-        let ip = |id: u32| 0x0b00_0001u32 + ((id / 256) << 16) + ((id % 256) << 8);
+        let ip = crate::net::routing::ns3_ip;
         for r in &self.rec.flows {
             // The data direction, as ns-3 reports it.
             let (s, d) = if r.verb == Verb::Read { (r.dst, r.src) } else { (r.src, r.dst) };
