@@ -327,3 +327,20 @@ fn the_ns3_round_robin_refuses_a_host_pcie_model() {
     .to_string();
     assert!(e.contains("nic.qp_scheduler: `ns3-hpcc` — replays ns-3's NIC"), "{e}");
 }
+
+/// ns-3 carries TIMELY's send timestamp as an 8 B header on data and ACKs;
+/// real RoCEv2 framing has no such bytes.
+#[test]
+fn timely_adds_ns3s_timestamp_header_only_in_ns3_framing() {
+    let int_header = |framing: &str| {
+        let s = rdmalab_core::scenario::Scenario::from_json_str(&format!(
+            r#"{{"duration": "1us", "topology": {{"kind": "single_switch", "hosts": 2, "host_link": {{"rate": "100Gbps", "delay": "1us"}}}},
+                "nic": {{"framing": "{framing}", "mtu": "1000B"}}, "cc": {{"algorithm": "timely"}},
+                "workload": {{"flows": [{{"src": "h0", "dst": "h1", "size": "1KB"}}]}}}}"#
+        ))
+        .unwrap();
+        (s.nic.wire.int_header, s.nic.wire.data_frame(1000, 0))
+    };
+    assert_eq!(int_header("ns3-hpcc"), (8, 1056));
+    assert_eq!(int_header("rocev2").0, 0);
+}

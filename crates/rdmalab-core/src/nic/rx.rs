@@ -121,9 +121,8 @@ impl World {
             if repeat {
                 qp.nacked_psn = Some((epsn, now));
                 let ece = std::mem::take(&mut qp.rx_ce_pending);
-                // ns-3 echoes the data's INT header in NACKs too.
-                let nack_frame = if wire.is_ns3_hpcc() { ack_frame } else { wire.ack_frame };
-                let mut n = self.control_packet(PacketKind::Nack, qi, epsn, nack_frame);
+                // A NAK is an ACK frame with another syndrome (ns-3 echoes the INT header in it too).
+                let mut n = self.control_packet(PacketKind::Nack, qi, epsn, ack_frame);
                 n.ece = ece;
                 n.tx_timestamp = p.tx_timestamp;
                 self.stats.nacks_sent += 1;
@@ -342,9 +341,7 @@ impl World {
         let (_, sport, sent) = qp.probes.remove(i);
         let now = self.now();
         let rtt = now - sent;
-        if !self.rec.skip_probes {
-            self.rec.probes.push(crate::record::ProbeRecord { time: now, qp: qi, udp_sport: sport, rtt, lost: false });
-        }
+        self.rec.probe(crate::record::ProbeRecord { time: now, qp: qi, udp_sport: sport, rtt, lost: false });
         if self.qps[qi as usize].cc_mask.has(EventMask::RTT) {
             self.raise_cc(qi, CcEvent::Rtt { udp_sport: sport, sent, rtt, lost: false }, None);
         }
@@ -371,8 +368,8 @@ impl World {
         if let Some(t) = next {
             self.set_qp_timer(qi, super::qp::PROBE_SLOT, t);
         }
-        for &(sport, _) in lost.iter().filter(|_| !self.rec.skip_probes) {
-            self.rec.probes.push(crate::record::ProbeRecord { time: now, qp: qi, udp_sport: sport, rtt: timeout, lost: true });
+        for &(sport, _) in &lost {
+            self.rec.probe(crate::record::ProbeRecord { time: now, qp: qi, udp_sport: sport, rtt: timeout, lost: true });
         }
         if wants {
             for (sport, sent) in lost {

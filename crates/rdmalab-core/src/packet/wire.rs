@@ -119,11 +119,6 @@ impl WireFormat {
         }
     }
 
-    /// The ns-3 HPCC simulator's accounting (no preamble, no padding).
-    pub fn is_ns3_hpcc(&self) -> bool {
-        self.l1_overhead == 0 && self.min_frame == 0
-    }
-
     /// Frame bytes of a data packet with `payload` bytes (`extra`: RETH on a WRITE's first packet).
     #[inline]
     pub fn data_frame(&self, payload: u32, extra: u32) -> u32 {
@@ -176,7 +171,6 @@ mod tests {
         let mut roce = WireFormat::rocev2(1024);
         roce.int_header = HPCC_INT_HEADER;
         assert_eq!(roce.ack_with_int(), 66 + 42);
-        assert!(WireFormat::ns3_hpcc(1000).is_ns3_hpcc() && !WireFormat::rocev2(1024).is_ns3_hpcc());
     }
 
     #[test]

@@ -144,6 +144,13 @@ impl Recorder {
         e.1 += bytes;
     }
 
+    /// Keep a probe's outcome, unless `records.probes: false`.
+    pub fn probe(&mut self, r: ProbeRecord) {
+        if !self.skip_probes {
+            self.probes.push(r);
+        }
+    }
+
     pub fn pfc(&mut self, time: Time, node: u32, port: u32, from_node: u32, class: u8, pause: bool) {
         self.pfc_events.push(PfcEvent { time, node, port, from_node, class, pause });
     }

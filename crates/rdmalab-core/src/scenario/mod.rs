@@ -400,7 +400,7 @@ impl Parser {
         if let (Some(n), Some(sw), Some(c)) = (nic.as_mut(), &switch, &cc) {
             if sw.int_enabled {
                 n.wire.int_header = crate::packet::wire::HPCC_INT_HEADER;
-            } else if matches!(c, CcConfig::Timely(_)) && n.wire.is_ns3_hpcc() {
+            } else if matches!(c, CcConfig::Timely(_)) && n.wire == WireFormat::ns3_hpcc(n.wire.mtu_payload) {
                 // ns-3 HPCC carries TIMELY's send timestamp in an 8-byte INT header.
                 n.wire.int_header = crate::packet::wire::NS3_TIMELY_TS_HEADER;
             } else if matches!(c, CcConfig::Hpcc(_)) {
