@@ -108,6 +108,41 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("latency_p99_ps", pa.uint64()),
         ]
     ),
+    "nic_resources": pa.schema(
+        [
+            ("node", pa.uint32()),
+            ("node_name", pa.string()),
+            ("preset", pa.string()),
+            ("qpc_hits", pa.uint64()),
+            ("qpc_misses", pa.uint64()),
+            ("mtt_hits", pa.uint64()),
+            ("mtt_misses", pa.uint64()),
+            ("wqe_hits", pa.uint64()),
+            ("wqe_misses", pa.uint64()),
+            ("pcie_payload_bytes", pa.uint64()),
+            ("pcie_payload_requests", pa.uint64()),
+            ("pcie_wqe_bytes", pa.uint64()),
+            ("pcie_wqe_requests", pa.uint64()),
+            ("pcie_qpc_bytes", pa.uint64()),
+            ("pcie_qpc_requests", pa.uint64()),
+            ("pcie_mtt_bytes", pa.uint64()),
+            ("pcie_mtt_requests", pa.uint64()),
+            ("pcie_bitmap_bytes", pa.uint64()),
+            ("pcie_bitmap_requests", pa.uint64()),
+            ("stall_ps", pa.uint64()),
+            ("unit_waits", pa.uint64()),
+        ]
+    ),
+    "nic_memory": pa.schema(
+        [
+            ("structure", pa.string()),
+            ("category", pa.string()),
+            ("qps", pa.uint64()),
+            ("typical_bytes", pa.uint64()),
+            ("on_chip_bytes", pa.uint64()),
+            ("how", pa.string()),
+        ]
+    ),
 }
 
 

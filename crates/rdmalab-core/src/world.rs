@@ -121,6 +121,8 @@ pub struct Stats {
     pub pfc_pauses_sent: u64,
     pub pfc_resumes_sent: u64,
     pub peak_live_packets: u64,
+    /// WQEs read by SRNIC's scheduler, the ones dropped unused included.
+    pub wqes_fetched: u64,
 }
 
 pub struct World {
@@ -209,7 +211,9 @@ impl World {
                     }
                     node_index[i] = nics.len() as u32;
                     let port = node_ports[i][0];
-                    nics.push(Nic::new(i as u32, port, ports[port as usize].rate));
+                    let mut nic = Nic::new(i as u32, port, ports[port as usize].rate);
+                    nic.res = nic_cfg.resources.as_ref().map(|r| Box::new(crate::nic::resources::NicResources::new(r)));
+                    nics.push(nic);
                 }
                 NodeKind::Switch => {
                     node_index[i] = switches.len() as u32;

@@ -511,6 +511,26 @@ impl Simulation {
         d.set_item("peak_live_packets", s.peak_live_packets)?;
         d.set_item("packet_pool_slots", w.pkts.capacity_used())?;
         d.set_item("control_placement", w.placement_name())?;
+        if let Some(cfg) = &w.nic_cfg.resources {
+            // Whole-run cache miss rates and PCIe bytes by purpose, over every NIC.
+            let all: Vec<_> = w.nics.iter().filter_map(|n| n.res.as_ref().map(|r| r.counters())).collect();
+            let rate = |f: &dyn Fn(&rdmalab_core::nic::resources::ResourceCounters) -> (u64, u64)| {
+                let (h, m) = all.iter().map(f).fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+                if h + m == 0 { 0.0 } else { m as f64 / (h + m) as f64 }
+            };
+            d.set_item("nic_resources", cfg.preset.as_str())?;
+            d.set_item("qpc_miss_rate", rate(&|c| c.qpc))?;
+            d.set_item("mtt_miss_rate", rate(&|c| c.mtt))?;
+            d.set_item("wqe_miss_rate", rate(&|c| c.wqe))?;
+            for p in rdmalab_core::nic::resources::PciePurpose::ALL {
+                let b: u64 = all.iter().map(|c| c.pcie_bytes[p as usize]).sum();
+                d.set_item(format!("pcie_{}_bytes", p.name()), b)?;
+            }
+            d.set_item("context_stall_ps", all.iter().map(|c| c.stall_ps).sum::<u64>())?;
+        }
+        if matches!(w.nic_cfg.qp_scheduler, rdmalab_core::nic::QpScheduler::Srnic { .. }) {
+            d.set_item("wqes_fetched", s.wqes_fetched)?;
+        }
         if let Some(fw) = &w.ctl {
             let s = &fw.stats;
             let sum = |a: &[u64]| a.iter().sum::<u64>();
@@ -544,12 +564,14 @@ impl Simulation {
         write_file(&dir, "apps.csv", |f| w.write_apps_csv(f))?;
         write_file(&dir, "control_delays.csv", |f| w.write_control_delays_csv(f))?;
         write_file(&dir, "probes.csv", |f| w.write_probes_csv(f))?;
+        write_file(&dir, "nic_resources.csv", |f| w.write_nic_resources_csv(f))?;
+        write_file(&dir, "nic_memory.csv", |f| w.write_nic_memory_csv(f))?;
         write_file(&dir, "fct.txt", |f| w.write_hpcc_fct(f))?;
         write_file(&dir, "pfc.txt", |f| w.write_hpcc_pfc(f))?;
         if w.qlen_monitor.is_some() {
             write_file(&dir, "qlen.txt", |f| w.write_hpcc_qlen(f))?;
         }
-        Ok(["flows", "qp_samples", "port_samples", "pfc_events", "drops", "apps", "control_delays", "probes"]
+        Ok(["flows", "qp_samples", "port_samples", "pfc_events", "drops", "apps", "control_delays", "probes", "nic_resources", "nic_memory"]
             .iter()
             .map(|s| s.to_string())
             .collect())

@@ -11,8 +11,10 @@
 //! not paused by PFC.
 
 pub mod cc;
+pub mod context_fetch;
 pub mod qp;
 pub mod reliability;
+pub mod resources;
 pub mod rx;
 
 use crate::control::CcEvent;
@@ -76,6 +78,9 @@ pub struct NicConfig {
     /// parsing it) during which the port sends nothing: it caps the message
     /// rate, so small messages cannot fill the link (SCR §6.2). 0: free.
     pub wqe_overhead: Duration,
+    /// The NIC's on-chip caches and processing units (`nic.resources`);
+    /// `None`: unlimited on-chip memory, as the ns-3 HPCC simulator's NIC.
+    pub resources: Option<resources::ResourceConfig>,
 }
 
 /// Bytes of WQEs a commodity RNIC dequeues from one QP per scheduling turn.
@@ -109,7 +114,20 @@ pub enum QpScheduler {
     /// that index (so a turn is sometimes skipped). A new QP's first turn
     /// comes before the scan wraps, not after every other QP.
     Ns3Hpcc,
+    /// SRNIC's cache-free SQ scheduler (§4.3.1): QPs with work and credit
+    /// take turns; a turn fetches up to `wqes` WQEs and `min(burst, credit)`
+    /// bytes of their messages over PCIe, and the WQEs whose messages did not
+    /// fit are dropped and fetched again next turn (no WQE cache). A QP has
+    /// one fetch outstanding at a time, issued when the last one is back, so
+    /// a QP's message rate is at most `wqes` per PCIe round trip (8 per
+    /// 1.1 µs ≈ 7.2 Mrps). Sending among QPs with fetched data is packet
+    /// round robin.
+    Srnic { wqes: u32, burst: u64 },
 }
+
+/// SRNIC's WQEs per turn (§4.3.1: n = 8) and burst (the PCIe BDP, 16 KB).
+pub const SRNIC_TURN_WQES: u32 = 8;
+pub const SRNIC_TURN_BURST: u64 = 16 * 1024;
 
 /// The host's PCIe link as the NIC sees it: every data packet's payload, and
 /// a 64 B WQE per message, is read from host memory over it.
@@ -163,6 +181,14 @@ pub enum BaseRtt {
     Fixed(Duration),
 }
 
+impl NicConfig {
+    /// Whether lost packets are recovered by selective repeat (SRNIC, IRN)
+    /// rather than go-back-N.
+    pub fn selective_repeat(&self) -> bool {
+        false
+    }
+}
+
 pub struct Nic {
     pub node: u32,
     pub port: u32,
@@ -193,6 +219,8 @@ pub struct Nic {
     /// When the device-memory DMA path will have read everything asked of it, and bytes read over it.
     pub device_free_at: Time,
     pub device_bytes: u64,
+    /// On-chip caches and processing units (`nic.resources`).
+    pub res: Option<Box<resources::NicResources>>,
 }
 
 impl Nic {
@@ -216,6 +244,7 @@ impl Nic {
             tx_gap: Duration::ZERO,
             device_free_at: Time::ZERO,
             device_bytes: 0,
+            res: None,
         }
     }
 }
@@ -287,6 +316,17 @@ impl World {
             if Self::window_full(qp, self.nic_cfg.window_scales_with_rate) {
                 continue;
             }
+            let srnic = if let QpScheduler::Srnic { wqes, burst } = self.nic_cfg.qp_scheduler {
+                // Sends only what its turns have fetched (the fetch stands for the WQE and payload wait below).
+                if let Some(t) = self.srnic_turn(nic_i, qi, now, wqes, burst) {
+                    earliest = earliest.min(t);
+                    continue;
+                }
+                true
+            } else {
+                false
+            };
+            let qp = &self.qps[qi as usize];
             let mut ready_at = qp.next_avail;
             if device.is_some() {
                 // Payload from device memory comes over the device's path, host payload over the host's.
@@ -300,7 +340,7 @@ impl World {
                 (false, _, Some(h)) => Some(h.latency),
                 _ => None,
             };
-            if let Some(latency) = payload_latency {
+            if let (Some(latency), false) = (payload_latency, srnic) {
                 // A message's first packet waits for its WQE (host memory) and
                 // payload to arrive over PCIe.
                 if let Some((_, m)) = qp.message_of(qp.snd_nxt) {
@@ -312,6 +352,13 @@ impl World {
             if ready_at > now {
                 earliest = earliest.min(ready_at);
                 continue;
+            }
+            if self.nics[nic_i].res.is_some() {
+                // Contexts that missed the on-chip caches hold the QP until they are fetched.
+                if let Some(t) = self.tx_contexts(nic_i, qi, now) {
+                    earliest = earliest.min(t);
+                    continue;
+                }
             }
             let qp = &mut self.qps[qi as usize];
             if let QpScheduler::Wqe { quantum } = self.nic_cfg.qp_scheduler {
@@ -482,8 +529,21 @@ impl World {
         }
         if let Some(pcie) = self.nic_cfg.pcie {
             // The WQE always comes from host memory; the payload too unless it is in device memory.
-            let dma = if device_path.is_some() { 0 } else { payload } + if psn == m.first_psn { WQE_BYTES } else { 0 };
+            // With `nic.resources` or the SRNIC scheduler, WQE reads are booked where they happen
+            // (doorbell prefetch, cache miss, turn fetch), and every read pays its TLP overhead.
+            let wqe_here = self.nic_cfg.resources.is_none() && !matches!(self.nic_cfg.qp_scheduler, QpScheduler::Srnic { .. });
+            let body = if device_path.is_some() { 0 } else { payload };
+            let dma = body + if psn == m.first_psn && wqe_here { WQE_BYTES } else { 0 };
+            let dma = match &self.nic_cfg.resources {
+                Some(r) if dma > 0 => r.on_bus(dma),
+                _ => dma,
+            };
             let nic = &mut self.nics[qp.tx_nic as usize];
+            if let Some(r) = nic.res.as_mut() {
+                if dma > 0 {
+                    r.count(resources::PciePurpose::Payload, dma);
+                }
+            }
             let start = nic.pcie_free_at.max(now);
             nic.pcie_free_at = start + pcie.bandwidth.serialization(dma);
             nic.pcie_bytes += dma;

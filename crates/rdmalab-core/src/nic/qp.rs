@@ -121,6 +121,15 @@ pub struct Qp {
     /// WQE-granular scheduling: the current turn lasts until `snd_nxt` reaches this PSN.
     pub turn_end_psn: u32,
     pub next_avail: Time,
+    /// `nic.resources`: the PSN whose contexts (QPC, WQE, MTT) were fetched
+    /// after a miss, and when they are on chip (`u32::MAX`: none pending).
+    pub ctx_psn: u32,
+    pub ctx_ready_at: Time,
+    /// `QpScheduler::Srnic`: the outstanding WQE fetch of the next turn, which
+    /// makes PSNs below `fetch_end_psn` sendable at `fetch_ready_at`
+    /// (`Time::NEVER`: none outstanding).
+    pub fetch_end_psn: u32,
+    pub fetch_ready_at: Time,
     pub last_tx_start: Time,
     pub last_tx_wire: u32,
     pub in_active: bool,

@@ -83,6 +83,9 @@ impl World {
                 self.send_control(rx_nic, c, None);
             }
         }
+        if self.nics[rx_nic as usize].res.is_some() {
+            self.rx_contexts(rx_nic as usize, qi, Some(p.psn));
+        }
         if self.qps[qi as usize].cc_mask.has(EventMask::RX) {
             self.raise_cc(qi, CcEvent::Rx { bytes: p.payload, packets: 1, ce: p.ecn_ce }, None);
         }
@@ -200,6 +203,10 @@ impl World {
 
     fn receive_ack(&mut self, p: &Packet, pkt: PacketId) {
         let qi = p.qp;
+        let tx_nic = self.qps[qi as usize].tx_nic as usize;
+        if self.nics[tx_nic].res.is_some() {
+            self.rx_contexts(tx_nic, qi, None);
+        }
         self.cnp_flag(qi, p);
         let Some(acked) = self.advance_una(qi, p.psn) else { return };
         self.rearm_rto_on_progress(qi);
@@ -233,8 +240,10 @@ impl World {
         qp.snd_nxt = qp.snd_una;
         qp.snd_nxt_off = qp.snd_una_off;
         qp.tx_cursor = 0;
-        // A WQE-granular turn starts afresh from the rewound PSN.
+        // A WQE-granular turn starts afresh from the rewound PSN; an SRNIC
+        // turn's fetch is dropped and the data fetched again.
         qp.turn_end_psn = qp.snd_nxt;
+        qp.fetch_ready_at = crate::time::Time::NEVER;
     }
 
     #[cold]
@@ -257,6 +266,7 @@ impl World {
             qp.snd_nxt_off = qp.byte_offset_of(psn, self.nic_cfg.wire.mtu_payload);
             qp.tx_cursor = 0;
             qp.turn_end_psn = qp.snd_nxt;
+            qp.fetch_ready_at = crate::time::Time::NEVER;
         }
         self.arm_rto(qi);
         self.activate(qi);

@@ -551,4 +551,54 @@ impl World {
         }
         Ok(())
     }
+
+    /// Per NIC: cache hits and misses, PCIe reads by purpose, and context
+    /// stalls (`nic.resources`; no rows when it is off).
+    pub fn write_nic_resources_csv(&self, w: &mut dyn Write) -> io::Result<()> {
+        use crate::nic::resources::PciePurpose;
+        write!(w, "node,node_name,preset,qpc_hits,qpc_misses,mtt_hits,mtt_misses,wqe_hits,wqe_misses")?;
+        for p in PciePurpose::ALL {
+            write!(w, ",pcie_{}_bytes,pcie_{}_requests", p.name(), p.name())?;
+        }
+        writeln!(w, ",stall_ps,unit_waits")?;
+        let Some(cfg) = &self.nic_cfg.resources else { return Ok(()) };
+        for nic in &self.nics {
+            let Some(r) = &nic.res else { continue };
+            let c = r.counters();
+            write!(w, "{},{},{},{},{},{},{},{},{}", nic.node, self.topo.nodes[nic.node as usize].name, cfg.preset, c.qpc.0, c.qpc.1, c.mtt.0, c.mtt.1, c.wqe.0, c.wqe.1)?;
+            for p in PciePurpose::ALL {
+                write!(w, ",{},{}", c.pcie_bytes[p as usize], c.pcie_requests[p as usize])?;
+            }
+            writeln!(w, ",{},{}", c.stall_ps, c.unit_waits)?;
+        }
+        Ok(())
+    }
+
+    /// The on-chip memory budget (SRNIC Table 1) for the most QPs any NIC of
+    /// this run holds (as sender or receiver); no rows without `nic.resources`.
+    pub fn write_nic_memory_csv(&self, w: &mut dyn Write) -> io::Result<()> {
+        writeln!(w, "structure,category,qps,typical_bytes,on_chip_bytes,how")?;
+        let Some(cfg) = &self.nic_cfg.resources else { return Ok(()) };
+        for row in self.memory_budget(cfg) {
+            writeln!(w, "{},{},{},{},{},{}", row.1.structure, row.1.category, row.0, row.1.typical_bytes, row.1.on_chip_bytes, row.1.how)?;
+        }
+        Ok(())
+    }
+
+    /// The budget rows with the QP count they are for. Selective repeat's
+    /// structures are sized for a 40 µs RTT at the NIC's line rate (SRNIC and
+    /// IRN: 500 slots at 100 Gb/s).
+    pub fn memory_budget(&self, cfg: &crate::nic::resources::ResourceConfig) -> Vec<(u64, crate::nic::resources::BudgetRow)> {
+        let mut per_nic = vec![0u64; self.nics.len()];
+        for q in &self.qps {
+            per_nic[q.tx_nic as usize] += 1;
+            per_nic[q.rx_nic as usize] += 1;
+        }
+        let qps = per_nic.iter().copied().max().unwrap_or(0);
+        let line = self.nics.iter().map(|n| n.line_rate).max().unwrap_or(crate::time::Rate(100_000_000_000));
+        let bdp_bytes = line.bytes_in(crate::time::Duration::from_us(40));
+        let bdp_packets = bdp_bytes.div_ceil(self.nic_cfg.wire.mtu_payload as u64);
+        let sr = self.nic_cfg.selective_repeat();
+        crate::nic::resources::memory_budget(cfg, qps, bdp_packets, bdp_bytes, sr).into_iter().map(|r| (qps, r)).collect()
+    }
 }

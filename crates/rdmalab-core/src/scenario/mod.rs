@@ -384,6 +384,14 @@ impl Parser {
             if n.qp_scheduler == crate::nic::QpScheduler::Ns3Hpcc && (host.pcie.is_some() || host.device_pcie.is_some()) {
                 self.err("nic.qp_scheduler", "`ns3-hpcc`", "replays ns-3's NIC, which reads no host memory: not with host.pcie or host.device_pcie");
             }
+            if host.pcie.is_none() {
+                if n.resources.is_some() {
+                    self.err("nic.resources", "(set)", "needs host.pcie: caches fetch their misses over the host's PCIe link (e.g. host: {pcie: gen4x16})");
+                }
+                if matches!(n.qp_scheduler, crate::nic::QpScheduler::Srnic { .. }) {
+                    self.err("nic.qp_scheduler", "`srnic`", "needs host.pcie: its turns fetch WQEs over the host's PCIe link (e.g. host: {pcie: gen3x16, pcie_latency: 1100ns})");
+                }
+            }
             n.pcie = host.pcie;
             n.device_pcie = host.device_pcie;
             n.host_report_interval = host.report;
@@ -690,6 +698,9 @@ impl Parser {
             "turn_quantum",
             "rate_burst",
             "wqe_overhead",
+            "wqes_per_turn",
+            "turn_burst",
+            "resources",
         ];
         let empty = Map::new();
         let n = match o.get("nic") {
@@ -753,7 +764,16 @@ impl Parser {
                 }),
         };
         let probe_timeout = self.positive_duration(&n, "probe_timeout", Some(Duration::from_us(100)));
-        let sched = self.choice(&n, "qp_scheduler", &["packet", "wqe", "ns3-hpcc"], Some("packet"));
+        let sched = self.choice(&n, "qp_scheduler", &["packet", "wqe", "ns3-hpcc", "srnic"], Some("packet"));
+        let turn_wqes = self.int(&n, "wqes_per_turn", Some(crate::nic::SRNIC_TURN_WQES as u64), 1, 4096);
+        let turn_burst = self.bytes(&n, "turn_burst", Some(crate::nic::SRNIC_TURN_BURST));
+        if sched.as_deref() != Some("srnic") {
+            for k in ["wqes_per_turn", "turn_burst"] {
+                if let Some(v) = n.get(k) {
+                    self.err(n.key(k), show(v), "only applies with `nic.qp_scheduler: srnic`");
+                }
+            }
+        }
         let quantum = self.bytes(&n, "turn_quantum", Some(crate::nic::DEFAULT_TURN_QUANTUM));
         if let (Some(v), Some("packet" | "ns3-hpcc")) = (n.get("turn_quantum"), sched.as_deref()) {
             self.err("nic.turn_quantum", show(v), "only applies with `nic.qp_scheduler: wqe`");
@@ -763,8 +783,13 @@ impl Parser {
         }
         let rate_burst = self.bytes(&n, "rate_burst", Some(0));
         let wqe_overhead = self.duration(&n, "wqe_overhead", Some(Duration::ZERO));
+        let resources = self.resources(&n);
         let qp_scheduler = match (sched, quantum) {
             (Some(s), Some(q)) if s == "wqe" => Some(crate::nic::QpScheduler::Wqe { quantum: q }),
+            (Some(s), Some(_)) if s == "srnic" => match (turn_wqes, turn_burst) {
+                (Some(w), Some(b)) => Some(crate::nic::QpScheduler::Srnic { wqes: w as u32, burst: b }),
+                _ => None,
+            },
             (Some(s), Some(_)) if s == "ns3-hpcc" => Some(crate::nic::QpScheduler::Ns3Hpcc),
             (Some(_), Some(_)) => Some(crate::nic::QpScheduler::Packet),
             _ => None,
@@ -783,6 +808,17 @@ impl Parser {
             },
         };
         let mtu = mtu? as u32;
+        if let (Some(crate::nic::QpScheduler::Srnic { burst, .. }), true) = (qp_scheduler, (burst_below_mtu(turn_burst, mtu))) {
+            self.err("nic.turn_burst", format!("`{burst}B`"), format!("must be at least one MTU ({mtu}B): a turn sends whole packets"));
+        }
+        if let (Some(crate::nic::QpScheduler::Srnic { .. }), Some(Some(r))) = (qp_scheduler, &resources) {
+            if r.wqe.is_some() {
+                self.err("nic.resources.wqe_cache", "(set)", "must be `none` with `nic.qp_scheduler: srnic`: its turns fetch WQEs and drop the unused (no WQE cache)");
+            }
+        }
+        if let (Some(crate::nic::QpScheduler::Ns3Hpcc), Some(Some(_))) = (qp_scheduler, &resources) {
+            self.err("nic.resources", "(set)", "not with `nic.qp_scheduler: ns3-hpcc`, which replays ns-3's NIC with unlimited on-chip memory");
+        }
         let wire = match framing?.as_str() {
             "ns3-hpcc" => WireFormat::ns3_hpcc(mtu),
             _ => WireFormat::rocev2(mtu),
@@ -808,7 +844,97 @@ impl Parser {
             qp_scheduler: qp_scheduler?,
             rate_burst: rate_burst?,
             wqe_overhead: wqe_overhead?,
+            resources: resources?,
         })
+    }
+
+    /// `nic.resources`: `off`, a preset name, or `{preset: NAME, ...overrides}`.
+    fn resources(&mut self, n: &Obj) -> Option<Option<crate::nic::resources::ResourceConfig>> {
+        use crate::nic::resources::{CacheSpec, ResourceConfig};
+        let presets = ResourceConfig::PRESETS.join(", ");
+        let v = match n.get("resources") {
+            None | Some(Value::Bool(false)) => return Some(None),
+            Some(Value::String(s)) if s == "off" => return Some(None),
+            Some(v) => v,
+        };
+        if let Value::String(name) = v {
+            return match ResourceConfig::preset(name) {
+                Some(c) => Some(Some(c)),
+                None => {
+                    self.err("nic.resources", show(v), format!("allowed: off, a preset ({presets}), or a mapping {{preset: NAME, ...}}"));
+                    None
+                }
+            };
+        }
+        const KEYS: &[&str] = &[
+            "preset", "qpc_cache", "qpc_entry", "qpc_ways", "mtt_cache", "mtt_ways", "page", "wqe_cache", "wqe_ways", "units",
+            "tlp_overhead", "tlp_max_payload", "rx_buffer", "registered_memory",
+        ];
+        let o = self.obj(v, "nic.resources", KEYS)?;
+        let before = self.errs.len();
+        let name = self.choice(&o, "preset", ResourceConfig::PRESETS, None)?;
+        let base = ResourceConfig::preset(&name).expect("chosen from the list");
+        let qpc_entry = self.bytes(&o, "qpc_entry", Some(base.qpc.entry_bytes as u64));
+        let qpc_cache = self.bytes(&o, "qpc_cache", Some(base.qpc.bytes));
+        let qpc_ways = self.int(&o, "qpc_ways", Some(base.qpc.ways as u64), 1, 1 << 20);
+        let mtt_cache = self.bytes(&o, "mtt_cache", Some(base.mtt.bytes));
+        let mtt_ways = self.int(&o, "mtt_ways", Some(base.mtt.ways as u64), 1, 1 << 20);
+        let page = self.bytes(&o, "page", Some(base.page_bytes));
+        let wqe = match o.get("wqe_cache") {
+            Some(Value::String(s)) if s == "none" => Some(None),
+            None => Some(base.wqe.map(|w| w.bytes)),
+            Some(_) => self.unit_value(&o, "wqe_cache", None, units::parse_bytes, "64KiB or `none`").map(Some),
+        };
+        let wqe_ways = self.int(&o, "wqe_ways", Some(base.wqe.map_or(8, |w| w.ways) as u64), 1, 1 << 20);
+        let units_n = self.int(&o, "units", Some(base.units as u64), 1, 1 << 16);
+        let tlp_overhead = self.bytes(&o, "tlp_overhead", Some(base.tlp_overhead as u64));
+        let tlp_max = self.bytes(&o, "tlp_max_payload", Some(base.tlp_max_payload as u64));
+        let rx_buffer = self.bytes(&o, "rx_buffer", Some(base.rx_buffer_bytes));
+        let registered = self.bytes(&o, "registered_memory", Some(base.registered_bytes));
+        if self.errs.len() != before {
+            return None;
+        }
+        let (qpc_entry, qpc_cache, mtt_cache, page) = (qpc_entry?, qpc_cache?, mtt_cache?, page?);
+        let (tlp_overhead, tlp_max) = (tlp_overhead?, tlp_max?);
+        if !(1..=1 << 20).contains(&qpc_entry) {
+            self.err("nic.resources.qpc_entry", format!("`{qpc_entry}B`"), "allowed: 1B to 1MiB per QP context");
+        }
+        let mtt_entry = crate::nic::resources::MTT_ENTRY_BYTES as u64;
+        let wqe_entry = crate::nic::WQE_BYTES;
+        for (key, size, entry) in [("qpc_cache", qpc_cache, qpc_entry), ("mtt_cache", mtt_cache, mtt_entry)]
+            .into_iter()
+            .chain(wqe.flatten().map(|w| ("wqe_cache", w, wqe_entry)))
+        {
+            if size < entry.max(1) {
+                self.err(format!("nic.resources.{key}"), format!("`{size}B`"), format!("must hold at least one entry of {entry}B"));
+            } else if size / entry.max(1) > u32::MAX as u64 {
+                self.err(format!("nic.resources.{key}"), format!("`{size}B`"), format!("allowed: at most {} entries of {entry}B", u32::MAX));
+            }
+        }
+        if page == 0 {
+            self.err("nic.resources.page", "`0B`", "must be at least 1 byte (4KiB: a base page; 2MiB: a huge page)");
+        }
+        if tlp_max == 0 || tlp_max > 4096 {
+            self.err("nic.resources.tlp_max_payload", format!("`{tlp_max}B`"), "allowed: 1B to 4096B (PCIe's largest max payload size)");
+        }
+        if tlp_overhead > 64 {
+            self.err("nic.resources.tlp_overhead", format!("`{tlp_overhead}B`"), "allowed: 0B to 64B per TLP");
+        }
+        if self.errs.len() != before {
+            return None;
+        }
+        Some(Some(ResourceConfig {
+            preset: if o.map.len() == 1 { name } else { format!("{name}+custom") },
+            qpc: CacheSpec { bytes: qpc_cache, entry_bytes: qpc_entry as u32, ways: qpc_ways? as u32 },
+            mtt: CacheSpec { bytes: mtt_cache, entry_bytes: mtt_entry as u32, ways: mtt_ways? as u32 },
+            page_bytes: page,
+            wqe: wqe?.map(|b| CacheSpec { bytes: b, entry_bytes: wqe_entry as u32, ways: wqe_ways.unwrap_or(8) as u32 }),
+            units: units_n? as u32,
+            tlp_overhead: tlp_overhead as u32,
+            tlp_max_payload: tlp_max as u32,
+            rx_buffer_bytes: rx_buffer?,
+            registered_bytes: registered?,
+        }))
     }
 
     fn switch(&mut self, o: &Obj) -> Option<SwitchConfig> {
@@ -1352,6 +1478,10 @@ impl Parser {
 }
 
 /// A clock frequency: `Hz`, `kHz`, `MHz`, `GHz`.
+fn burst_below_mtu(burst: Option<u64>, mtu: u32) -> bool {
+    burst.is_some_and(|b| b < mtu as u64)
+}
+
 fn parse_frequency(s: &str) -> Result<f64, String> {
     let s = s.trim();
     let (num, mult) = if let Some(x) = s.strip_suffix("GHz") {

@@ -172,6 +172,10 @@ impl World {
             turns_used: 0,
             turn_end_psn: 0,
             next_avail: Time::ZERO,
+            ctx_psn: u32::MAX,
+            ctx_ready_at: Time::ZERO,
+            fetch_end_psn: 0,
+            fetch_ready_at: Time::NEVER,
             last_tx_start: Time::ZERO,
             last_tx_wire: 0,
             in_active: false,
@@ -208,6 +212,11 @@ impl World {
         qp.msgs.push_back(m);
         qp.psn_end += packets;
         qp.byte_end += bytes;
+        let index = qp.msgs_popped + qp.msgs.len() as u64 - 1;
+        if qp.verb != Verb::Read {
+            self.doorbell_prefetch(qi, index);
+        }
+        let qp = &mut self.qps[qi as usize];
         if qp.verb == Verb::Read {
             self.send_read_request(qi, m.first_psn);
         } else {
