@@ -59,6 +59,9 @@ MODULES: dict[str, str] = {
     "scr-fig20a": "receiver",
     "scr-fig20b": "receiver",
     "scr-fig20c": "receiver",
+    "srnic-fig2": "srnic",
+    "srnic-fig10": "srnic",
+    "srnic-table1": "srnic",
 }
 
 

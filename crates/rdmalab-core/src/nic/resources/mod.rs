@@ -106,7 +106,7 @@ impl ResourceConfig {
     ///   whose split the vendor does not publish.
     /// * MTT cache 2048 entries (16 KiB) and WQE cache 1024 WQEs (64 KiB):
     ///   assumed sizes (not published), which set where the decline steepens.
-    /// * 28 processing units: *fitted*, so that 512 B SENDs over 16K QPs
+    /// * 30 processing units: *fitted*, so that 512 B SENDs over 16K QPs
     ///   (every packet missing QPC, WQE and MTT) keep 54 % of the 256-QP
     ///   throughput, as CX-6's 52 of 97 Gb/s in SRNIC Fig. 2.
     /// * 8-way caches: a common SRAM cache organisation (assumed).
@@ -117,10 +117,10 @@ impl ResourceConfig {
             mtt: CacheSpec { bytes: 2048 * MTT_ENTRY_BYTES as u64, entry_bytes: MTT_ENTRY_BYTES, ways: 8 },
             page_bytes: 4096,
             wqe: Some(CacheSpec { bytes: 1024 * crate::nic::WQE_BYTES, entry_bytes: crate::nic::WQE_BYTES as u32, ways: 8 }),
-            units: 28,
+            units: 30,
             tlp_overhead: 24,
             tlp_max_payload: 256,
-            rx_buffer_bytes: 600_000,
+            rx_buffer_bytes: 629_146,
             registered_bytes: 4 << 30,
         }
     }
@@ -132,13 +132,13 @@ impl ResourceConfig {
         ResourceConfig {
             preset: "srnic".into(),
             qpc: CacheSpec { bytes: 10240 * SRNIC_QPC_BYTES as u64, entry_bytes: SRNIC_QPC_BYTES, ways: 10240 },
-            mtt: CacheSpec { bytes: 1_200_000, entry_bytes: MTT_ENTRY_BYTES, ways: 8 },
+            mtt: CacheSpec { bytes: 1_258_291, entry_bytes: MTT_ENTRY_BYTES, ways: 8 },
             page_bytes: 4096,
             wqe: None,
             units: 16,
             tlp_overhead: 24,
             tlp_max_payload: 256,
-            rx_buffer_bytes: 600_000,
+            rx_buffer_bytes: 629_146,
             registered_bytes: 4 << 30,
         }
     }
@@ -354,7 +354,7 @@ mod tests {
         let mib = |b: u64| b as f64 / (1u64 << 20) as f64;
         assert!((mib(get("qpc").typical_bytes) - 2.0).abs() < 0.05);
         assert_eq!(get("mtt").typical_bytes, 8 << 20);
-        assert_eq!(get("mtt").on_chip_bytes, 1_200_000);
+        assert_eq!(get("mtt").on_chip_bytes, 1_258_291);
         assert!((mib(get("wqe_cache").typical_bytes) - 9.8).abs() < 0.05);
         assert_eq!(get("wqe_cache").on_chip_bytes, 0);
         assert!((mib(get("bitmap").typical_bytes) - 3.0).abs() < 0.05);
