@@ -15,7 +15,9 @@
 //!   of its page; a message's first packet looks up its WQE (prefetched into
 //!   the WQE cache when posted, unless evicted since). Misses are fetched one
 //!   after another (the WQE holds the address the MTT translates) on one
-//!   processing unit, and the QP sends nothing until they are in.
+//!   processing unit, and the QP sends nothing until they are in. Only a
+//!   message's first page can stall: later pages are translated ahead of the
+//!   data mover's reads (fetched and counted, not waited for).
 //! * Receiver and ACK handling: look up the QPC (and the MTT for placement)
 //!   in the same caches, and their misses are fetched over PCIe and counted,
 //!   but do not delay the packet: the receive pipeline is not a queue here.
