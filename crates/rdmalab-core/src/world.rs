@@ -123,6 +123,8 @@ pub struct Stats {
     pub peak_live_packets: u64,
     /// WQEs read by SRNIC's scheduler, the ones dropped unused included.
     pub wqes_fetched: u64,
+    /// Selective repeat: data packets placed out of order (each a loss event).
+    pub sr_out_of_order: u64,
 }
 
 pub struct World {

@@ -145,6 +145,10 @@ impl World {
     pub(crate) fn srnic_turn(&mut self, nic: usize, qi: u32, now: Time, wqes: u32, burst: u64) -> Option<Time> {
         let mtu = self.nic_cfg.wire.mtu_payload as u64;
         let qp = &mut self.qps[qi as usize];
+        if !qp.retx.is_empty() {
+            // Selective repeat's holes go from the retry queue; their payload is read again.
+            return None;
+        }
         if qp.fetch_ready_at <= now {
             qp.turn_end_psn = qp.turn_end_psn.max(qp.fetch_end_psn);
             qp.fetch_ready_at = Time::NEVER;

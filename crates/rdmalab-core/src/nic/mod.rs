@@ -81,6 +81,23 @@ pub struct NicConfig {
     /// The NIC's on-chip caches and processing units (`nic.resources`);
     /// `None`: unlimited on-chip memory, as the ns-3 HPCC simulator's NIC.
     pub resources: Option<resources::ResourceConfig>,
+    /// How lost packets are recovered (`nic.loss_recovery`).
+    pub loss_recovery: LossRecovery,
+}
+
+/// How a NIC recovers lost packets.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LossRecovery {
+    /// The receiver drops out-of-order packets and NACKs the expected PSN;
+    /// the sender resends everything from there (RoCEv2, the IB spec).
+    #[default]
+    GoBackN,
+    /// SRNIC/IRN: out-of-order packets are placed (header extensions say
+    /// where) and recorded; each one is answered with a NACK carrying the
+    /// expected PSN and the PSN received (a SACK), and the sender resends
+    /// only the holes, each once per loss signal; an RTO resends every PSN
+    /// not yet known received.
+    SelectiveRepeat,
 }
 
 /// Bytes of WQEs a commodity RNIC dequeues from one QP per scheduling turn.
@@ -185,7 +202,7 @@ impl NicConfig {
     /// Whether lost packets are recovered by selective repeat (SRNIC, IRN)
     /// rather than go-back-N.
     pub fn selective_repeat(&self) -> bool {
-        false
+        self.loss_recovery == LossRecovery::SelectiveRepeat
     }
 }
 
@@ -470,14 +487,25 @@ impl World {
         let now = self.now();
         let wire = self.nic_cfg.wire;
         let qp = &mut self.qps[qi as usize];
-        while qp.msgs[qp.tx_cursor].end_psn() <= qp.snd_nxt {
-            qp.tx_cursor += 1;
-        }
-        let m = qp.msgs[qp.tx_cursor];
-        let psn = qp.snd_nxt;
+        // Selective repeat resends its queued holes before new data.
+        let hole = qp.retx.pop_front();
+        let (m, psn) = match hole {
+            Some(psn) => (*qp.message_of(psn).expect("a queued hole is above snd_una").1, psn),
+            None => {
+                while qp.msgs[qp.tx_cursor].end_psn() <= qp.snd_nxt {
+                    qp.tx_cursor += 1;
+                }
+                (qp.msgs[qp.tx_cursor], qp.snd_nxt)
+            }
+        };
         let last = psn + 1 == m.end_psn();
         let payload = if last { m.bytes - (m.packets as u64 - 1) * wire.mtu_payload as u64 } else { wire.mtu_payload as u64 };
-        let extra = if qp.verb == Verb::Write && psn == m.first_psn { wire.write_first_extra } else { 0 };
+        let extra = match (self.nic_cfg.loss_recovery, qp.verb) {
+            (LossRecovery::SelectiveRepeat, Verb::Write) => crate::packet::wire::SR_WRITE_EXT,
+            (LossRecovery::SelectiveRepeat, Verb::Send) => crate::packet::wire::SR_SEND_EXT,
+            (_, Verb::Write) if psn == m.first_psn => wire.write_first_extra,
+            _ => 0,
+        };
         let frame = wire.data_frame(payload as u32, extra);
         let is_retx = psn < qp.highest_sent;
         let mut p = Packet::new(PacketKind::Data);
@@ -492,8 +520,10 @@ impl World {
         p.ect = true;
         p.tx_timestamp = now;
         p.msg_last = last;
-        qp.snd_nxt += 1;
-        qp.snd_nxt_off += payload;
+        if hole.is_none() {
+            qp.snd_nxt += 1;
+            qp.snd_nxt_off += payload;
+        }
         if qp.snd_nxt > qp.highest_sent {
             qp.highest_sent = qp.snd_nxt;
         }

@@ -130,6 +130,12 @@ pub struct Qp {
     /// (`Time::NEVER`: none outstanding).
     pub fetch_end_psn: u32,
     pub fetch_ready_at: Time,
+    /// Selective repeat, sender: PSNs above `snd_una` the receiver reported
+    /// received (SACKed), the holes queued for resending, and the PSN below
+    /// which holes have been queued in this loss episode.
+    pub sacked: std::collections::BTreeSet<u32>,
+    pub retx: VecDeque<u32>,
+    pub retx_high: u32,
     pub last_tx_start: Time,
     pub last_tx_wire: u32,
     pub in_active: bool,
@@ -142,6 +148,9 @@ pub struct Qp {
     pub rx_unacked: u32,
     pub nacked_psn: Option<(u32, Time)>,
     pub last_cnp: Option<Time>,
+    /// Selective repeat, receiver: PSNs above `epsn` already placed (the
+    /// bitmap SRNIC onloads to host memory).
+    pub rx_ooo: std::collections::BTreeSet<u32>,
     /// A CE-marked packet arrived since the last ACK (echoed as ECE).
     pub rx_ce_pending: bool,
     /// Absolute index of the next message to complete at the receiver (READ).
@@ -182,6 +191,14 @@ impl Qp {
         end.max(self.snd_nxt + 1)
     }
 
+    /// Payload bytes of PSN `psn` (a full MTU, or the rest of its message).
+    pub fn payload_of(&self, psn: u32, mtu: u32) -> u64 {
+        match self.message_of(psn) {
+            Some((_, m)) if psn + 1 == m.end_psn() => m.bytes - (m.packets as u64 - 1) * mtu as u64,
+            _ => mtu as u64,
+        }
+    }
+
     /// Bytes sent and not yet acknowledged.
     #[inline]
     pub fn bytes_in_flight(&self) -> u64 {
@@ -190,7 +207,7 @@ impl Qp {
 
     #[inline]
     pub fn has_unsent(&self) -> bool {
-        self.snd_nxt < self.ready_psn_end
+        self.snd_nxt < self.ready_psn_end || !self.retx.is_empty()
     }
 
     /// The message holding PSN `psn` among those not yet removed.

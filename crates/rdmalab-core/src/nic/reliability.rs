@@ -88,7 +88,11 @@ impl World {
         }
         self.qps[qi as usize].timeouts += 1;
         self.stats.timeouts += 1;
-        self.go_back_n(qi);
+        if self.nic_cfg.selective_repeat() {
+            self.sr_on_timeout(qi);
+        } else {
+            self.go_back_n(qi);
+        }
         if self.qps[qi as usize].cc_mask.has(EventMask::TIMEOUT) {
             self.raise_cc(qi, CcEvent::Timeout, None);
         }

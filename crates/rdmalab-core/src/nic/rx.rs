@@ -98,7 +98,15 @@ impl World {
             qp.nacked_psn = None;
             qp.delivered_bytes += p.payload as u64;
             qp.rx_unacked += 1;
-            let ack_now = p.msg_last || qp.rx_unacked >= self.nic_cfg.ack_every_packets;
+            // Selective repeat: a filled hole delivers the packets placed beyond it.
+            let mut drained = false;
+            while qp.rx_ooo.remove(&qp.epsn) {
+                let psn = qp.epsn;
+                qp.delivered_bytes += qp.payload_of(psn, wire.mtu_payload);
+                qp.epsn += 1;
+                drained = true;
+            }
+            let ack_now = p.msg_last || drained || qp.rx_unacked >= self.nic_cfg.ack_every_packets;
             if p.msg_last && qp.verb == Verb::Read {
                 self.complete_read_messages(qi);
             }
@@ -114,6 +122,22 @@ impl World {
                 self.stats.acks_sent += 1;
                 self.send_control(rx_nic, a, Some(pkt));
             }
+        } else if p.psn > qp.epsn && self.nic_cfg.selective_repeat() {
+            // Placed where its header says; answered with the expected PSN and
+            // this one (a SACK). A duplicate of a placed packet is only re-acknowledged.
+            let fresh = qp.rx_ooo.insert(p.psn);
+            let epsn = qp.epsn;
+            let ece = std::mem::take(&mut qp.rx_ce_pending);
+            let mut n = self.control_packet(PacketKind::Nack, qi, epsn, ack_frame);
+            n.ece = ece;
+            n.tx_timestamp = p.tx_timestamp;
+            n.sack_psn = p.psn;
+            self.stats.nacks_sent += 1;
+            if fresh {
+                self.stats.sr_out_of_order += 1;
+                self.sr_loss_event(rx_nic as usize);
+            }
+            self.send_control(rx_nic, n, None);
         } else if p.psn > qp.epsn {
             // Go-back-N receiver: discard, and ask once per gap (repeat after the interval).
             let epsn = qp.epsn;
@@ -181,6 +205,10 @@ impl World {
         let new_off = qp.byte_offset_of(psn, mtu);
         let acked = new_off - qp.snd_una_off;
         qp.snd_una = psn;
+        if !qp.sacked.is_empty() || !qp.retx.is_empty() {
+            qp.sacked = qp.sacked.split_off(&psn);
+            qp.retx.retain(|&x| x >= psn);
+        }
         qp.snd_una_off = new_off;
         if qp.snd_nxt < psn {
             qp.snd_nxt = psn;
@@ -227,7 +255,11 @@ impl World {
         if self.advance_una(qi, p.psn).is_some() {
             self.rearm_rto_on_progress(qi);
         }
-        self.go_back_n(qi);
+        if self.nic_cfg.selective_repeat() {
+            self.sr_on_sack(qi, p.sack_psn);
+        } else {
+            self.go_back_n(qi);
+        }
         if self.qps[qi as usize].cc_mask.has(EventMask::NACK) {
             self.raise_cc(qi, CcEvent::Nack { expected_psn: p.psn }, None);
         }
@@ -244,6 +276,47 @@ impl World {
         // turn's fetch is dropped and the data fetched again.
         qp.turn_end_psn = qp.snd_nxt;
         qp.fetch_ready_at = crate::time::Time::NEVER;
+    }
+
+    /// Selective repeat, sender: PSN `sack` was received beyond `snd_una`.
+    /// Queue the holes below it that are not yet queued in this episode.
+    fn sr_on_sack(&mut self, qi: u32, sack: u32) {
+        let qp = &mut self.qps[qi as usize];
+        if sack < qp.snd_una || sack >= qp.highest_sent {
+            return;
+        }
+        qp.sacked.insert(sack);
+        let from = qp.retx_high.max(qp.snd_una);
+        for psn in from..sack {
+            if !qp.sacked.contains(&psn) && !qp.retx.contains(&psn) {
+                qp.retx.push_back(psn);
+            }
+        }
+        qp.retx_high = qp.retx_high.max(sack);
+        let nic = qp.tx_nic as usize;
+        self.sr_loss_event(nic);
+    }
+
+    /// Selective repeat after a timeout: resend every PSN sent and not known received.
+    pub(crate) fn sr_on_timeout(&mut self, qi: u32) {
+        let qp = &mut self.qps[qi as usize];
+        qp.retx.clear();
+        for psn in qp.snd_una..qp.highest_sent {
+            if !qp.sacked.contains(&psn) {
+                qp.retx.push_back(psn);
+            }
+        }
+        qp.retx_high = qp.highest_sent;
+    }
+
+    /// SRNIC's bitmap onloading (§4.4.2): a loss event's metadata (PSN and
+    /// expected PSN, 16 B) goes over PCIe to the software that keeps the
+    /// bitmaps in host memory. Counted when the resource model is on.
+    fn sr_loss_event(&mut self, nic: usize) {
+        if self.nics[nic].res.is_some() {
+            let now = self.now();
+            self.pcie_fetch(nic, crate::nic::resources::PciePurpose::Bitmap, 16, now);
+        }
     }
 
     #[cold]

@@ -101,6 +101,8 @@ pub struct Packet {
     /// INT records pushed so far; the records live in [`PacketPool`]'s side table
     /// so that packets stay small when INT is off.
     pub int_hops: u8,
+    /// On a selective-repeat NACK: the PSN that arrived out of order (a SACK).
+    pub sack_psn: u32,
 }
 
 impl Packet {
@@ -123,6 +125,7 @@ impl Packet {
             tx_timestamp: Time::ZERO,
             ingress_port: u32::MAX,
             int_hops: 0,
+            sack_psn: 0,
         }
     }
 }

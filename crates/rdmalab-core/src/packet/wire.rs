@@ -26,6 +26,12 @@ pub const IB_BTH: u32 = 12;
 /// RDMA extended transport header: virtual address, rkey, length (first packet of
 /// a WRITE, and every READ request).
 pub const IB_RETH: u32 = 16;
+/// Selective repeat's header extensions (SRNIC §4.4.1, §6 "SEND 58 → 66 B,
+/// WRITE 58 → 78 B"): every SEND packet carries its SSN and PSN offset
+/// (+8 B), every WRITE packet its remote address (+20 B), so a packet that
+/// arrives out of order is placed where it belongs.
+pub const SR_SEND_EXT: u32 = 8;
+pub const SR_WRITE_EXT: u32 = 20;
 /// ACK extended transport header: syndrome and message sequence number.
 pub const IB_AETH: u32 = 4;
 /// Invariant CRC over the transport headers and payload.

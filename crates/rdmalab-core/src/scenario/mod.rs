@@ -379,6 +379,16 @@ impl Parser {
         if let (Some(t), Some(w)) = (&topology, &workload) {
             self.check_connected(t, w);
         }
+        if let (Some(n), Some(w)) = (&nic, &workload) {
+            let read = w.flows.iter().any(|f| f.verb == Verb::Read) || w.apps.iter().any(|a| a.verb == Verb::Read);
+            if n.selective_repeat() && read {
+                self.err(
+                    "nic.loss_recovery",
+                    "`selective-repeat`",
+                    "works with WRITE and SEND only: the workload has READs, whose responses SRNIC would acknowledge with a protocol change rdmalab does not model; use go-back-n",
+                );
+            }
+        }
         let mut nic = nic;
         if let (Some(n), Some(host)) = (nic.as_mut(), self.host(&o)) {
             if n.qp_scheduler == crate::nic::QpScheduler::Ns3Hpcc && (host.pcie.is_some() || host.device_pcie.is_some()) {
@@ -701,6 +711,7 @@ impl Parser {
             "wqes_per_turn",
             "turn_burst",
             "resources",
+            "loss_recovery",
         ];
         let empty = Map::new();
         let n = match o.get("nic") {
@@ -784,6 +795,16 @@ impl Parser {
         let rate_burst = self.bytes(&n, "rate_burst", Some(0));
         let wqe_overhead = self.duration(&n, "wqe_overhead", Some(Duration::ZERO));
         let resources = self.resources(&n);
+        let loss_recovery = self.choice(&n, "loss_recovery", &["go-back-n", "selective-repeat"], Some("go-back-n")).map(|c| {
+            if c == "selective-repeat" {
+                crate::nic::LossRecovery::SelectiveRepeat
+            } else {
+                crate::nic::LossRecovery::GoBackN
+            }
+        });
+        if let (Some(crate::nic::LossRecovery::SelectiveRepeat), Some("ns3-hpcc")) = (loss_recovery, sched.as_deref()) {
+            self.err("nic.loss_recovery", "`selective-repeat`", "not with `nic.qp_scheduler: ns3-hpcc`, which replays ns-3's go-back-N NIC");
+        }
         let qp_scheduler = match (sched, quantum) {
             (Some(s), Some(q)) if s == "wqe" => Some(crate::nic::QpScheduler::Wqe { quantum: q }),
             (Some(s), Some(_)) if s == "srnic" => match (turn_wqes, turn_burst) {
@@ -845,6 +866,7 @@ impl Parser {
             rate_burst: rate_burst?,
             wqe_overhead: wqe_overhead?,
             resources: resources?,
+            loss_recovery: loss_recovery?,
         })
     }
 
