@@ -61,6 +61,7 @@ MODULES: dict[str, str] = {
     "scr-fig20c": "receiver",
     "srnic-fig2": "srnic",
     "srnic-fig10": "srnic",
+    "srnic-fig11": "srnic",
     "srnic-table1": "srnic",
 }
 

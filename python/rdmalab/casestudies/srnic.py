@@ -110,3 +110,22 @@ def table1(results):
               Trace("on chip here", first["structure"].to_list(), first["on_chip_MiB"].to_list(), _color(1), "bar")]
     fig = Figure("srnic-table1-memory", f"On-chip memory for {qps} QPs (SRNIC Table 1)", "structure", "MiB", traces)
     return [(fig, m.select(["run_id", "structure", "category", "qps", "typical_MiB", "on_chip_MiB", "how"]))]
+
+
+LOSS_KEY = "links[0].loss"
+RECOVERY_KEY = "nic.loss_recovery"
+
+
+@figure("srnic-fig11", "SRNIC Fig. 11", "goodput vs random loss rate: selective repeat vs go-back-N")
+def fig11(results):
+    t = aggregate_gbps(results)
+    if t.height == 0 or LOSS_KEY not in t.columns or RECOVERY_KEY not in t.columns:
+        return []
+    s = results.summaries()
+    t = t.join(s.select(["run_id", "retransmitted_packets", "timeouts"]), on="run_id", how="left")
+    t = t.with_columns((pl.col(LOSS_KEY) * 100).alias("loss_pct")).sort([RECOVERY_KEY, "loss_pct"], maintain_order=True)
+    traces = [Trace(str(r), g["loss_pct"].to_list(), g["gbps"].to_list(), _color(i))
+              for i, ((r,), g) in enumerate(t.group_by([RECOVERY_KEY], maintain_order=True))]
+    fig = Figure("srnic-fig11-goodput", "Goodput vs random loss, 4 KiB WRITEs (SRNIC Fig. 11)", "loss rate (%)",
+                 "goodput (Gb/s)", traces, xlog=True)
+    return [(fig, t.select([RECOVERY_KEY, "loss_pct", "gbps", "retransmitted_packets", "timeouts"]))]
