@@ -84,3 +84,21 @@ fn selective_repeat_refuses_what_it_cannot_do() {
     let e = rdmalab_core::scenario::Scenario::from_json_str(&ns3).err().unwrap().to_string();
     assert!(e.contains("ns3-hpcc"), "{e}");
 }
+
+/// A window (`nic.window`, or `bdp`) must not hold back the resend of the
+/// hole that keeps `snd_una` (and so the window) where it is; and a lost
+/// resend is found from later SACKs, so goodput does not hang on the RTO.
+#[test]
+fn holes_are_resent_with_a_window_and_without_waiting_for_the_rto() {
+    let apps = r#"{"perftest": [{"name": "t", "src": "h0", "dst": "h1", "verb": "write", "message_size": "4KiB", "queue_depth": 128}]}"#;
+    let gbps = |recovery: &str, extra: &str, rto: &str| {
+        let s = lossy(recovery, 0.01, apps, "2ms").replace(r#""rto": "100us""#, &format!(r#""rto": "{rto}"{extra}"#));
+        let (w, _) = run(&s);
+        assert_conservation(&w);
+        w.apps[0].completed_bytes as f64 * 8.0 / 2e-3 / 1e9
+    };
+    let (sr_w, gbn_w) = (gbps("selective-repeat", r#", "window": "32KB""#, "100us"), gbps("go-back-n", r#", "window": "32KB""#, "100us"));
+    assert!(sr_w > 0.8 * gbn_w, "with a window: selective repeat {sr_w:.1} vs go-back-N {gbn_w:.1} Gb/s");
+    let (fast, slow) = (gbps("selective-repeat", "", "100us"), gbps("selective-repeat", "", "1ms"));
+    assert!(slow > 0.97 * fast, "lost resends found without the RTO: {slow:.1} (1 ms) vs {fast:.1} Gb/s (100 us)");
+}

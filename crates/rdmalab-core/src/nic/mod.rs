@@ -415,6 +415,11 @@ impl World {
     #[inline]
     fn window_full(qp: &Qp, scales_with_rate: bool) -> bool {
         let Some(w) = qp.window else { return false };
+        if !qp.retx.is_empty() {
+            // Selective repeat: resending a hole adds nothing in flight, and
+            // its ACK is what opens the window (else the QP waits forever).
+            return false;
+        }
         let w = if scales_with_rate {
             (w as u128 * qp.rate.bps() as u128 / qp.path.line_rate.bps().max(1) as u128) as u64
         } else {
@@ -523,6 +528,9 @@ impl World {
         if hole.is_none() {
             qp.snd_nxt += 1;
             qp.snd_nxt_off += payload;
+        }
+        if hole.is_some() {
+            qp.retx_mark = qp.highest_sent;
         }
         if qp.snd_nxt > qp.highest_sent {
             qp.highest_sent = qp.snd_nxt;

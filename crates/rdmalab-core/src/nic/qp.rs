@@ -136,6 +136,10 @@ pub struct Qp {
     pub sacked: std::collections::BTreeSet<u32>,
     pub retx: VecDeque<u32>,
     pub retx_high: u32,
+    /// `highest_sent` when the last hole was resent: a SACK for a PSN at or
+    /// above it (first sent after every resend) shows, on a FIFO path, that
+    /// resent holes still missing were lost again.
+    pub retx_mark: u32,
     pub last_tx_start: Time,
     pub last_tx_wire: u32,
     pub in_active: bool,

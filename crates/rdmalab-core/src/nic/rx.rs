@@ -286,7 +286,10 @@ impl World {
             return;
         }
         qp.sacked.insert(sack);
-        let from = qp.retx_high.max(qp.snd_una);
+        // A SACK for a PSN first sent after the last resend: on a FIFO path the
+        // resent holes still missing were lost again, so queue them once more
+        // instead of waiting for the RTO (paths that reorder resend spuriously).
+        let from = if sack >= qp.retx_mark { qp.snd_una } else { qp.retx_high.max(qp.snd_una) };
         for psn in from..sack {
             if !qp.sacked.contains(&psn) && !qp.retx.contains(&psn) {
                 qp.retx.push_back(psn);
