@@ -366,6 +366,14 @@ impl World {
                     }
                 }
             }
+            if self.nic_cfg.resources.is_some() && qp.retx.is_empty() {
+                // A new WQE waits for the QP's TX pipeline (`wqe_interval`).
+                if let Some((_, m)) = qp.message_of(qp.snd_nxt) {
+                    if m.first_psn == qp.snd_nxt && qp.snd_nxt == qp.highest_sent {
+                        ready_at = ready_at.max(qp.wqe_ready_at);
+                    }
+                }
+            }
             if ready_at > now {
                 earliest = earliest.min(ready_at);
                 continue;
@@ -554,6 +562,9 @@ impl World {
             self.stats.retransmitted_packets += 1;
         }
         self.stats.data_payload_sent += payload;
+        if let (true, false, Some(r)) = (psn == m.first_psn, is_retx, &self.nic_cfg.resources) {
+            qp.wqe_ready_at = now + r.wqe_interval;
+        }
         if psn == m.first_psn && !is_retx && self.nic_cfg.wqe_overhead.ps() > 0 {
             self.nics[qp.tx_nic as usize].tx_gap = self.nic_cfg.wqe_overhead;
         }

@@ -125,6 +125,8 @@ pub struct Qp {
     /// after a miss, and when they are on chip (`u32::MAX`: none pending).
     pub ctx_psn: u32,
     pub ctx_ready_at: Time,
+    /// `nic.resources.wqe_interval`: when the TX pipeline may start this QP's next WQE.
+    pub wqe_ready_at: Time,
     /// `QpScheduler::Srnic`: the outstanding WQE fetch of the next turn, which
     /// makes PSNs below `fetch_end_psn` sendable at `fetch_ready_at`
     /// (`Time::NEVER`: none outstanding).

@@ -889,7 +889,7 @@ impl Parser {
             };
         }
         const KEYS: &[&str] = &[
-            "preset", "qpc_cache", "qpc_entry", "qpc_ways", "mtt_cache", "mtt_ways", "page", "wqe_cache", "wqe_ways", "units",
+            "preset", "wqe_interval", "qpc_cache", "qpc_entry", "qpc_ways", "mtt_cache", "mtt_ways", "page", "wqe_cache", "wqe_ways", "units",
             "tlp_overhead", "tlp_max_payload", "rx_buffer", "registered_memory",
         ];
         let o = self.obj(v, "nic.resources", KEYS)?;
@@ -909,6 +909,7 @@ impl Parser {
         };
         let wqe_ways = self.int(&o, "wqe_ways", Some(base.wqe.map_or(8, |w| w.ways) as u64), 1, 1 << 20);
         let units_n = self.int(&o, "units", Some(base.units as u64), 1, 1 << 16);
+        let wqe_interval = self.duration(&o, "wqe_interval", Some(base.wqe_interval));
         let tlp_overhead = self.bytes(&o, "tlp_overhead", Some(base.tlp_overhead as u64));
         let tlp_max = self.bytes(&o, "tlp_max_payload", Some(base.tlp_max_payload as u64));
         let rx_buffer = self.bytes(&o, "rx_buffer", Some(base.rx_buffer_bytes));
@@ -952,6 +953,7 @@ impl Parser {
             page_bytes: page,
             wqe: wqe?.map(|b| CacheSpec { bytes: b, entry_bytes: wqe_entry as u32, ways: wqe_ways.unwrap_or(8) as u32 }),
             units: units_n? as u32,
+            wqe_interval: wqe_interval?,
             tlp_overhead: tlp_overhead as u32,
             tlp_max_payload: tlp_max as u32,
             rx_buffer_bytes: rx_buffer?,

@@ -174,6 +174,7 @@ impl World {
             next_avail: Time::ZERO,
             ctx_psn: u32::MAX,
             ctx_ready_at: Time::ZERO,
+            wqe_ready_at: Time::ZERO,
             fetch_end_psn: 0,
             fetch_ready_at: Time::NEVER,
             sacked: Default::default(),

@@ -81,6 +81,10 @@ pub struct ResourceConfig {
     pub wqe: Option<CacheSpec>,
     /// Context fetches the NIC can have outstanding at once.
     pub units: u32,
+    /// Least time between two WQEs of one QP in the TX pipeline (parsing,
+    /// translation setup), overlapped with sending: it caps one QP's message
+    /// rate without holding the port. 0: no such limit.
+    pub wqe_interval: Duration,
     /// Bytes of framing, header and CRC each PCIe TLP adds (Neugebauer et al.,
     /// SIGCOMM'18: 24 B for a 64-bit-address read completion with ECRC off).
     pub tlp_overhead: u32,
@@ -108,6 +112,8 @@ impl ResourceConfig {
     ///   whose split the vendor does not publish.
     /// * MTT cache 2048 entries (16 KiB) and WQE cache 1024 WQEs (64 KiB):
     ///   assumed sizes (not published), which set where the decline steepens.
+    /// * 160 ns between one QP's WQEs: *fitted* to CX-6's 6.3 Mrps on one
+    ///   QP (SRNIC §6.2).
     /// * 30 processing units: *fitted*, so that 512 B SENDs over 16K QPs
     ///   (every packet missing QPC, WQE and MTT) keep 54 % of the 256-QP
     ///   throughput, as CX-6's 52 of 97 Gb/s in SRNIC Fig. 2.
@@ -120,6 +126,7 @@ impl ResourceConfig {
             page_bytes: 4096,
             wqe: Some(CacheSpec { bytes: 1024 * crate::nic::WQE_BYTES, entry_bytes: crate::nic::WQE_BYTES as u32, ways: 8 }),
             units: 30,
+            wqe_interval: Duration::from_ns(160),
             tlp_overhead: 24,
             tlp_max_payload: 256,
             rx_buffer_bytes: 629_146,
@@ -129,7 +136,8 @@ impl ResourceConfig {
 
     /// SRNIC's prototype (Table 1/2): a 10K-entry QPC table on chip (210 B
     /// each, conflict-free: fully associative), a 1.2 MB MTT cache, no WQE
-    /// cache (the cache-free scheduler fetches and drops), 0.6 MB receive buffer.
+    /// cache (the cache-free scheduler fetches and drops), 0.6 MB receive buffer;
+    /// no WQE interval (its turns bound the message rate).
     pub fn srnic() -> Self {
         ResourceConfig {
             preset: "srnic".into(),
@@ -138,6 +146,7 @@ impl ResourceConfig {
             page_bytes: 4096,
             wqe: None,
             units: 16,
+            wqe_interval: Duration::ZERO,
             tlp_overhead: 24,
             tlp_max_payload: 256,
             rx_buffer_bytes: 629_146,
