@@ -62,6 +62,7 @@ MODULES: dict[str, str] = {
     "srnic-fig2": "srnic",
     "srnic-fig10": "srnic",
     "srnic-fig11": "srnic",
+    "srnic-fig12": "srnic",
     "srnic-table1": "srnic",
 }
 

@@ -129,3 +129,29 @@ def fig11(results):
     fig = Figure("srnic-fig11-goodput", "Goodput vs random loss, 4 KiB WRITEs (SRNIC Fig. 11)", "loss rate (%)",
                  "goodput (Gb/s)", traces, xlog=True)
     return [(fig, t.select([RECOVERY_KEY, "loss_pct", "gbps", "retransmitted_packets", "timeouts"]))]
+
+
+@figure("srnic-fig12", "SRNIC Fig. 12", "average FCT, p99 FCT and average slowdown vs fabric size, per NIC")
+def fig12(results):
+    flows = results.table("flows")
+    if flows.height == 0 or "topology" not in flows.columns or "nic" not in flows.columns:
+        return []
+    s = results.summaries()
+    total = s.select(["run_id", "flows_total", "data_payload_dropped_bytes", "pfc_pauses", "retransmitted_packets"])
+    t = (flows.group_by(["run_id", "topology", "nic"], maintain_order=True)
+         .agg(pl.len().alias("flows_completed"),
+              (pl.col("fct_ps").mean() / 1e6).alias("avg_fct_us"),
+              (pl.col("fct_ps").quantile(0.99, "nearest") / 1e6).alias("p99_fct_us"),
+              pl.col("slowdown").mean().alias("avg_slowdown"))
+         .join(total, on="run_id", how="left")
+         .with_columns(pl.col("topology").str.strip_chars_start("h").cast(pl.Int64).alias("hosts"))
+         .sort(["nic", "hosts"]))
+    out = []
+    for metric, label in (("avg_fct_us", "average FCT (us)"), ("p99_fct_us", "p99 FCT (us)"),
+                          ("avg_slowdown", "average slowdown")):
+        traces = [Trace(str(n), g["hosts"].to_list(), g[metric].to_list(), _color(i))
+                  for i, ((n,), g) in enumerate(t.group_by(["nic"], maintain_order=True))]
+        key = metric.replace("_us", "")
+        out.append((Figure(f"srnic-fig12-{key}", f"{label} vs hosts (SRNIC Fig. 12)", "hosts", label, traces, xlog=True),
+                    t.drop("run_id") if metric == "avg_fct_us" else None))
+    return out
