@@ -28,6 +28,7 @@
 pub mod algo;
 pub mod control;
 pub mod engine;
+pub mod host;
 pub mod net;
 pub mod nic;
 pub mod packet;

@@ -34,6 +34,8 @@ pub enum Event {
     FlowStart { flow: u32 },
     /// A perftest-like application starts posting.
     AppStart { app: u32 },
+    /// An application's doorbell went through: its oldest issued WQE is posted.
+    AppPost { app: u32 },
     /// A QP timer (retransmission, READ-request retry, or a controller's).
     QpTimer { qp: u32, slot: u8, gen: u32 },
     /// Take the periodic samples.
@@ -215,6 +217,7 @@ impl World {
                     let port = node_ports[i][0];
                     let mut nic = Nic::new(i as u32, port, ports[port as usize].rate);
                     nic.res = nic_cfg.resources.as_ref().map(|r| Box::new(crate::nic::resources::NicResources::new(r)));
+                    nic.uar = nic_cfg.uar.as_ref().map(|u| Box::new(crate::host::UarPages::new(u, RngStream::new(run.seed, &format!("host/{i}/uar")))));
                     nics.push(nic);
                 }
                 NodeKind::Switch => {
@@ -367,6 +370,7 @@ impl World {
             }
             Event::FlowStart { flow } => self.start_flow(flow),
             Event::AppStart { app } => self.start_app(app),
+            Event::AppPost { app } => self.app_doorbell_done(app),
             Event::QpTimer { qp, slot, gen } => self.on_qp_timer(qp, slot, gen),
             Event::Sample => self.take_samples(),
             Event::LinkState { link, up } => self.set_link_state(link, up),

@@ -83,6 +83,8 @@ pub struct NicConfig {
     pub resources: Option<resources::ResourceConfig>,
     /// How lost packets are recovered (`nic.loss_recovery`).
     pub loss_recovery: LossRecovery,
+    /// The host's UAR pages and doorbell costs (`host.uar`); `None`: posting is free.
+    pub uar: Option<crate::host::UarConfig>,
 }
 
 /// How a NIC recovers lost packets.
@@ -238,6 +240,8 @@ pub struct Nic {
     pub device_bytes: u64,
     /// On-chip caches and processing units (`nic.resources`).
     pub res: Option<Box<resources::NicResources>>,
+    /// The UAR pages of this host's device context (`host.uar`).
+    pub uar: Option<Box<crate::host::UarPages>>,
 }
 
 impl Nic {
@@ -262,6 +266,7 @@ impl Nic {
             device_free_at: Time::ZERO,
             device_bytes: 0,
             res: None,
+            uar: None,
         }
     }
 }

@@ -44,7 +44,10 @@ pub struct Message {
     pub packets: u32,
     /// Byte offset of the message's first byte in the QP's stream.
     pub first_byte: u64,
+    /// When the doorbell made it visible to the NIC.
     pub posted_at: Time,
+    /// When the application issued it (before any doorbell wait): its latency counts from here.
+    pub issued_at: Time,
 }
 
 impl Message {

@@ -176,7 +176,7 @@ impl World {
                 break;
             }
             self.qps[qi as usize].rx_next_msg += 1;
-            self.message_completed(qi, m.origin, m.bytes, m.posted_at);
+            self.message_completed(qi, m.origin, m.bytes, m.issued_at);
         }
     }
 
@@ -216,7 +216,7 @@ impl World {
             qp.tx_cursor = 0;
         }
         for m in completed {
-            self.message_completed(qi, m.origin, m.bytes, m.posted_at);
+            self.message_completed(qi, m.origin, m.bytes, m.issued_at);
         }
         Some(acked)
     }

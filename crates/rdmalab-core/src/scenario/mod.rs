@@ -155,6 +155,7 @@ struct HostConfig {
     pcie: Option<crate::nic::PcieConfig>,
     device_pcie: Option<crate::nic::PcieConfig>,
     report: Option<Duration>,
+    uar: Option<crate::host::UarConfig>,
 }
 
 impl Parser {
@@ -402,6 +403,7 @@ impl Parser {
                     self.err("nic.qp_scheduler", "`srnic`", "needs host.pcie: its turns fetch WQEs over the host's PCIe link (e.g. host: {pcie: gen3x16, pcie_latency: 1100ns})");
                 }
             }
+            n.uar = host.uar;
             n.pcie = host.pcie;
             n.device_pcie = host.device_pcie;
             n.host_report_interval = host.report;
@@ -867,6 +869,7 @@ impl Parser {
             wqe_overhead: wqe_overhead?,
             resources: resources?,
             loss_recovery: loss_recovery?,
+            uar: None,
         })
     }
 
@@ -1188,7 +1191,7 @@ impl Parser {
         let Some(h) = self.sub(
             o,
             "host",
-            &["pcie", "pcie_bandwidth", "pcie_latency", "device_pcie", "device_pcie_bandwidth", "device_pcie_latency", "report_interval"],
+            &["pcie", "pcie_bandwidth", "pcie_latency", "device_pcie", "device_pcie_bandwidth", "device_pcie_latency", "report_interval", "uar"],
         ) else {
             return Some(HostConfig::default());
         };
@@ -1200,10 +1203,30 @@ impl Parser {
         } else {
             None
         };
+        let uar = self.uar(&h);
         if self.errs.len() != before {
             return None;
         }
-        Some(HostConfig { pcie, device_pcie, report })
+        Some(HostConfig { pcie, device_pcie, report, uar: uar? })
+    }
+
+    /// `host.uar`: the UAR pages doorbells go through, and their costs.
+    fn uar(&mut self, h: &Obj) -> Option<Option<crate::host::UarConfig>> {
+        use crate::host::{UarConfig, UarPlacement};
+        let Some(u) = self.sub(h, "uar", &["pages", "placement", "post", "doorbell", "bounce"]) else {
+            return Some(None);
+        };
+        let pages = self.int(&u, "pages", Some(16), 1, 4096);
+        let placement = self.choice(&u, "placement", &["round-robin", "random", "per-core", "single"], Some("round-robin")).map(|p| match p.as_str() {
+            "per-core" => UarPlacement::PerCore,
+            "random" => UarPlacement::Random,
+            "single" => UarPlacement::Single,
+            _ => UarPlacement::RoundRobin,
+        });
+        let post = self.duration(&u, "post", Some(crate::host::DEFAULT_POST));
+        let doorbell = self.duration(&u, "doorbell", Some(crate::host::DEFAULT_DOORBELL));
+        let bounce = self.duration(&u, "bounce", Some(crate::host::DEFAULT_BOUNCE));
+        Some(Some(UarConfig { pages: pages? as u32, placement: placement?, post: post?, doorbell: doorbell?, bounce: bounce? }))
     }
 
     /// A PCIe path given as `{name}` (a preset), `{name}_bandwidth` and `{name}_latency`.
@@ -1374,7 +1397,7 @@ impl Parser {
         }
         for (path, v) in self.list(&w, "perftest") {
             let Some(f) =
-                self.obj(v, &path, &["name", "src", "dst", "verb", "message_size", "message_size_max", "queue_depth", "qps", "start", "start_interval", "stop", "rate", "hints", "memory"])
+                self.obj(v, &path, &["name", "src", "dst", "verb", "message_size", "message_size_max", "queue_depth", "qps", "start", "start_interval", "stop", "rate", "hints", "memory", "cores", "think_time"])
             else {
                 continue;
             };
@@ -1410,6 +1433,8 @@ impl Parser {
             let depth = self.int(&f, "queue_depth", Some(1), 1, 1 << 16);
             let device_memory = self.choice(&f, "memory", &["host", "device"], Some("host")).map(|m| m == "device");
             let qps = self.int(&f, "qps", Some(1), 1, 1 << 16);
+            let cores = self.int(&f, "cores", Some(1), 1, 4096);
+            let think_time = self.duration(&f, "think_time", Some(Duration::ZERO));
             let start = self.duration(&f, "start", Some(Duration::ZERO));
             let stagger = self.duration(&f, "start_interval", Some(Duration::ZERO));
             let stop = if f.get("stop").is_some() { self.duration(&f, "stop", None).map(Some) } else { Some(None) };
@@ -1425,8 +1450,8 @@ impl Parser {
                     continue;
                 }
             }
-            if let (Some(src), Some(dst), Some(verb), Some(mb), Some(qd), Some(n), Some(st), Some(rate), Some(gap), Some(stop), Some(mb_max)) =
-                (src, dst, verb, size, depth, qps, start, rate, stagger, stop, size_max)
+            if let (Some(src), Some(dst), Some(verb), Some(mb), Some(qd), Some(n), Some(st), Some(rate), Some(gap), Some(stop), Some(mb_max), Some(cores), Some(think)) =
+                (src, dst, verb, size, depth, qps, start, rate, stagger, stop, size_max, cores, think_time)
             {
                 let device_memory = device_memory.unwrap_or(false);
                 // Sizes uniform in [message_size, message_size_max], one per QP, from the entry's own stream.
@@ -1460,6 +1485,8 @@ impl Parser {
                         rate,
                         hints: hints.clone(),
                         device_memory,
+                        core: (i % cores) as u32,
+                        think_time: think,
                     });
                 }
             }

@@ -49,6 +49,10 @@ pub struct AppSpec {
     /// The data sender's buffers are in device memory (GPU HBM, NVMe), read
     /// over `host.device_pcie` (SCR A.9: GPU-Direct and NVMe-oF RDMA).
     pub device_memory: bool,
+    /// The core of the sender host whose thread drives this QP (rings its doorbells).
+    pub core: u32,
+    /// A closed loop's pause between a completion and the next post.
+    pub think_time: Duration,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -59,6 +63,10 @@ pub struct AppState {
     pub completed_bytes: u64,
     /// Completion latency of each message (post to completion), picoseconds.
     pub latencies_ps: Vec<u64>,
+    /// `host.uar`: the UAR page its QP is bound to, and when the WQEs waiting
+    /// for their doorbell were issued (in order).
+    pub uar_page: u32,
+    pub issued: std::collections::VecDeque<Time>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -212,9 +220,15 @@ impl World {
     /// Post one message (WQE) on QP `qi`.
     pub(crate) fn post(&mut self, qi: u32, bytes: u64, origin: Origin) {
         let now = self.now();
+        self.post_issued(qi, bytes, origin, now);
+    }
+
+    /// Post one message that the application issued at `issued` (its latency counts from then).
+    pub(crate) fn post_issued(&mut self, qi: u32, bytes: u64, origin: Origin, issued: Time) {
+        let now = self.now();
         let packets = self.nic_cfg.wire.packets_for(bytes);
         let qp = &mut self.qps[qi as usize];
-        let m = Message { origin, bytes, first_psn: qp.psn_end, packets, first_byte: qp.byte_end, posted_at: now };
+        let m = Message { origin, bytes, first_psn: qp.psn_end, packets, first_byte: qp.byte_end, posted_at: now, issued_at: issued };
         qp.msgs.push_back(m);
         qp.psn_end += packets;
         qp.byte_end += bytes;
@@ -251,10 +265,40 @@ impl World {
         }
         // A QP that starts at or after the application's stop posts nothing.
         let stopped = spec.stop.is_some_and(|d| self.now() >= Time::ZERO + d);
+        if let (Some(cfg), Some(u)) = (self.nic_cfg.uar, self.nics[self.qps[qi as usize].requester as usize].uar.as_mut()) {
+            self.apps[a as usize].uar_page = u.bind(&cfg, spec.core);
+        }
         for _ in 0..if stopped { 0 } else { spec.queue_depth } {
             self.apps[a as usize].posted += 1;
-            self.post(qi, spec.message_bytes, Origin::App(a));
+            self.app_issue(a, qi, self.now());
         }
+    }
+
+    /// Application `a` issues its next WQE at `at`: posted at once, or, with
+    /// a think time or the host's doorbell model, when its doorbell has gone
+    /// through its QP's UAR page.
+    fn app_issue(&mut self, a: u32, qi: u32, at: Time) {
+        let requester = self.qps[qi as usize].requester as usize;
+        let (core, page) = (self.workload.apps[a as usize].core, self.apps[a as usize].uar_page);
+        let done = match (self.nic_cfg.uar, self.nics[requester].uar.as_mut()) {
+            (Some(cfg), Some(u)) => u.ring(&cfg, core, page, at).done,
+            _ => at,
+        };
+        if done == self.now() {
+            let size = self.workload.apps[a as usize].message_bytes;
+            self.post(qi, size, Origin::App(a));
+        } else {
+            self.apps[a as usize].issued.push_back(at);
+            self.q.schedule(done, crate::world::Event::AppPost { app: a });
+        }
+    }
+
+    /// The doorbell of application `a`'s oldest waiting WQE went through.
+    pub(crate) fn app_doorbell_done(&mut self, a: u32) {
+        let Some(qi) = self.apps[a as usize].qp else { return };
+        let issued = self.apps[a as usize].issued.pop_front().expect("a doorbell per issued WQE");
+        let size = self.workload.apps[a as usize].message_bytes;
+        self.post_issued(qi, size, Origin::App(a), issued);
     }
 
     /// A message finished: the last byte was acknowledged (WRITE, SEND) or
@@ -274,8 +318,8 @@ impl World {
                 let stop = self.workload.apps[a as usize].stop.map_or(self.run.stop_at, |d| Time::ZERO + d);
                 if now < self.run.stop_at && now < stop {
                     st.posted += 1;
-                    let size = self.workload.apps[a as usize].message_bytes;
-                    self.post(qi, size, Origin::App(a));
+                    let at = now + self.workload.apps[a as usize].think_time;
+                    self.app_issue(a, qi, at);
                 }
             }
         }
