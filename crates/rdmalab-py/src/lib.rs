@@ -528,6 +528,12 @@ impl Simulation {
             }
             d.set_item("context_stall_ps", all.iter().map(|c| c.stall_ps).sum::<u64>())?;
         }
+        if w.nic_cfg.uar.is_some() {
+            let all: Vec<_> = w.nics.iter().filter_map(|n| n.uar.as_deref()).collect();
+            d.set_item("doorbells", all.iter().map(|u| u.doorbells).sum::<u64>())?;
+            d.set_item("doorbell_bounces", all.iter().map(|u| u.bounces).sum::<u64>())?;
+            d.set_item("doorbell_wait_ps", all.iter().map(|u| u.wait_ps).sum::<u64>())?;
+        }
         if matches!(w.nic_cfg.qp_scheduler, rdmalab_core::nic::QpScheduler::Srnic { .. }) {
             d.set_item("wqes_fetched", s.wqes_fetched)?;
         }

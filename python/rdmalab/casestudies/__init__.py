@@ -63,6 +63,7 @@ MODULES: dict[str, str] = {
     "srnic-fig10": "srnic",
     "srnic-fig11": "srnic",
     "srnic-fig12": "srnic",
+    "swiftrdma-fig4": "swiftrdma",
     "srnic-table1": "srnic",
 }
 
