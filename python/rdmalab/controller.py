@@ -35,7 +35,8 @@ controller turns them into rates with ``now_ps``), and records actions:
 ``cancel_timer(slot)``, ``request_probe(udp_sport)`` (an RTT probe along the
 path that source port hashes to), ``set_path(udp_sport)`` and
 ``set_share(packets)`` (the QP's packets per turn in the NIC's round-robin
-QP scheduler: a tenant's share), ``send_oob([w0, w1, w2, w3])`` (four 32-bit
+QP scheduler: a tenant's share), ``set_class(c)`` (move the QP's data to
+traffic class 1–7), ``send_oob([w0, w1, w2, w3])`` (four 32-bit
 words to the other end of the QP;
 ``ctx.at_receiver`` says which end this event happened at: one controller
 object serves both ends, so pass state between them only this way). Actions are

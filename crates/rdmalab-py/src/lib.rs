@@ -185,6 +185,10 @@ impl PyContext {
     fn set_share(&mut self, packets: u32) {
         self.actions.share = Some(packets);
     }
+    /// Move the QP's data to traffic class `class` (1 to 7).
+    fn set_class(&mut self, class: u8) {
+        self.actions.class = Some(class);
+    }
     fn cancel_timer(&mut self, slot: usize) -> PyResult<()> {
         if slot >= CC_TIMER_SLOTS {
             return Err(PyValueError::new_err(format!("timer slot {slot}: allowed 0 to {}", CC_TIMER_SLOTS - 1)));
@@ -267,6 +271,9 @@ impl PyController {
             }
             if let Some(s) = a.share {
                 ctx.set_share(s);
+            }
+            if let Some(c) = a.class {
+                ctx.set_class(c);
             }
             for (slot, t) in a.timers.iter().enumerate() {
                 match t {

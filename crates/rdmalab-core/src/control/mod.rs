@@ -163,6 +163,8 @@ pub struct Actions {
     pub oob: Option<[u32; 4]>,
     /// The QP's share in the NIC's QP scheduler (packets per round-robin turn).
     pub share: Option<u32>,
+    /// Move the QP's data (and READ requests) to this traffic class.
+    pub class: Option<u8>,
 }
 
 /// Probes one event may request (SCR probes a handful of paths per flow).
@@ -201,6 +203,7 @@ impl Actions {
             && self.path.is_none()
             && self.oob.is_none()
             && self.share.is_none()
+            && self.class.is_none()
     }
 }
 
@@ -332,6 +335,13 @@ impl<'a> CcContext<'a> {
     pub fn set_share(&mut self, packets: u32) {
         self.actions.share = Some(packets);
     }
+    /// Move the QP's data packets to traffic class `class` (1 to 7; 0 is the
+    /// control class): from the next packet on they queue, and PFC pauses
+    /// them, in that class (SwiftRDMA §3.4: raise a latency-sensitive job's
+    /// class when the port is contended).
+    pub fn set_class(&mut self, class: u8) {
+        self.actions.class = Some(class);
+    }
     /// Send 16 bytes to the QP's other end (an out-of-band packet with a 128 B
     /// payload); it arrives there as a `Peer` event. Sent from the end where
     /// this event happened ([`CcContext::at_receiver`]).
@@ -441,6 +451,11 @@ pub fn check_actions(a: &Actions, line_rate: Rate) -> Result<(), String> {
     if let Some(s) = a.share {
         if s == 0 || s > 1 << 16 {
             return Err(format!("set a share of {s} packets per turn (allowed: 1 to 65536)"));
+        }
+    }
+    if let Some(c) = a.class {
+        if c == 0 || c as usize >= crate::packet::NUM_CLASSES {
+            return Err(format!("set traffic class {c} (allowed: 1 to {}; 0 is the control class)", crate::packet::NUM_CLASSES - 1));
         }
     }
     Ok(())

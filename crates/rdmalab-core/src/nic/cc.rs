@@ -278,6 +278,9 @@ impl World {
             qp.share = s;
             qp.turns_used = 0;
         }
+        if let Some(c) = a.class {
+            self.qps[qi as usize].class = c;
+        }
         for &sport in &a.probes[..a.probe_count as usize] {
             self.send_probe(qi, sport);
         }

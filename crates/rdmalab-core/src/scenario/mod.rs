@@ -1397,7 +1397,7 @@ impl Parser {
         }
         for (path, v) in self.list(&w, "perftest") {
             let Some(f) =
-                self.obj(v, &path, &["name", "src", "dst", "verb", "message_size", "message_size_max", "queue_depth", "qps", "start", "start_interval", "stop", "rate", "hints", "memory", "cores", "think_time"])
+                self.obj(v, &path, &["name", "src", "dst", "verb", "message_size", "message_size_max", "queue_depth", "qps", "start", "start_interval", "stop", "rate", "hints", "memory", "cores", "think_time", "class"])
             else {
                 continue;
             };
@@ -1434,6 +1434,7 @@ impl Parser {
             let device_memory = self.choice(&f, "memory", &["host", "device"], Some("host")).map(|m| m == "device");
             let qps = self.int(&f, "qps", Some(1), 1, 1 << 16);
             let cores = self.int(&f, "cores", Some(1), 1, 4096);
+            let class = if f.get("class").is_some() { self.int(&f, "class", None, 1, 7).map(|c| Some(c as u8)) } else { Some(None) };
             let think_time = self.duration(&f, "think_time", Some(Duration::ZERO));
             let start = self.duration(&f, "start", Some(Duration::ZERO));
             let stagger = self.duration(&f, "start_interval", Some(Duration::ZERO));
@@ -1450,8 +1451,8 @@ impl Parser {
                     continue;
                 }
             }
-            if let (Some(src), Some(dst), Some(verb), Some(mb), Some(qd), Some(n), Some(st), Some(rate), Some(gap), Some(stop), Some(mb_max), Some(cores), Some(think)) =
-                (src, dst, verb, size, depth, qps, start, rate, stagger, stop, size_max, cores, think_time)
+            if let (Some(src), Some(dst), Some(verb), Some(mb), Some(qd), Some(n), Some(st), Some(rate), Some(gap), Some(stop), Some(mb_max), Some(cores), Some(think), Some(class)) =
+                (src, dst, verb, size, depth, qps, start, rate, stagger, stop, size_max, cores, think_time, class)
             {
                 let device_memory = device_memory.unwrap_or(false);
                 // Sizes uniform in [message_size, message_size_max], one per QP, from the entry's own stream.
@@ -1486,6 +1487,7 @@ impl Parser {
                         hints: hints.clone(),
                         device_memory,
                         core: (i % cores) as u32,
+                        class,
                         think_time: think,
                     });
                 }

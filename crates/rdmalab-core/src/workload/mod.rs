@@ -51,6 +51,8 @@ pub struct AppSpec {
     pub device_memory: bool,
     /// The core of the sender host whose thread drives this QP (rings its doorbells).
     pub core: u32,
+    /// Traffic class of its data (`None`: `nic.data_class`).
+    pub class: Option<u8>,
     /// A closed loop's pause between a completion and the next post.
     pub think_time: Duration,
 }
@@ -259,6 +261,9 @@ impl World {
         let spec = self.workload.apps[a as usize].clone();
         let qi = self.create_qp(spec.src, spec.dst, spec.verb, spec.rate, crate::packet::wire::ROCEV2_UDP_PORT);
         self.qps[qi as usize].device_memory = spec.device_memory;
+        if let Some(c) = spec.class {
+            self.qps[qi as usize].class = c;
+        }
         self.apps[a as usize].qp = Some(qi);
         for &(kind, value) in &spec.hints {
             let _ = self.hint(qi, kind, value);
