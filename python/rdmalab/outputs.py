@@ -133,6 +133,15 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("unit_waits", pa.uint64()),
         ]
     ),
+    "policy_actions": pa.schema(
+        [
+            ("time_ps", pa.uint64()),
+            ("node", pa.uint32()),
+            ("node_name", pa.string()),
+            ("policy", pa.string()),
+            ("action", pa.string()),
+        ]
+    ),
     "nic_memory": pa.schema(
         [
             ("structure", pa.string()),

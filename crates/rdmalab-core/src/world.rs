@@ -52,6 +52,10 @@ pub enum Event {
     QlenSample,
     /// Every NIC reports host-domain signals to its active QPs' controllers.
     HostReport,
+    /// The host schedulers read their signals and evaluate their policies.
+    HostSchedule,
+    /// A fired policy's action takes effect on host scheduler `host`.
+    PolicyAct { host: u32, policy: u32 },
 }
 
 #[derive(Clone, Debug)]
@@ -165,6 +169,9 @@ pub struct World {
     fabric_rtt: Option<Duration>,
     /// Queue-length monitor (ns-3 QLEN_MON): its window and per-port histograms.
     pub qlen_monitor: Option<crate::record::QlenMonitor>,
+    /// Host schedulers (`host.scheduler`), and the policies they fired.
+    pub host_scheds: Vec<crate::host::scheduler::HostScheduler>,
+    pub policy_firings: Vec<crate::host::scheduler::Firing>,
 }
 
 impl World {
@@ -303,6 +310,8 @@ impl World {
             sport_next: Default::default(),
             fabric_rtt: None,
             qlen_monitor: None,
+            host_scheds: Vec::new(),
+            policy_firings: Vec::new(),
         })
     }
 
@@ -379,6 +388,8 @@ impl World {
             Event::CtrlInstall { qp } => self.ctl_install(qp),
             Event::QlenSample => self.qlen_sample(),
             Event::HostReport => self.host_report(),
+            Event::HostSchedule => self.host_schedule(),
+            Event::PolicyAct { host, policy } => self.policy_act(host, policy),
         }
         let live = self.pkts.live() as u64;
         if live > self.stats.peak_live_packets {

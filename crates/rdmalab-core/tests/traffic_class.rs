@@ -92,3 +92,51 @@ fn a_bad_class_is_refused() {
     let e = Scenario::from_json_str(&scenario(r#", "class": 0"#)).err().unwrap().to_string();
     assert!(e.contains("class") && e.contains("1 to 7"), "{e}");
 }
+
+/// A host policy (SwiftRDMA §4): when the latency job's p99 stays above
+/// 20 µs for two periods, its host scheduler moves it to class 5. The
+/// policy fires once the bulk load has built the queue, and the job's
+/// latency after that is a class of its own's.
+#[test]
+fn a_host_policy_raises_the_class_of_a_latency_job() {
+    let json = scenario(r#", "job": "ls""#).replace(
+        r#""cc": {"algorithm": "none"},"#,
+        r#""cc": {"algorithm": "none"},
+        "host": {"scheduler": {"period": "20us", "cost": "2us", "policies": [
+            {"name": "raise-ls", "when": [{"signal": "p99_latency_us", "job": "ls", "above": 20}], "for": 2,
+             "then": {"set_class": 5, "job": "ls"}}]}},"#,
+    );
+    let mut w = Scenario::from_json_str(&json).unwrap_or_else(|e| panic!("{e}")).build().unwrap();
+    w.run_to_end().unwrap();
+    assert_conservation(&w);
+    assert!(!w.policy_firings.is_empty(), "the policy fired");
+    let first = w.policy_firings[0].time;
+    assert_eq!(w.policy_firings[0].node, 1, "on the latency job's host (h1)");
+    let ls_qp = w.apps[2].qp.unwrap() as usize;
+    assert_eq!(w.qps[ls_qp].class, 5);
+    // Period, two periods held, plus the cost: it cannot fire before 42 µs.
+    assert!(first.ps() >= 42_000_000, "fired at {first}");
+    let lat = &w.apps[2].latencies_ps;
+    let tail: Vec<u64> = lat[lat.len() / 2..].to_vec();
+    let mean_after = tail.iter().sum::<u64>() as f64 / tail.len() as f64 / 1e6;
+    println!("policy fired {} times, first at {first}; LS latency in the second half {mean_after:.1} us", w.policy_firings.len());
+    assert!(mean_after < 10.0, "{mean_after:.1} us");
+}
+
+#[test]
+fn bad_policies_are_refused() {
+    let with = |sched: &str| {
+        scenario(r#", "job": "ls""#).replace(r#""cc": {"algorithm": "none"},"#, &format!(r#""cc": {{"algorithm": "none"}}, "host": {{"scheduler": {sched}}},"#))
+    };
+    for (sched, key, what) in [
+        (r#"{"policies": [{"name": "x", "when": [{"signal": "port_util", "above": 0.8}], "then": {"set_class": 5, "job": "ls"}}]}"#, "host.scheduler.policies[0].when[0].signal", "port_utilization"),
+        (r#"{"policies": [{"name": "x", "when": [{"signal": "p99_latency_us", "above": 5}], "then": {"set_class": 5, "job": "ls"}}]}"#, "when[0].job", "is required"),
+        (r#"{"policies": [{"name": "x", "when": [{"signal": "port_utilization", "above": 0.8}], "then": {"set_class": 5, "job": "batch"}}]}"#, "then.job", "jobs: ls"),
+        (r#"{"policies": [{"name": "x", "when": [{"signal": "port_utilization", "above": 0.8, "below": 0.9}], "then": {"set_class": 5, "job": "ls"}}]}"#, "when[0]", "exactly one"),
+        (r#"{"policies": [{"name": "x", "when": [{"signal": "port_utilization", "above": 0.8}], "then": {"set_class": 9, "job": "ls"}}]}"#, "then.set_class", "1 to 7"),
+        (r#"{"policies": [{"name": "x", "when": [{"signal": "port_utilization", "above": 0.8}], "then": {"job": "ls"}}]}"#, "then", "exactly one action"),
+    ] {
+        let e = Scenario::from_json_str(&with(sched)).err().unwrap_or_else(|| panic!("accepted {sched}")).to_string();
+        assert!(e.contains(key) && e.contains(what), "{key} / {what}: {e}");
+    }
+}

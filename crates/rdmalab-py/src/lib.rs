@@ -535,6 +535,9 @@ impl Simulation {
             }
             d.set_item("context_stall_ps", all.iter().map(|c| c.stall_ps).sum::<u64>())?;
         }
+        if w.nic_cfg.scheduler.is_some() {
+            d.set_item("policy_firings", w.policy_firings.len())?;
+        }
         if w.nic_cfg.uar.is_some() {
             let all: Vec<_> = w.nics.iter().filter_map(|n| n.uar.as_deref()).collect();
             d.set_item("doorbells", all.iter().map(|u| u.doorbells).sum::<u64>())?;
@@ -579,12 +582,13 @@ impl Simulation {
         write_file(&dir, "probes.csv", |f| w.write_probes_csv(f))?;
         write_file(&dir, "nic_resources.csv", |f| w.write_nic_resources_csv(f))?;
         write_file(&dir, "nic_memory.csv", |f| w.write_nic_memory_csv(f))?;
+        write_file(&dir, "policy_actions.csv", |f| w.write_policy_actions_csv(f))?;
         write_file(&dir, "fct.txt", |f| w.write_hpcc_fct(f))?;
         write_file(&dir, "pfc.txt", |f| w.write_hpcc_pfc(f))?;
         if w.qlen_monitor.is_some() {
             write_file(&dir, "qlen.txt", |f| w.write_hpcc_qlen(f))?;
         }
-        Ok(["flows", "qp_samples", "port_samples", "pfc_events", "drops", "apps", "control_delays", "probes", "nic_resources", "nic_memory"]
+        Ok(["flows", "qp_samples", "port_samples", "pfc_events", "drops", "apps", "control_delays", "probes", "nic_resources", "nic_memory", "policy_actions"]
             .iter()
             .map(|s| s.to_string())
             .collect())

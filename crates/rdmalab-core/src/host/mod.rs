@@ -9,6 +9,9 @@
 //! each other, which is the contention UAR-aware placement removes. The
 //! model is off unless a scenario sets `host.uar`.
 
+pub mod policy;
+pub mod scheduler;
+
 use crate::time::{Duration, Time};
 
 /// A core's work to post one WQE before its doorbell (`ibv_post_send`

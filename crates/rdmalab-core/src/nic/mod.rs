@@ -85,6 +85,8 @@ pub struct NicConfig {
     pub loss_recovery: LossRecovery,
     /// The host's UAR pages and doorbell costs (`host.uar`); `None`: posting is free.
     pub uar: Option<crate::host::UarConfig>,
+    /// The host scheduler loop and its policies (`host.scheduler`).
+    pub scheduler: Option<crate::host::policy::SchedulerConfig>,
 }
 
 /// How a NIC recovers lost packets.

@@ -601,4 +601,21 @@ impl World {
         let sr = self.nic_cfg.selective_repeat();
         crate::nic::resources::memory_budget(cfg, qps, bdp_packets, bdp_bytes, sr).into_iter().map(|r| (qps, r)).collect()
     }
+
+    /// Every host policy that fired (`host.scheduler`): when its action took
+    /// effect, on which host, which policy and what it did.
+    pub fn write_policy_actions_csv(&self, w: &mut dyn Write) -> io::Result<()> {
+        writeln!(w, "time_ps,node,node_name,policy,action")?;
+        let Some(cfg) = &self.nic_cfg.scheduler else { return Ok(()) };
+        for f in &self.policy_firings {
+            let p = &cfg.policies[f.policy as usize];
+            let job = |j: u32| self.workload.jobs[j as usize].as_str();
+            let what = match p.then {
+                crate::host::policy::PolicyAction::SetClass { job: j, class } => format!("set_class {class} job {}", job(j)),
+                crate::host::policy::PolicyAction::SetShare { job: j, packets } => format!("set_share {packets} job {}", job(j)),
+            };
+            writeln!(w, "{},{},{},{},{}", f.time.ps(), f.node, self.topo.nodes[f.node as usize].name, p.name, what)?;
+        }
+        Ok(())
+    }
 }

@@ -109,6 +109,7 @@ impl Scenario {
             self.workload.clone(),
         )?;
         w.set_placement(self.placement.clone(), self.record_control_delays);
+        w.start_host_schedulers();
         if let Some((a, b)) = self.qlen_monitor {
             w.set_qlen_monitor(Time::ZERO + a, Time::ZERO + b);
         }
@@ -404,6 +405,9 @@ impl Parser {
                 }
             }
             n.uar = host.uar;
+            if let Some(w) = &workload {
+                n.scheduler = self.scheduler(&o, w);
+            }
             n.pcie = host.pcie;
             n.device_pcie = host.device_pcie;
             n.host_report_interval = host.report;
@@ -870,6 +874,7 @@ impl Parser {
             resources: resources?,
             loss_recovery: loss_recovery?,
             uar: None,
+            scheduler: None,
         })
     }
 
@@ -1191,7 +1196,7 @@ impl Parser {
         let Some(h) = self.sub(
             o,
             "host",
-            &["pcie", "pcie_bandwidth", "pcie_latency", "device_pcie", "device_pcie_bandwidth", "device_pcie_latency", "report_interval", "uar"],
+            &["pcie", "pcie_bandwidth", "pcie_latency", "device_pcie", "device_pcie_bandwidth", "device_pcie_latency", "report_interval", "uar", "scheduler"],
         ) else {
             return Some(HostConfig::default());
         };
@@ -1208,6 +1213,117 @@ impl Parser {
             return None;
         }
         Some(HostConfig { pcie, device_pcie, report, uar: uar? })
+    }
+
+    /// `host.scheduler`: the host scheduler loop and its policies; job names
+    /// are resolved against the workload's `job`s.
+    fn scheduler(&mut self, o: &Obj, w: &Workload) -> Option<crate::host::policy::SchedulerConfig> {
+        use crate::host::policy::{Condition, Policy, PolicyAction, SchedulerConfig, Signal, Test};
+        let empty = Map::new();
+        let h = match o.get("host") {
+            Some(Value::Object(m)) => Obj { path: "host".into(), map: m },
+            _ => Obj { path: "host".into(), map: &empty },
+        };
+        let s = self.sub(&h, "scheduler", &["period", "cost", "policies"])?;
+        let period = self.positive_duration(&s, "period", Some(Duration::from_us(20)));
+        let cost = self.duration(&s, "cost", Some(Duration::from_us(1)));
+        let job_of = |p: &mut Parser, o: &Obj, required: bool| -> Option<u32> {
+            match o.get("job") {
+                Some(Value::String(j)) => match w.jobs.iter().position(|x| x == j) {
+                    Some(i) => Some(i as u32),
+                    None => {
+                        let known = if w.jobs.is_empty() { "none (give perftest entries a `job`)".to_string() } else { w.jobs.join(", ") };
+                        p.err(o.key("job"), format!("`{j}`"), format!("must name a job of the workload; jobs: {known}"));
+                        None
+                    }
+                },
+                Some(v) => {
+                    p.err(o.key("job"), show(v), "must be a job name");
+                    None
+                }
+                None => {
+                    if required {
+                        p.err(o.key("job"), "", "is required here (the job the signal or action is for)");
+                    }
+                    None
+                }
+            }
+        };
+        let mut policies = Vec::new();
+        for (path, v) in self.list(&s, "policies") {
+            let Some(p) = self.obj(v, &path, &["name", "when", "for", "then"]) else { continue };
+            let name = self.string(&p, "name", None).unwrap_or_default();
+            let periods = self.int(&p, "for", Some(1), 1, 1 << 20);
+            let mut when = Vec::new();
+            let conds = self.list(&p, "when");
+            if conds.is_empty() {
+                self.err(p.key("when"), "", "is required: a list of at least one condition");
+            }
+            for (cpath, cv) in conds {
+                let Some(c) = self.obj(cv, &cpath, &["signal", "job", "above", "below", "rising"]) else { continue };
+                let signal = match c.get("signal") {
+                    Some(Value::String(x)) => match Signal::parse(x) {
+                        Some(sig) => Some(sig),
+                        None => {
+                            self.err(c.key("signal"), format!("`{x}`"), format!("allowed: {}", Signal::NAMES.join(", ")));
+                            None
+                        }
+                    },
+                    other => {
+                        self.err(c.key("signal"), other.map_or(String::new(), show), format!("is required; allowed: {}", Signal::NAMES.join(", ")));
+                        None
+                    }
+                };
+                let Some(signal) = signal else { continue };
+                let job = job_of(self, &c, signal.per_job());
+                if !signal.per_job() && c.get("job").is_some() {
+                    self.err(c.key("job"), "(set)", format!("signal `{}` is per host, not per job", Signal::NAMES[signal as usize]));
+                }
+                let tests: Vec<&str> = ["above", "below", "rising"].into_iter().filter(|k| c.get(k).is_some()).collect();
+                if tests.len() != 1 {
+                    self.err(c.path.clone(), format!("{tests:?}"), "needs exactly one of above: X, below: X, rising: true");
+                    continue;
+                }
+                let test = match tests[0] {
+                    "above" => self.float(&c, "above", None, f64::MIN, f64::MAX, false).map(Test::Above),
+                    "below" => self.float(&c, "below", None, f64::MIN, f64::MAX, false).map(Test::Below),
+                    _ => {
+                        if !self.boolean(&c, "rising", false) {
+                            self.err(c.key("rising"), "`false`", "write `rising: true`, or leave the key out");
+                        }
+                        Some(Test::Rising)
+                    }
+                };
+                if let Some(test) = test {
+                    when.push(Condition { signal, job, test });
+                }
+            }
+            let then = match p.get("then") {
+                Some(t) => self.obj(t, &p.key("then"), &["set_class", "set_share", "job"]),
+                None => {
+                    self.err(p.key("then"), "", "is required: {set_class: C, job: J} or {set_share: N, job: J}");
+                    None
+                }
+            };
+            let action = then.and_then(|t| {
+                let job = job_of(self, &t, true)?;
+                match (t.get("set_class").is_some(), t.get("set_share").is_some()) {
+                    (true, false) => self.int(&t, "set_class", None, 1, 7).map(|c| PolicyAction::SetClass { job, class: c as u8 }),
+                    (false, true) => self.int(&t, "set_share", None, 1, 1 << 16).map(|n| PolicyAction::SetShare { job, packets: n as u32 }),
+                    _ => {
+                        self.err(t.path.clone(), "", "needs exactly one action: set_class (1 to 7) or set_share (1 to 65536)");
+                        None
+                    }
+                }
+            });
+            if let (Some(then), Some(periods)) = (action, periods) {
+                policies.push(Policy { name, when, periods: periods as u32, then });
+            }
+        }
+        if policies.is_empty() && self.errs.is_empty() {
+            self.err(s.key("policies"), "", "is required: a list of at least one policy");
+        }
+        Some(SchedulerConfig { period: period?, cost: cost?, policies })
     }
 
     /// `host.uar`: the UAR pages doorbells go through, and their costs.
@@ -1397,7 +1513,7 @@ impl Parser {
         }
         for (path, v) in self.list(&w, "perftest") {
             let Some(f) =
-                self.obj(v, &path, &["name", "src", "dst", "verb", "message_size", "message_size_max", "queue_depth", "qps", "start", "start_interval", "stop", "rate", "hints", "memory", "cores", "think_time", "class"])
+                self.obj(v, &path, &["name", "src", "dst", "verb", "message_size", "message_size_max", "queue_depth", "qps", "start", "start_interval", "stop", "rate", "hints", "memory", "cores", "think_time", "class", "job"])
             else {
                 continue;
             };
@@ -1434,6 +1550,20 @@ impl Parser {
             let device_memory = self.choice(&f, "memory", &["host", "device"], Some("host")).map(|m| m == "device");
             let qps = self.int(&f, "qps", Some(1), 1, 1 << 16);
             let cores = self.int(&f, "cores", Some(1), 1, 4096);
+            let job = match f.get("job") {
+                None => None,
+                Some(Value::String(j)) if !j.is_empty() => Some(match wl.jobs.iter().position(|x| x == j) {
+                    Some(i) => i as u32,
+                    None => {
+                        wl.jobs.push(j.clone());
+                        (wl.jobs.len() - 1) as u32
+                    }
+                }),
+                Some(v) => {
+                    self.err(f.key("job"), show(v), "must be a job name (a non-empty string)");
+                    None
+                }
+            };
             let class = if f.get("class").is_some() { self.int(&f, "class", None, 1, 7).map(|c| Some(c as u8)) } else { Some(None) };
             let think_time = self.duration(&f, "think_time", Some(Duration::ZERO));
             let start = self.duration(&f, "start", Some(Duration::ZERO));
@@ -1488,6 +1618,7 @@ impl Parser {
                         device_memory,
                         core: (i % cores) as u32,
                         class,
+                        job,
                         think_time: think,
                     });
                 }

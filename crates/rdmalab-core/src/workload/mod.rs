@@ -53,6 +53,8 @@ pub struct AppSpec {
     pub core: u32,
     /// Traffic class of its data (`None`: `nic.data_class`).
     pub class: Option<u8>,
+    /// The job it belongs to (an index into `Workload::jobs`), which host policies act on.
+    pub job: Option<u32>,
     /// A closed loop's pause between a completion and the next post.
     pub think_time: Duration,
 }
@@ -75,6 +77,8 @@ pub struct AppState {
 pub struct Workload {
     pub flows: Vec<FlowSpec>,
     pub apps: Vec<AppSpec>,
+    /// Job names, in order of first appearance (`workload.perftest[].job`).
+    pub jobs: Vec<String>,
 }
 
 /// Poisson flow arrivals at every host in `hosts`, as the ns-3 HPCC

@@ -1,0 +1,131 @@
+//! The host scheduler loop (`host.scheduler`): every period each host that
+//! runs a job reads its signals, the evaluator says which policies fire, and
+//! their actions reach the job's QPs one `cost` later.
+
+use super::policy::{Evaluator, PolicyAction, Signals};
+use crate::time::Time;
+use crate::world::{Event, World};
+
+/// What one host's scheduler remembers between periods.
+#[derive(Clone, Debug, Default)]
+pub struct HostScheduler {
+    pub nic: u32,
+    eval: Evaluator,
+    tx_bytes: u64,
+    qpc: (u64, u64),
+    doorbells: (u64, u64),
+    /// Per application: latencies already seen.
+    seen: Vec<usize>,
+    /// Per job: the last p99 read, kept through periods in which the job
+    /// completed nothing (a slow job's latency is still its latency).
+    last_p99: Vec<Option<f64>>,
+}
+
+/// A policy that fired: when, on which host, which policy.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Firing {
+    pub time: Time,
+    pub node: u32,
+    pub policy: u32,
+}
+
+impl World {
+    /// Set up the scheduler loop (call before the run starts): one scheduler
+    /// per host that sends for a job.
+    pub fn start_host_schedulers(&mut self) {
+        let Some(cfg) = &self.nic_cfg.scheduler else { return };
+        let mut nics: Vec<u32> = self.workload.apps.iter().filter(|a| a.job.is_some()).map(|a| self.node_index[a.src as usize]).collect();
+        nics.sort_unstable();
+        nics.dedup();
+        self.host_scheds = nics.into_iter().map(|nic| HostScheduler { nic, ..Default::default() }).collect();
+        let first = Time::ZERO + cfg.period;
+        self.q.schedule(first, Event::HostSchedule);
+    }
+
+    /// One period: read every scheduling host's signals and evaluate its policies.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn host_schedule(&mut self) {
+        let Some(cfg) = self.nic_cfg.scheduler.clone() else { return };
+        let now = self.now();
+        let jobs = self.workload.jobs.len();
+        for h in 0..self.host_scheds.len() {
+            let nic_i = self.host_scheds[h].nic as usize;
+            let nic = &self.nics[nic_i];
+            let port = &self.ports[nic.port as usize];
+            let sched = &mut self.host_scheds[h];
+            let mut sig = Signals { p99_latency_us: vec![None; jobs], ..Default::default() };
+            sig.port_utilization = (port.tx_bytes - sched.tx_bytes) as f64 / port.rate.bytes_in(cfg.period).max(1) as f64;
+            sched.tx_bytes = port.tx_bytes;
+            if let Some(r) = &nic.res {
+                let (h0, m0) = sched.qpc;
+                let (h1, m1) = (r.qpc.hits, r.qpc.misses);
+                let n = (h1 - h0) + (m1 - m0);
+                sig.qpc_miss_rate = if n == 0 { 0.0 } else { (m1 - m0) as f64 / n as f64 };
+                sched.qpc = (h1, m1);
+            }
+            if let Some(u) = &nic.uar {
+                let (d0, w0) = sched.doorbells;
+                let n = u.doorbells - d0;
+                sig.doorbell_wait_ns = if n == 0 { 0.0 } else { (u.wait_ps - w0) as f64 / n as f64 / 1e3 };
+                sched.doorbells = (u.doorbells, u.wait_ps);
+            }
+            sig.active_qps = nic.active.iter().filter(|&&q| self.qps[q as usize].has_unsent()).count() as f64;
+            // Each job's p99 over the messages its apps on this host completed in the period.
+            sched.seen.resize(self.apps.len(), 0);
+            let mut per_job: Vec<Vec<u64>> = vec![Vec::new(); jobs];
+            for (a, spec) in self.workload.apps.iter().enumerate() {
+                let Some(j) = spec.job else { continue };
+                if self.node_index[spec.src as usize] as usize != nic_i {
+                    continue;
+                }
+                let l = &self.apps[a].latencies_ps;
+                per_job[j as usize].extend_from_slice(&l[sched.seen[a]..]);
+                sched.seen[a] = l.len();
+            }
+            sched.last_p99.resize(jobs, None);
+            for (j, mut l) in per_job.into_iter().enumerate() {
+                if !l.is_empty() {
+                    l.sort_unstable();
+                    let k = ((l.len() - 1) as f64 * 0.99).round() as usize;
+                    sched.last_p99[j] = Some(l[k] as f64 / 1e6);
+                }
+                sig.p99_latency_us[j] = sched.last_p99[j];
+            }
+            for p in sched.eval.evaluate(&cfg.policies, &sig) {
+                self.q.schedule(now + cfg.cost, Event::PolicyAct { host: h as u32, policy: p as u32 });
+            }
+        }
+        if now + cfg.period <= self.run.stop_at {
+            self.q.schedule(now + cfg.period, Event::HostSchedule);
+        }
+    }
+
+    /// A fired policy's action reaches its job's QPs on that host.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn policy_act(&mut self, host: u32, policy: u32) {
+        let Some(cfg) = &self.nic_cfg.scheduler else { return };
+        let action = cfg.policies[policy as usize].then;
+        let nic = self.host_scheds[host as usize].nic;
+        let job = match action {
+            PolicyAction::SetClass { job, .. } | PolicyAction::SetShare { job, .. } => job,
+        };
+        for (a, spec) in self.workload.apps.iter().enumerate() {
+            if spec.job != Some(job) || self.node_index[spec.src as usize] != nic {
+                continue;
+            }
+            let Some(qi) = self.apps[a].qp else { continue };
+            let qp = &mut self.qps[qi as usize];
+            match action {
+                PolicyAction::SetClass { class, .. } => qp.class = class,
+                PolicyAction::SetShare { packets, .. } => {
+                    qp.share = packets;
+                    qp.turns_used = 0;
+                }
+            }
+        }
+        let node = self.nics[nic as usize].node;
+        self.policy_firings.push(Firing { time: self.now(), node, policy });
+    }
+}
