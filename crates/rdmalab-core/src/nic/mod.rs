@@ -540,12 +540,11 @@ impl World {
         p.ect = true;
         p.tx_timestamp = now;
         p.msg_last = last;
-        if hole.is_none() {
-            qp.snd_nxt += 1;
-            qp.snd_nxt_off += payload;
-        }
         if hole.is_some() {
             qp.retx_mark = qp.highest_sent;
+        } else {
+            qp.snd_nxt += 1;
+            qp.snd_nxt_off += payload;
         }
         if qp.snd_nxt > qp.highest_sent {
             qp.highest_sent = qp.snd_nxt;
