@@ -71,6 +71,19 @@ pub enum PolicyAction {
     /// Give the job's QPs this many packets per turn in the NIC's QP
     /// scheduler (SwiftRDMA's task-queue weight).
     SetShare { job: u32, packets: u32 },
+    /// Let the job's applications on the host post on only `qps` of their
+    /// QPs, application i on the (i mod qps)-th (SwiftRDMA's QP reuse when
+    /// the NIC cache thrashes); a `qps` at least their number gives each its
+    /// own again (scale-up).
+    SetQps { job: u32, qps: u32 },
+}
+
+impl PolicyAction {
+    pub fn job(self) -> u32 {
+        match self {
+            PolicyAction::SetClass { job, .. } | PolicyAction::SetShare { job, .. } | PolicyAction::SetQps { job, .. } => job,
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]

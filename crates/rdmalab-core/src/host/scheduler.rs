@@ -108,20 +108,23 @@ impl World {
         let Some(cfg) = &self.nic_cfg.scheduler else { return };
         let action = cfg.policies[policy as usize].then;
         let nic = self.host_scheds[host as usize].nic;
-        let job = match action {
-            PolicyAction::SetClass { job, .. } | PolicyAction::SetShare { job, .. } => job,
-        };
-        for (a, spec) in self.workload.apps.iter().enumerate() {
-            if spec.job != Some(job) || self.node_index[spec.src as usize] != nic {
-                continue;
-            }
-            let Some(qi) = self.apps[a].qp else { continue };
-            let qp = &mut self.qps[qi as usize];
+        let job = action.job();
+        let members: Vec<usize> = (0..self.workload.apps.len())
+            .filter(|&a| self.workload.apps[a].job == Some(job) && self.node_index[self.workload.apps[a].src as usize] == nic && self.apps[a].qp.is_some())
+            .collect();
+        for (i, &a) in members.iter().enumerate() {
+            let qi = self.apps[a].qp.expect("filtered");
             match action {
-                PolicyAction::SetClass { class, .. } => qp.class = class,
+                PolicyAction::SetClass { class, .. } => self.qps[qi as usize].class = class,
                 PolicyAction::SetShare { packets, .. } => {
+                    let qp = &mut self.qps[qi as usize];
                     qp.share = packets;
                     qp.turns_used = 0;
+                }
+                PolicyAction::SetQps { qps, .. } => {
+                    // Messages already posted finish on their QP; new ones go to the shared one.
+                    let k = qps.max(1) as usize;
+                    self.apps[a].post_qp = if i < k { None } else { self.apps[members[i % k]].qp };
                 }
             }
         }

@@ -613,6 +613,7 @@ impl World {
             let what = match p.then {
                 crate::host::policy::PolicyAction::SetClass { job: j, class } => format!("set_class {class} job {}", job(j)),
                 crate::host::policy::PolicyAction::SetShare { job: j, packets } => format!("set_share {packets} job {}", job(j)),
+                crate::host::policy::PolicyAction::SetQps { job: j, qps } => format!("set_qps {qps} job {}", job(j)),
             };
             writeln!(w, "{},{},{},{},{}", f.time.ps(), f.node, self.topo.nodes[f.node as usize].name, p.name, what)?;
         }

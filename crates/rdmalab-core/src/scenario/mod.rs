@@ -1299,7 +1299,7 @@ impl Parser {
                 }
             }
             let then = match p.get("then") {
-                Some(t) => self.obj(t, &p.key("then"), &["set_class", "set_share", "job"]),
+                Some(t) => self.obj(t, &p.key("then"), &["set_class", "set_share", "set_qps", "job"]),
                 None => {
                     self.err(p.key("then"), "", "is required: {set_class: C, job: J} or {set_share: N, job: J}");
                     None
@@ -1307,11 +1307,12 @@ impl Parser {
             };
             let action = then.and_then(|t| {
                 let job = job_of(self, &t, true)?;
-                match (t.get("set_class").is_some(), t.get("set_share").is_some()) {
-                    (true, false) => self.int(&t, "set_class", None, 1, 7).map(|c| PolicyAction::SetClass { job, class: c as u8 }),
-                    (false, true) => self.int(&t, "set_share", None, 1, 1 << 16).map(|n| PolicyAction::SetShare { job, packets: n as u32 }),
+                match (t.get("set_class").is_some(), t.get("set_share").is_some(), t.get("set_qps").is_some()) {
+                    (true, false, false) => self.int(&t, "set_class", None, 1, 7).map(|c| PolicyAction::SetClass { job, class: c as u8 }),
+                    (false, true, false) => self.int(&t, "set_share", None, 1, 1 << 16).map(|n| PolicyAction::SetShare { job, packets: n as u32 }),
+                    (false, false, true) => self.int(&t, "set_qps", None, 1, 1 << 20).map(|n| PolicyAction::SetQps { job, qps: n as u32 }),
                     _ => {
-                        self.err(t.path.clone(), "", "needs exactly one action: set_class (1 to 7) or set_share (1 to 65536)");
+                        self.err(t.path.clone(), "", "needs exactly one action: set_class (1 to 7), set_share (1 to 65536) or set_qps (1 or more)");
                         None
                     }
                 }

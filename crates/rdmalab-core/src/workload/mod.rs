@@ -71,6 +71,9 @@ pub struct AppState {
     /// for their doorbell were issued (in order).
     pub uar_page: u32,
     pub issued: std::collections::VecDeque<Time>,
+    /// The QP it posts on when a host policy made its job reuse fewer QPs
+    /// (`None`: its own).
+    pub post_qp: Option<u32>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -304,7 +307,8 @@ impl World {
 
     /// The doorbell of application `a`'s oldest waiting WQE went through.
     pub(crate) fn app_doorbell_done(&mut self, a: u32) {
-        let Some(qi) = self.apps[a as usize].qp else { return };
+        let Some(own) = self.apps[a as usize].qp else { return };
+        let qi = self.apps[a as usize].post_qp.unwrap_or(own);
         let issued = self.apps[a as usize].issued.pop_front().expect("a doorbell per issued WQE");
         let size = self.workload.apps[a as usize].message_bytes;
         self.post_issued(qi, size, Origin::App(a), issued);
@@ -328,7 +332,8 @@ impl World {
                 if now < self.run.stop_at && now < stop {
                     st.posted += 1;
                     let at = now + self.workload.apps[a as usize].think_time;
-                    self.app_issue(a, qi, at);
+                    let target = st.post_qp.or(st.qp).unwrap_or(qi);
+                    self.app_issue(a, target, at);
                 }
             }
         }
