@@ -64,6 +64,7 @@ MODULES: dict[str, str] = {
     "srnic-fig11": "srnic",
     "srnic-fig12": "srnic",
     "swiftrdma-fig4": "swiftrdma",
+    "swiftrdma-fig5": "swiftrdma",
     "srnic-table1": "srnic",
 }
 

@@ -36,3 +36,24 @@ def fig4(results):
     table = t.select([PLACEMENT_KEY, CORES_KEY, "mops", "doorbells", "doorbell_bounces", "doorbell_wait_ps"]).rename(
         {PLACEMENT_KEY: "placement", CORES_KEY: "threads"})
     return [(fig, table)]
+
+
+@figure("swiftrdma-fig5", "SwiftRDMA Fig. 5", "per-job throughput and p99 latency with and without host policies")
+def fig5(results):
+    apps = results.table("apps")
+    if apps.height == 0 or "host" not in apps.columns:
+        return []
+    s = results.summaries().select(["run_id", (pl.col("sim_time_ps") / 1e12).alias("seconds")])
+    t = (apps.join(s, on="run_id", how="left")
+         .with_columns((pl.col("bytes_completed") * 8 / pl.col("seconds") / 1e9).alias("gbps"),
+                       (pl.col("latency_p99_ps") / 1e6).alias("p99_us"),
+                       (pl.col("latency_mean_ps") / 1e6).alias("mean_us"))
+         .select(["host", "name", "gbps", "p99_us", "mean_us", "messages_completed"]))
+    out = []
+    for metric, label in (("gbps", "Gb/s"), ("p99_us", "p99 latency (us)")):
+        traces = [Trace(str(h), g["name"].to_list(), g[metric].to_list(), _color(i), "bar")
+                  for i, ((h,), g) in enumerate(t.group_by(["host"], maintain_order=True))]
+        out.append((Figure(f"swiftrdma-fig5-{'throughput' if metric == 'gbps' else 'p99'}",
+                           f"Per-job {label}, with and without host policies (SwiftRDMA Fig. 5)", "application", label, traces),
+                    t if metric == "gbps" else None))
+    return out
