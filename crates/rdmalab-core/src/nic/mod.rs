@@ -87,6 +87,20 @@ pub struct NicConfig {
     pub uar: Option<crate::host::UarConfig>,
     /// The host scheduler loop and its policies (`host.scheduler`).
     pub scheduler: Option<crate::host::policy::SchedulerConfig>,
+    /// TX cores in the data path (`control.on_path`): every data packet
+    /// waits for its QP's core to process it (SwCC, Soft-RoCE).
+    pub on_path: Option<OnPathCores>,
+}
+
+/// `control.on_path`: cores that sit in the NIC's send path (SwCC's TX
+/// cores, ATC'25 §3). A QP is steered to core QPN mod `tx_cores`; a core
+/// runs one packet at a time to completion, so a busy core holds back its
+/// QPs' packets, and one core sends at most one packet per `per_packet`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OnPathCores {
+    pub tx_cores: u32,
+    /// Core time per data packet: cycles ÷ clock.
+    pub per_packet: Duration,
 }
 
 /// How a NIC recovers lost packets.
@@ -244,6 +258,9 @@ pub struct Nic {
     pub res: Option<Box<resources::NicResources>>,
     /// The UAR pages of this host's device context (`host.uar`).
     pub uar: Option<Box<crate::host::UarPages>>,
+    /// `control.on_path`: when each TX core is free, and packets it processed.
+    pub tx_cores: Vec<Time>,
+    pub tx_core_packets: u64,
 }
 
 impl Nic {
@@ -269,6 +286,8 @@ impl Nic {
             device_bytes: 0,
             res: None,
             uar: None,
+            tx_cores: Vec::new(),
+            tx_core_packets: 0,
         }
     }
 }
@@ -392,6 +411,13 @@ impl World {
                     continue;
                 }
             }
+            if let Some(cores) = self.nic_cfg.on_path {
+                // An on-path TX core must process the packet before it leaves.
+                if let Some(t) = self.tx_core(nic_i, qi, now, cores) {
+                    earliest = earliest.min(t);
+                    continue;
+                }
+            }
             let qp = &mut self.qps[qi as usize];
             if let QpScheduler::Wqe { quantum } = self.nic_cfg.qp_scheduler {
                 // A new turn takes the posted WQEs that fit the quantum; the QP keeps
@@ -424,6 +450,44 @@ impl World {
             self.q.schedule(earliest, Event::NicWake { nic: nic_i as u32 });
         }
         None
+    }
+
+    /// `control.on_path`: the QP's next packet is processed by its TX core
+    /// (QPN mod cores) when the core is free; `Some(t)`: it leaves no
+    /// earlier than `t`, when the core is done with it.
+    fn tx_core(&mut self, nic: usize, qi: u32, now: Time, cores: OnPathCores) -> Option<Time> {
+        let qp = &mut self.qps[qi as usize];
+        let psn = qp.retx.front().copied().unwrap_or(qp.snd_nxt);
+        let n = &mut self.nics[nic];
+        if n.tx_cores.is_empty() {
+            n.tx_cores = vec![Time::ZERO; cores.tx_cores.max(1) as usize];
+        }
+        let core = (qi % cores.tx_cores.max(1)) as usize;
+        if qp.core_psn == psn {
+            if qp.core_ready_at > now {
+                return Some(qp.core_ready_at);
+            }
+            // This packet leaves now; the core goes on to the QP's next one
+            // from the moment it finished this one, while this one is on the wire.
+            qp.core_psn = u32::MAX;
+            if qp.retx.is_empty() && psn + 1 < qp.ready_psn_end {
+                let done = n.tx_cores[core].max(qp.core_ready_at) + cores.per_packet;
+                n.tx_cores[core] = done;
+                n.tx_core_packets += 1;
+                qp.core_psn = psn + 1;
+                qp.core_ready_at = done;
+            }
+            return None;
+        }
+        let done = n.tx_cores[core].max(now) + cores.per_packet;
+        n.tx_cores[core] = done;
+        n.tx_core_packets += 1;
+        if done <= now {
+            return None;
+        }
+        qp.core_psn = psn;
+        qp.core_ready_at = done;
+        Some(done)
     }
 
     /// Whether the QP's window (scaled by rate with `window_scales_with_rate`) is full.

@@ -130,6 +130,9 @@ pub struct Qp {
     pub ctx_ready_at: Time,
     /// `nic.resources.wqe_interval`: when the TX pipeline may start this QP's next WQE.
     pub wqe_ready_at: Time,
+    /// `control.on_path`: the PSN its TX core is processing, and when it is done.
+    pub core_psn: u32,
+    pub core_ready_at: Time,
     /// `QpScheduler::Srnic`: the outstanding WQE fetch of the next turn, which
     /// makes PSNs below `fetch_end_psn` sendable at `fetch_ready_at`
     /// (`Time::NEVER`: none outstanding).

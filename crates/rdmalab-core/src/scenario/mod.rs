@@ -370,7 +370,10 @@ impl Parser {
         if let Some(t) = topology.as_mut() {
             self.links(&o, t);
         }
-        let nic = self.nic(&o);
+        let mut nic = self.nic(&o);
+        if let (Some(n), Some(op)) = (nic.as_mut(), self.on_path(&o)) {
+            n.on_path = op;
+        }
         let switch = self.switch(&o);
         let cc = self.cc(&o);
         let control = self.control(&o);
@@ -391,7 +394,6 @@ impl Parser {
                 );
             }
         }
-        let mut nic = nic;
         if let (Some(n), Some(host)) = (nic.as_mut(), self.host(&o)) {
             if n.qp_scheduler == crate::nic::QpScheduler::Ns3Hpcc && (host.pcie.is_some() || host.device_pcie.is_some()) {
                 self.err("nic.qp_scheduler", "`ns3-hpcc`", "replays ns-3's NIC, which reads no host memory: not with host.pcie or host.device_pcie");
@@ -875,6 +877,7 @@ impl Parser {
             loss_recovery: loss_recovery?,
             uar: None,
             scheduler: None,
+            on_path: None,
         })
     }
 
@@ -1122,6 +1125,7 @@ impl Parser {
             "rx_events",
             "coalesce",
             "record_delays",
+            "on_path",
         ];
         let empty = Map::new();
         let c = match o.get("control") {
@@ -1325,6 +1329,48 @@ impl Parser {
             self.err(s.key("policies"), "", "is required: a list of at least one policy");
         }
         Some(SchedulerConfig { period: period?, cost: cost?, policies })
+    }
+
+    /// `control.on_path`: TX cores in the send path, with a cost per packet
+    /// given as `per_packet` or as `cycles_per_packet` at `clock`.
+    fn on_path(&mut self, o: &Obj) -> Option<Option<crate::nic::OnPathCores>> {
+        let empty = Map::new();
+        let c = match o.get("control") {
+            Some(Value::Object(m)) => Obj { path: "control".into(), map: m },
+            _ => Obj { path: "control".into(), map: &empty },
+        };
+        let Some(p) = self.sub(&c, "on_path", &["tx_cores", "per_packet", "cycles_per_packet", "clock"]) else {
+            return Some(None);
+        };
+        let cores = self.int(&p, "tx_cores", None, 1, 1024);
+        let per_packet = match (p.get("per_packet"), p.get("cycles_per_packet")) {
+            (Some(_), None) => self.duration(&p, "per_packet", None),
+            (None, Some(_)) => {
+                let cycles = self.int(&p, "cycles_per_packet", None, 1, 1 << 32);
+                let clock = match p.get("clock") {
+                    Some(Value::String(s)) => match parse_frequency(s) {
+                        Ok(hz) if hz > 0.0 => Some(hz),
+                        _ => {
+                            self.err(p.key("clock"), format!("`{s}`"), "a frequency above 0, like 1.5GHz or 300MHz");
+                            None
+                        }
+                    },
+                    other => {
+                        self.err(p.key("clock"), other.map_or(String::new(), show), "is required with cycles_per_packet: a frequency like 1GHz");
+                        None
+                    }
+                };
+                match (cycles, clock) {
+                    (Some(n), Some(hz)) => Some(Duration((n as f64 / hz * 1e12).round() as u64)),
+                    _ => None,
+                }
+            }
+            _ => {
+                self.err(p.path.clone(), "", "needs exactly one of per_packet (a duration) or cycles_per_packet with clock");
+                None
+            }
+        };
+        Some(Some(crate::nic::OnPathCores { tx_cores: cores? as u32, per_packet: per_packet? }))
     }
 
     /// `host.uar`: the UAR pages doorbells go through, and their costs.

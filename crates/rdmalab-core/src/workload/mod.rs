@@ -192,6 +192,8 @@ impl World {
             ctx_psn: u32::MAX,
             ctx_ready_at: Time::ZERO,
             wqe_ready_at: Time::ZERO,
+            core_psn: u32::MAX,
+            core_ready_at: Time::ZERO,
             fetch_end_psn: 0,
             fetch_ready_at: Time::NEVER,
             sacked: Default::default(),

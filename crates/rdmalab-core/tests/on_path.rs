@@ -1,0 +1,78 @@
+//! On-path control cores (`control.on_path`, SwCC ATC'25 §3): a packet
+//! cannot leave until its QP's TX core has processed it, so a busy core caps
+//! the packet rate; the same cost off the path only makes decisions late.
+
+mod common;
+use common::{assert_conservation, run};
+
+/// `qps` perftest WRITE QPs of 64 KiB messages from h0 to h1 at 100 Gb/s
+/// (1024 B MTU: 88 ns a packet on the wire), with `control` as given.
+fn sender(qps: u32, control: &str, cc: &str) -> (f64, rdmalab_core::world::World) {
+    let json = format!(
+        r#"{{"name": "onpath", "seed": 1, "duration": "200us",
+        "topology": {{"kind": "single_switch", "hosts": 2, "host_link": {{"rate": "100Gbps", "delay": "1us"}}}},
+        "nic": {{"mtu": "1024B"}},
+        "cc": {{"algorithm": "{cc}"}},
+        {control}
+        "workload": {{"perftest": [{{"name": "t", "src": "h0", "dst": "h1", "verb": "write", "message_size": "64KiB", "queue_depth": 8, "qps": {qps}}}]}}}}"#
+    );
+    let (w, _) = run(&json);
+    assert_conservation(&w);
+    let data_packets = w.stats.data_payload_sent as f64 / 1024.0;
+    (data_packets / 200e-6 / 1e6, w)
+}
+
+#[test]
+fn one_tx_core_caps_the_packet_rate_at_one_per_cost() {
+    // 200 ns a packet (200 cycles at 1 GHz): at most 5 Mpps, where the link allows 11.3.
+    let on = r#""control": {"on_path": {"tx_cores": 1, "cycles_per_packet": 200, "clock": "1GHz"}},"#;
+    let (free, _) = sender(1, "", "none");
+    let (one, w) = sender(1, on, "none");
+    println!("one QP: {free:.2} Mpps free, {one:.2} Mpps through one 200 ns core");
+    assert!(one <= 5.0 + 1.0 / 200.0, "never above 1 / cost: {one:.3} Mpps");
+    assert!(one > 4.8, "and the core is the only limit: {one:.3} Mpps");
+    assert!(free > 10.5);
+    assert!(w.nics[0].tx_core_packets as f64 >= one * 200.0 * 0.99);
+    // Two QPs on one core share its rate; on two cores each has its own.
+    let (shared, _) = sender(2, on, "none");
+    let two = on.replace(r#""tx_cores": 1"#, r#""tx_cores": 2"#);
+    let (spread, _) = sender(2, &two, "none");
+    println!("two QPs: {shared:.2} Mpps on one core, {spread:.2} on two");
+    assert!(shared <= 5.0 + 0.01);
+    assert!(spread > 9.5, "{spread:.2}");
+}
+
+#[test]
+fn off_path_the_same_cost_leaves_the_data_rate_alone() {
+    // DCQCN on one control thread at 200 ns an event, off the path (SCR-style placement):
+    // the data still leaves at line rate; only its decisions wait.
+    let off = r#""control": {"placement": "swcc", "processing": "200ns", "threads": 1},"#;
+    let (rate_off, w) = sender(1, off, "dcqcn");
+    let on = r#""control": {"on_path": {"tx_cores": 1, "per_packet": "200ns"}},"#;
+    let (rate_on, _) = sender(1, on, "dcqcn");
+    println!("DCQCN at 200 ns a packet: {rate_off:.2} Mpps off the path, {rate_on:.2} on it");
+    assert!(rate_off > 10.5, "{rate_off:.2}");
+    assert!(rate_on <= 5.01, "{rate_on:.2}");
+    assert!(w.ctl.as_ref().map_or(0, |f| f.waiting_entries()) > 0 || w.ctl.is_some());
+}
+
+#[test]
+fn bad_on_path_input_is_refused() {
+    let base = |op: &str| {
+        format!(
+            r#"{{"name": "bad", "duration": "10us", "topology": {{"kind": "single_switch", "hosts": 2, "host_link": {{"rate": "100Gbps", "delay": "1us"}}}},
+            "control": {{"on_path": {op}}}, "cc": {{"algorithm": "none"}},
+            "workload": {{"flows": [{{"src": "h0", "dst": "h1", "size": "1KB"}}]}}}}"#
+        )
+    };
+    for (op, key) in [
+        (r#"{"tx_cores": 0, "per_packet": "100ns"}"#, "control.on_path.tx_cores"),
+        (r#"{"tx_cores": 1, "cycles_per_packet": 100}"#, "control.on_path.clock"),
+        (r#"{"tx_cores": 1, "cycles_per_packet": 100, "per_packet": "1ns", "clock": "1GHz"}"#, "control.on_path"),
+        (r#"{"tx_cores": 1, "cycles_per_packet": 100, "clock": "fast"}"#, "control.on_path.clock"),
+        (r#"{"tx_cores": 1, "per_packet": "1ns", "rx_cores": 1}"#, "control.on_path.rx_cores"),
+    ] {
+        let e = rdmalab_core::scenario::Scenario::from_json_str(&base(op)).err().unwrap_or_else(|| panic!("accepted {op}")).to_string();
+        assert!(e.contains(key), "{key}: {e}");
+    }
+}
