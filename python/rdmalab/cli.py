@@ -511,7 +511,7 @@ def main(argv: list[str] | None = None) -> int:
 
     hp = hsub.add_parser("traffic", help="generate an ns-3 flow file like traffic_gen.py, seeded, exact count")
     hp.add_argument("-c", "--cdf", required=True, help="flow-size CDF: websearch, fbhdp, alistorage2019, "
-                                                       "googlerpc2008, or a file of `size_bytes cdf_percent` lines")
+                                                       "googlerpc2008, cachefollower, or a file of `size_bytes cdf_percent` lines")
     hp.add_argument("-n", "--nhost", type=int, required=True, help="number of hosts (ids 0..n-1)")
     hp.add_argument("-l", "--load", type=float, default=0.3, help="load per host, a fraction of the host link (0.3)")
     hp.add_argument("-b", "--bandwidth", default="10G", help="host link rate: 100G, 25G, 10M ... (10G)")

@@ -5,12 +5,14 @@
 
 use crate::rng::RngStream;
 
-/// The CDFs shipped with rdmalab (from the HPCC simulator's `traffic_gen/`).
+/// The CDFs shipped with rdmalab (from the HPCC simulator's `traffic_gen/`,
+/// and Cache Follower from the SRNIC authors' simulator, the same format).
 pub const BUILTIN: &[(&str, &str)] = &[
     ("websearch", include_str!("../../data/flow-size-cdf/WebSearch_distribution.txt")),
     ("fbhdp", include_str!("../../data/flow-size-cdf/FbHdp_distribution.txt")),
     ("alistorage2019", include_str!("../../data/flow-size-cdf/AliStorage2019.txt")),
     ("googlerpc2008", include_str!("../../data/flow-size-cdf/GoogleRPC2008.txt")),
+    ("cachefollower", include_str!("../../data/flow-size-cdf/CacheFollower_distribution.txt")),
 ];
 
 #[derive(Clone, Debug, PartialEq)]
