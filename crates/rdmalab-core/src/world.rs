@@ -54,6 +54,8 @@ pub enum Event {
     HostReport,
     /// The host schedulers read their signals and evaluate their policies.
     HostSchedule,
+    /// An on-path RX core finished with a control frame that arrived at `port`.
+    RxCoreDone { port: u32, pkt: PacketId },
     /// A fired policy's action takes effect on host scheduler `host`.
     PolicyAct { host: u32, policy: u32 },
 }
@@ -389,6 +391,7 @@ impl World {
             Event::QlenSample => self.qlen_sample(),
             Event::HostReport => self.host_report(),
             Event::HostSchedule => self.host_schedule(),
+            Event::RxCoreDone { port, pkt } => self.nic_handle(port, pkt),
             Event::PolicyAct { host, policy } => self.policy_act(host, policy),
         }
         let live = self.pkts.live() as u64;

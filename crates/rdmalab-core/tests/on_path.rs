@@ -66,13 +66,46 @@ fn bad_on_path_input_is_refused() {
         )
     };
     for (op, key) in [
-        (r#"{"tx_cores": 0, "per_packet": "100ns"}"#, "control.on_path.tx_cores"),
+        (r#"{"tx_cores": 0, "per_packet": "100ns"}"#, "needs tx_cores or rx_cores"),
+        (r#"{"tx_cores": 2000, "per_packet": "100ns"}"#, "control.on_path.tx_cores"),
+        (r#"{"rx_cores": 1, "per_packet": "100ns", "rx_per_packet": "1ns"}"#, "control.on_path.per_packet"),
         (r#"{"tx_cores": 1, "cycles_per_packet": 100}"#, "control.on_path.clock"),
         (r#"{"tx_cores": 1, "cycles_per_packet": 100, "per_packet": "1ns", "clock": "1GHz"}"#, "control.on_path"),
         (r#"{"tx_cores": 1, "cycles_per_packet": 100, "clock": "fast"}"#, "control.on_path.clock"),
-        (r#"{"tx_cores": 1, "per_packet": "1ns", "rx_cores": 1}"#, "control.on_path.rx_cores"),
+        (r#"{"tx_cores": 1, "per_packet": "1ns", "rx_cores": 1}"#, "rx_per_packet"),
+        (r#"{"tx_cores": 1, "per_packet": "1ns", "spare_cores": 1}"#, "control.on_path.spare_cores"),
     ] {
         let e = rdmalab_core::scenario::Scenario::from_json_str(&base(op)).err().unwrap_or_else(|| panic!("accepted {op}")).to_string();
         assert!(e.contains(key), "{key}: {e}");
     }
+}
+
+/// SwCC's RX core handles every ACK before it acts: with a window, a QP
+/// whose ACKs take 200 ns each cannot send more than one packet per 200 ns
+/// (one ACK per packet).
+#[test]
+fn a_slow_rx_core_holds_a_windowed_sender_back() {
+    let windowed = |control: &str| {
+        let json = format!(
+            r#"{{"name": "rx", "seed": 1, "duration": "200us",
+            "topology": {{"kind": "single_switch", "hosts": 2, "host_link": {{"rate": "100Gbps", "delay": "1us"}}}},
+            "nic": {{"mtu": "1024B", "window": "bdp"}},
+            "cc": {{"algorithm": "none"}},
+            {control}
+            "workload": {{"perftest": [{{"name": "t", "src": "h0", "dst": "h1", "verb": "write", "message_size": "64KiB", "queue_depth": 8}}]}}}}"#
+        );
+        let (w, _) = run(&json);
+        assert_conservation(&w);
+        (w.stats.data_payload_sent as f64 / 1024.0 / 200e-6 / 1e6, w)
+    };
+    let rx = r#""control": {"on_path": {"rx_cores": 1, "rx_per_packet": "200ns"}},"#;
+    let (free, _) = windowed("");
+    let (slow, w) = windowed(rx);
+    println!("window = BDP: {free:.2} Mpps with free ACKs, {slow:.2} Mpps through a 200 ns RX core");
+    assert!(free > 10.5, "{free:.2}");
+    // One ACK per packet, at most 5 M ACKs/s: beyond the first window, sends follow the ACKs.
+    let window_packets = w.qps[0].window.unwrap() as f64 / 1024.0;
+    assert!(slow <= 5.0 + window_packets / 200.0, "{slow:.2} Mpps (window {window_packets:.0} packets)");
+    assert!(slow > 4.5, "{slow:.2}");
+    assert!(w.nics[0].rx_core_packets > 0 && w.nics[1].rx_core_packets == 0, "the sender's RX core handles the ACKs");
 }

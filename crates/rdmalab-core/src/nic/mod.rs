@@ -98,9 +98,13 @@ pub struct NicConfig {
 /// QPs' packets, and one core sends at most one packet per `per_packet`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OnPathCores {
+    /// TX cores (0: none on the path).
     pub tx_cores: u32,
     /// Core time per data packet: cycles ÷ clock.
     pub per_packet: Duration,
+    /// RX cores that handle every ACK, NACK and CNP before its effect (0: none).
+    pub rx_cores: u32,
+    pub rx_per_packet: Duration,
 }
 
 /// How a NIC recovers lost packets.
@@ -261,6 +265,9 @@ pub struct Nic {
     /// `control.on_path`: when each TX core is free, and packets it processed.
     pub tx_cores: Vec<Time>,
     pub tx_core_packets: u64,
+    /// When each RX core is free, and the packets it handled.
+    pub rx_cores: Vec<Time>,
+    pub rx_core_packets: u64,
 }
 
 impl Nic {
@@ -288,6 +295,8 @@ impl Nic {
             uar: None,
             tx_cores: Vec::new(),
             tx_core_packets: 0,
+            rx_cores: Vec::new(),
+            rx_core_packets: 0,
         }
     }
 }
@@ -411,7 +420,7 @@ impl World {
                     continue;
                 }
             }
-            if let Some(cores) = self.nic_cfg.on_path {
+            if let Some(cores) = self.nic_cfg.on_path.filter(|c| c.tx_cores > 0) {
                 // An on-path TX core must process the packet before it leaves.
                 if let Some(t) = self.tx_core(nic_i, qi, now, cores) {
                     earliest = earliest.min(t);

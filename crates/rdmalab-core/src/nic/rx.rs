@@ -6,10 +6,40 @@ use super::qp::Verb;
 use crate::control::{CcEvent, EventMask};
 use crate::net::CONTROL_CLASS;
 use crate::packet::{Packet, PacketId, PacketKind};
+use crate::time::Time;
 use crate::world::World;
 
 impl World {
+    /// A frame arrives at a NIC port. With on-path RX cores
+    /// (`control.on_path.rx_cores`), an ACK, NACK or CNP is first handled by
+    /// its QP's RX core (QPN mod cores, one at a time), and acts when that is
+    /// done: a busy RX core delays the window opening and the controller's
+    /// view (SwCC's RX core).
     pub(crate) fn nic_receive(&mut self, port: u32, pkt: PacketId) {
+        if let Some(op) = self.nic_cfg.on_path.filter(|c| c.rx_cores > 0) {
+            let p = self.pkts.get(pkt);
+            if matches!(p.kind, PacketKind::Ack | PacketKind::Nack | PacketKind::Cnp) {
+                let qi = p.qp;
+                let now = self.now();
+                let nic = &mut self.nics[self.node_index[self.ports[port as usize].node as usize] as usize];
+                if nic.rx_cores.is_empty() {
+                    nic.rx_cores = vec![Time::ZERO; op.rx_cores as usize];
+                }
+                let core = (qi % op.rx_cores) as usize;
+                let done = nic.rx_cores[core].max(now) + op.rx_per_packet;
+                nic.rx_cores[core] = done;
+                nic.rx_core_packets += 1;
+                if done > now {
+                    self.q.schedule(done, crate::world::Event::RxCoreDone { port, pkt });
+                    return;
+                }
+            }
+        }
+        self.nic_handle(port, pkt);
+    }
+
+    /// Handle a frame that has arrived (and passed any RX core).
+    pub(crate) fn nic_handle(&mut self, port: u32, pkt: PacketId) {
         let p = *self.pkts.get(pkt);
         let nic = &mut self.nics[self.node_index[self.ports[port as usize].node as usize] as usize];
         nic.rx_bytes += p.frame_bytes as u64;

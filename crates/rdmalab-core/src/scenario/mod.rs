@@ -1339,14 +1339,35 @@ impl Parser {
             Some(Value::Object(m)) => Obj { path: "control".into(), map: m },
             _ => Obj { path: "control".into(), map: &empty },
         };
-        let Some(p) = self.sub(&c, "on_path", &["tx_cores", "per_packet", "cycles_per_packet", "clock"]) else {
+        let Some(p) = self.sub(&c, "on_path", &["tx_cores", "per_packet", "cycles_per_packet", "rx_cores", "rx_per_packet", "rx_cycles_per_packet", "clock"]) else {
             return Some(None);
         };
-        let cores = self.int(&p, "tx_cores", None, 1, 1024);
-        let per_packet = match (p.get("per_packet"), p.get("cycles_per_packet")) {
-            (Some(_), None) => self.duration(&p, "per_packet", None),
+        let cores = self.int(&p, "tx_cores", Some(0), 0, 1024);
+        let rx_cores = self.int(&p, "rx_cores", Some(0), 0, 1024);
+        if cores == Some(0) && rx_cores == Some(0) {
+            self.err(p.path.clone(), "", "needs tx_cores or rx_cores (1 to 1024)");
+        }
+        let per_packet = self.core_cost(&p, "", cores.unwrap_or(0) > 0);
+        let rx_per_packet = self.core_cost(&p, "rx_", rx_cores.unwrap_or(0) > 0);
+        Some(Some(crate::nic::OnPathCores { tx_cores: cores? as u32, per_packet: per_packet?, rx_cores: rx_cores? as u32, rx_per_packet: rx_per_packet? }))
+    }
+
+    /// A core's cost per packet, `{prefix}per_packet` or `{prefix}cycles_per_packet` at `clock`.
+    fn core_cost(&mut self, p: &Obj, prefix: &str, wanted: bool) -> Option<Duration> {
+        let (dk, ck) = (format!("{prefix}per_packet"), format!("{prefix}cycles_per_packet"));
+        if !wanted {
+            for k in [&dk, &ck] {
+                if p.get(k).is_some() {
+                    let cores = if prefix.is_empty() { "tx_cores" } else { "rx_cores" };
+                    self.err(p.key(k), "(set)", format!("only applies with {cores}"));
+                }
+            }
+            return Some(Duration::ZERO);
+        }
+        match (p.get(&dk), p.get(&ck)) {
+            (Some(_), None) => self.duration(p, &dk, None),
             (None, Some(_)) => {
-                let cycles = self.int(&p, "cycles_per_packet", None, 1, 1 << 32);
+                let cycles = self.int(p, &ck, None, 1, 1 << 32);
                 let clock = match p.get("clock") {
                     Some(Value::String(s)) => match parse_frequency(s) {
                         Ok(hz) if hz > 0.0 => Some(hz),
@@ -1366,11 +1387,10 @@ impl Parser {
                 }
             }
             _ => {
-                self.err(p.path.clone(), "", "needs exactly one of per_packet (a duration) or cycles_per_packet with clock");
+                self.err(p.path.clone(), "", format!("needs exactly one of {dk} (a duration) or {ck} with clock"));
                 None
             }
-        };
-        Some(Some(crate::nic::OnPathCores { tx_cores: cores? as u32, per_packet: per_packet? }))
+        }
     }
 
     /// `host.uar`: the UAR pages doorbells go through, and their costs.
