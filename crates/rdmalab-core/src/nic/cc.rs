@@ -78,6 +78,13 @@ impl World {
             return;
         }
         self.qps[qi as usize].cc_mask = self.qps[qi as usize].cc.subscriptions();
+        if let Some(t) = self.nic_cfg.trigger {
+            // Packet events the filter does not pass never reach the controller.
+            use crate::control::EventMask as M;
+            let filtered = M::ACK | M::NACK | M::CNP | M::RX;
+            let keep = !filtered | (t.events.0 & filtered);
+            self.qps[qi as usize].cc_mask.0 &= keep;
+        }
         self.apply_actions(qi, "START", &actions, false);
     }
 

@@ -90,6 +90,29 @@ pub struct NicConfig {
     /// TX cores in the data path (`control.on_path`): every data packet
     /// waits for its QP's core to process it (SwCC, Soft-RoCE).
     pub on_path: Option<OnPathCores>,
+    /// Which packets raise CC events (`control.trigger`); `None`: all.
+    pub trigger: Option<TriggerMask>,
+}
+
+/// SwCC's selective triggering (ATC'25 §3.3): an event filter by packet
+/// opcode, so the CC cores see only the packets an algorithm needs. Sent
+/// data packets are told apart as a message's first, middle and last; of
+/// the TX packets that pass, only every `every`-th raises an event, which
+/// then carries the bytes and packets of those skipped since the last one
+/// (so byte counts stay whole). ACK, NACK, CNP and RX events pass or not by
+/// kind; a skipped ACK's acknowledged bytes are not folded into the next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TriggerMask {
+    pub tx_first: bool,
+    pub tx_middle: bool,
+    pub tx_last: bool,
+    /// Other packet events that pass (a subset of `EventMask` bits).
+    pub events: crate::control::EventMask,
+    pub every: u32,
+}
+
+impl TriggerMask {
+    pub const NAMES: &'static [&'static str] = &["tx_first", "tx_middle", "tx_last", "ack", "nack", "cnp", "rx"];
 }
 
 /// `control.on_path`: cores that sit in the NIC's send path (SwCC's TX
@@ -680,7 +703,30 @@ impl World {
         }
         self.arm_rto(qi);
         if wants_tx {
-            self.raise_cc(qi, CcEvent::Tx { bytes: payload as u32, packets: 1 }, None);
+            match self.nic_cfg.trigger {
+                None => self.raise_cc(qi, CcEvent::Tx { bytes: payload as u32, packets: 1 }, None),
+                Some(t) => {
+                    let qp = &mut self.qps[qi as usize];
+                    qp.tx_held.0 += payload;
+                    qp.tx_held.1 += 1;
+                    let kind_passes = if psn + 1 == m.end_psn() {
+                        t.tx_last
+                    } else if psn == m.first_psn {
+                        t.tx_first
+                    } else {
+                        t.tx_middle
+                    };
+                    if kind_passes {
+                        qp.tx_triggered += 1;
+                        if qp.tx_triggered >= t.every {
+                            qp.tx_triggered = 0;
+                            let (bytes, packets) = std::mem::take(&mut qp.tx_held);
+                            let ev = CcEvent::Tx { bytes: bytes.min(u32::MAX as u64) as u32, packets };
+                            self.raise_cc(qi, ev, None);
+                        }
+                    }
+                }
+            }
         }
         self.pkts.alloc(p)
     }

@@ -130,6 +130,10 @@ pub struct Qp {
     pub ctx_ready_at: Time,
     /// `nic.resources.wqe_interval`: when the TX pipeline may start this QP's next WQE.
     pub wqe_ready_at: Time,
+    /// `control.trigger`: TX packets counted towards `every`, and the bytes
+    /// and packets sent since the last TX event was raised.
+    pub tx_triggered: u32,
+    pub tx_held: (u64, u32),
     /// `control.on_path`: the PSN its TX core is processing, and when it is done.
     pub core_psn: u32,
     pub core_ready_at: Time,

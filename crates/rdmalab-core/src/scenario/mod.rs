@@ -374,6 +374,9 @@ impl Parser {
         if let (Some(n), Some(op)) = (nic.as_mut(), self.on_path(&o)) {
             n.on_path = op;
         }
+        if let (Some(n), Some(t)) = (nic.as_mut(), self.trigger(&o)) {
+            n.trigger = t;
+        }
         let switch = self.switch(&o);
         let cc = self.cc(&o);
         let control = self.control(&o);
@@ -878,6 +881,7 @@ impl Parser {
             uar: None,
             scheduler: None,
             on_path: None,
+            trigger: None,
         })
     }
 
@@ -1126,6 +1130,7 @@ impl Parser {
             "coalesce",
             "record_delays",
             "on_path",
+            "trigger",
         ];
         let empty = Map::new();
         let c = match o.get("control") {
@@ -1391,6 +1396,53 @@ impl Parser {
                 None
             }
         }
+    }
+
+    /// `control.trigger`: which packets raise CC events (SwCC's selective triggering).
+    fn trigger(&mut self, o: &Obj) -> Option<Option<crate::nic::TriggerMask>> {
+        use crate::control::EventMask as M;
+        use crate::nic::TriggerMask;
+        let empty = Map::new();
+        let c = match o.get("control") {
+            Some(Value::Object(m)) => Obj { path: "control".into(), map: m },
+            _ => Obj { path: "control".into(), map: &empty },
+        };
+        let Some(t) = self.sub(&c, "trigger", &["on", "every"]) else {
+            return Some(None);
+        };
+        let every = self.int(&t, "every", Some(1), 1, 1 << 20);
+        let names: Vec<String> = match t.get("on") {
+            Some(Value::Array(a)) => a
+                .iter()
+                .filter_map(|v| match v {
+                    Value::String(s) => Some(s.clone()),
+                    other => {
+                        self.err(t.key("on"), show(other), format!("a list of packet kinds: {}", TriggerMask::NAMES.join(", ")));
+                        None
+                    }
+                })
+                .collect(),
+            None => TriggerMask::NAMES.iter().map(|s| s.to_string()).collect(),
+            Some(other) => {
+                self.err(t.key("on"), show(other), format!("a list of packet kinds: {}", TriggerMask::NAMES.join(", ")));
+                return None;
+            }
+        };
+        let mut m = TriggerMask { tx_first: false, tx_middle: false, tx_last: false, events: M(0), every: 1 };
+        for n in &names {
+            match n.as_str() {
+                "tx_first" => m.tx_first = true,
+                "tx_middle" => m.tx_middle = true,
+                "tx_last" => m.tx_last = true,
+                "ack" => m.events.0 |= M::ACK,
+                "nack" => m.events.0 |= M::NACK,
+                "cnp" => m.events.0 |= M::CNP,
+                "rx" => m.events.0 |= M::RX,
+                other => self.err(t.key("on"), format!("`{other}`"), format!("unknown packet kind; allowed: {}", TriggerMask::NAMES.join(", "))),
+            }
+        }
+        m.every = every? as u32;
+        Some(Some(m))
     }
 
     /// `host.uar`: the UAR pages doorbells go through, and their costs.
