@@ -170,6 +170,7 @@ fn bad_resource_input_is_refused() {
     refused(&base(r#""resources": "cx7""#, pcie), "nic.resources");
     refused(&base(r#""resources": {"preset": "cx6", "qpc": 1}"#, pcie), "nic.resources.qpc");
     refused(&base(r#""resources": "cx6""#, ""), "host.pcie");
+    refused(&base(r#""resources": {"preset": "srnic", "wqe_ways": 4}"#, pcie), "nic.resources.wqe_ways");
     refused(&base(r#""qp_scheduler": "srnic""#, ""), "host.pcie");
     let e = refused(&base(r#""qp_scheduler": "srnic", "wqes_per_turn": 0"#, pcie), "nic.wqes_per_turn");
     assert!(e.contains("from 1"), "{e}");

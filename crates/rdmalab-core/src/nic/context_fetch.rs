@@ -81,7 +81,7 @@ impl World {
                     }
                 }
             }
-            let page = (psn - m.first_psn) as u64 * self.nic_cfg.wire.mtu_payload as u64 / cfg.page_bytes;
+            let page = cfg.page_of(psn - m.first_psn, self.nic_cfg.wire.mtu_payload);
             if missed(res.mtt.access(mtt_key(qi, page))) {
                 if page == 0 {
                     need[n] = (PciePurpose::Mtt, cfg.mtt.entry_bytes as u64);
@@ -124,7 +124,7 @@ impl World {
         let qpc_miss = missed(res.qpc.access(qi as u64));
         let mtt_miss = match page_of_psn.and_then(|psn| self.qps[qi as usize].message_of(psn).map(|(_, m)| (psn, *m))) {
             Some((psn, m)) => {
-                let page = (psn - m.first_psn) as u64 * self.nic_cfg.wire.mtu_payload as u64 / cfg.page_bytes;
+                let page = cfg.page_of(psn - m.first_psn, self.nic_cfg.wire.mtu_payload);
                 missed(res.mtt.access(mtt_key(qi, page)))
             }
             None => false,

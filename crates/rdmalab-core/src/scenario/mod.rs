@@ -923,6 +923,9 @@ impl Parser {
             Some(_) => self.unit_value(&o, "wqe_cache", None, units::parse_bytes, "64KiB or `none`").map(Some),
         };
         let wqe_ways = self.int(&o, "wqe_ways", Some(base.wqe.map_or(8, |w| w.ways) as u64), 1, 1 << 20);
+        if let (Some(None), Some(v)) = (wqe, o.get("wqe_ways")) {
+            self.err("nic.resources.wqe_ways", show(v), "only applies with a WQE cache (wqe_cache is `none` here)");
+        }
         let units_n = self.int(&o, "units", Some(base.units as u64), 1, 1 << 16);
         let wqe_interval = self.duration(&o, "wqe_interval", Some(base.wqe_interval));
         let tlp_overhead = self.bytes(&o, "tlp_overhead", Some(base.tlp_overhead as u64));

@@ -164,6 +164,13 @@ impl ResourceConfig {
 
     pub const PRESETS: &'static [&'static str] = &["cx6", "srnic"];
 
+    /// The page of a QP's buffer that a message's `index`-th packet lies on
+    /// (perftest's buffers: every message starts at offset 0 of its QP's region).
+    #[inline]
+    pub fn page_of(&self, index: u32, mtu: u32) -> u64 {
+        index as u64 * mtu as u64 / self.page_bytes
+    }
+
     /// Bytes a PCIe read of `bytes` occupies the link for: the data plus one
     /// TLP's overhead per `tlp_max_payload` bytes (at least one TLP).
     pub fn on_bus(&self, bytes: u64) -> u64 {
