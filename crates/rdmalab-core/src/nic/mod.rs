@@ -489,7 +489,7 @@ impl World {
     /// earlier than `t`, when the core is done with it.
     fn tx_core(&mut self, nic: usize, qi: u32, now: Time, cores: OnPathCores) -> Option<Time> {
         let qp = &mut self.qps[qi as usize];
-        let psn = qp.retx.front().copied().unwrap_or(qp.snd_nxt);
+        let psn = qp.retx.first().copied().unwrap_or(qp.snd_nxt);
         let n = &mut self.nics[nic];
         if n.tx_cores.is_empty() {
             n.tx_cores = vec![Time::ZERO; cores.tx_cores.max(1) as usize];
@@ -604,7 +604,7 @@ impl World {
         let wire = self.nic_cfg.wire;
         let qp = &mut self.qps[qi as usize];
         // Selective repeat resends its queued holes before new data.
-        let hole = qp.retx.pop_front();
+        let hole = qp.retx.pop_first();
         let (m, psn) = match hole {
             Some(psn) => (*qp.message_of(psn).expect("a queued hole is above snd_una").1, psn),
             None => {

@@ -143,10 +143,10 @@ pub struct Qp {
     pub fetch_end_psn: u32,
     pub fetch_ready_at: Time,
     /// Selective repeat, sender: PSNs above `snd_una` the receiver reported
-    /// received (SACKed), the holes queued for resending, and the PSN below
-    /// which holes have been queued in this loss episode.
+    /// received (SACKed), the holes queued for resending (oldest first), and
+    /// the PSN below which holes have been queued in this loss episode.
     pub sacked: std::collections::BTreeSet<u32>,
-    pub retx: VecDeque<u32>,
+    pub retx: std::collections::BTreeSet<u32>,
     pub retx_high: u32,
     /// `highest_sent` when the last hole was resent: a SACK for a PSN at or
     /// above it (first sent after every resend) shows, on a FIFO path, that

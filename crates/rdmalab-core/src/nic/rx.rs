@@ -237,7 +237,7 @@ impl World {
         qp.snd_una = psn;
         if !qp.sacked.is_empty() || !qp.retx.is_empty() {
             qp.sacked = qp.sacked.split_off(&psn);
-            qp.retx.retain(|&x| x >= psn);
+            qp.retx = qp.retx.split_off(&psn);
         }
         qp.snd_una_off = new_off;
         if qp.snd_nxt < psn {
@@ -321,8 +321,8 @@ impl World {
         // instead of waiting for the RTO (paths that reorder resend spuriously).
         let from = if sack >= qp.retx_mark { qp.snd_una } else { qp.retx_high.max(qp.snd_una) };
         for psn in from..sack {
-            if !qp.sacked.contains(&psn) && !qp.retx.contains(&psn) {
-                qp.retx.push_back(psn);
+            if !qp.sacked.contains(&psn) {
+                qp.retx.insert(psn);
             }
         }
         qp.retx_high = qp.retx_high.max(sack);
@@ -336,7 +336,7 @@ impl World {
         qp.retx.clear();
         for psn in qp.snd_una..qp.highest_sent {
             if !qp.sacked.contains(&psn) {
-                qp.retx.push_back(psn);
+                qp.retx.insert(psn);
             }
         }
         qp.retx_high = qp.highest_sent;
