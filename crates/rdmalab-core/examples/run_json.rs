@@ -3,7 +3,9 @@
 use rdmalab_core::scenario::Scenario;
 
 fn main() {
-    let path = std::env::args().nth(1).expect("usage: run_json SCENARIO.json");
+    let path = std::env::args()
+        .nth(1)
+        .expect("usage: run_json SCENARIO.json");
     let text = std::fs::read_to_string(&path).expect("read scenario");
     let s = Scenario::from_json_str(&text).unwrap_or_else(|e| panic!("{e}"));
     let mut w = s.build().expect("build");

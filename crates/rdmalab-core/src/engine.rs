@@ -133,7 +133,9 @@ impl<E: Copy> EventQueue<E> {
         while self.current_empty() {
             if self.ring_len == 0 {
                 // Nothing within the horizon: jump straight to the earliest far event.
-                let Some(first) = self.far.peek() else { return false };
+                let Some(first) = self.far.peek() else {
+                    return false;
+                };
                 self.cur = Self::bucket_of(first.at);
             } else {
                 self.cur += 1;
@@ -153,7 +155,8 @@ impl<E: Copy> EventQueue<E> {
                 self.run_pos = 0;
                 std::mem::swap(&mut self.run, &mut self.ring[slot]);
                 self.ring_len -= self.run.len();
-                self.run.sort_unstable_by(|a, b| a.at.cmp(&b.at).then(a.seq.cmp(&b.seq)));
+                self.run
+                    .sort_unstable_by(|a, b| a.at.cmp(&b.at).then(a.seq.cmp(&b.seq)));
             }
         }
         true
@@ -271,7 +274,11 @@ mod tests {
             if next_id < 6000 && rng.below(2) == 0 {
                 let at = Time(t.0 + rng.below(spans[(next_id % 4) as usize]));
                 q.schedule(at, next_id);
-                reference.push(Entry { at, seq, event: next_id });
+                reference.push(Entry {
+                    at,
+                    seq,
+                    event: next_id,
+                });
                 seq += 1;
                 next_id += 1;
             }

@@ -192,7 +192,16 @@ mod tests {
     fn ns3_tx_times_are_cut_to_whole_nanoseconds() {
         let ns3 = |b, g| TxTime::Ns3Truncated.of(Rate::gbps(g), b).ps() / 1000;
         // Values the ns-3.17 arithmetic gives (even an exact 80 ns comes out as 79).
-        assert_eq!((ns3(1048, 100), ns3(1000, 100), ns3(60, 100), ns3(1048, 400), ns3(1048, 25)), (83, 79, 4, 20, 335));
+        assert_eq!(
+            (
+                ns3(1048, 100),
+                ns3(1000, 100),
+                ns3(60, 100),
+                ns3(1048, 400),
+                ns3(1048, 25)
+            ),
+            (83, 79, 4, 20, 335)
+        );
         assert_eq!(TxTime::Exact.of(Rate::gbps(100), 1048), Duration(83_840));
     }
 

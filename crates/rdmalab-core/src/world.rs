@@ -79,8 +79,16 @@ pub struct RunConfig {
 /// Why a run ended early with an error.
 #[derive(Clone, Debug, PartialEq)]
 pub enum RunError {
-    EventCap { limit: u64, at: Time },
-    Controller { controller: String, qp: u32, event: String, detail: String },
+    EventCap {
+        limit: u64,
+        at: Time,
+    },
+    Controller {
+        controller: String,
+        qp: u32,
+        event: String,
+        detail: String,
+    },
 }
 
 impl std::fmt::Display for RunError {
@@ -208,7 +216,11 @@ impl World {
             ports[pa as usize].peer = pb;
             ports[pb as usize].peer = pa;
         }
-        let is_host: Vec<bool> = topo.nodes.iter().map(|x| x.kind == NodeKind::Host).collect();
+        let is_host: Vec<bool> = topo
+            .nodes
+            .iter()
+            .map(|x| x.kind == NodeKind::Host)
+            .collect();
         let mut node_index = vec![u32::MAX; n];
         let mut switches = Vec::new();
         let mut nics = Vec::new();
@@ -225,8 +237,16 @@ impl World {
                     node_index[i] = nics.len() as u32;
                     let port = node_ports[i][0];
                     let mut nic = Nic::new(i as u32, port, ports[port as usize].rate);
-                    nic.res = nic_cfg.resources.as_ref().map(|r| Box::new(crate::nic::resources::NicResources::new(r)));
-                    nic.uar = nic_cfg.uar.as_ref().map(|u| Box::new(crate::host::UarPages::new(u, RngStream::new(run.seed, &format!("host/{i}/uar")))));
+                    nic.res = nic_cfg
+                        .resources
+                        .as_ref()
+                        .map(|r| Box::new(crate::nic::resources::NicResources::new(r)));
+                    nic.uar = nic_cfg.uar.as_ref().map(|u| {
+                        Box::new(crate::host::UarPages::new(
+                            u,
+                            RngStream::new(run.seed, &format!("host/{i}/uar")),
+                        ))
+                    });
                     nics.push(nic);
                 }
                 NodeKind::Switch => {
@@ -279,8 +299,20 @@ impl World {
         }
         for (li, l) in topo.links.iter().enumerate() {
             for &(down, up) in &l.down {
-                q.schedule(Time::ZERO + down, Event::LinkState { link: li as u32, up: false });
-                q.schedule(Time::ZERO + up, Event::LinkState { link: li as u32, up: true });
+                q.schedule(
+                    Time::ZERO + down,
+                    Event::LinkState {
+                        link: li as u32,
+                        up: false,
+                    },
+                );
+                q.schedule(
+                    Time::ZERO + up,
+                    Event::LinkState {
+                        link: li as u32,
+                        up: true,
+                    },
+                );
             }
         }
         let flows_open = workload.flows.len() as u64;
@@ -343,7 +375,10 @@ impl World {
                 break;
             }
             if self.q.processed() >= self.run.max_events {
-                return Err(RunError::EventCap { limit: self.run.max_events, at: t });
+                return Err(RunError::EventCap {
+                    limit: self.run.max_events,
+                    at: t,
+                });
             }
             let (_, ev) = self.q.pop().expect("peeked");
             self.dispatch(ev);
@@ -410,8 +445,15 @@ impl World {
         // event at the asic placement) may call back here, and must not start
         // a second frame on the same port.
         self.ports[port as usize].busy = true;
-        let (node, at_switch) = (self.ports[port as usize].node, self.ports[port as usize].at_switch);
-        let next = if at_switch { self.switch_dequeue(port) } else { self.nic_dequeue(port) };
+        let (node, at_switch) = (
+            self.ports[port as usize].node,
+            self.ports[port as usize].at_switch,
+        );
+        let next = if at_switch {
+            self.switch_dequeue(port)
+        } else {
+            self.nic_dequeue(port)
+        };
         let Some(pkt) = next else {
             self.ports[port as usize].busy = false;
             return;
@@ -448,7 +490,8 @@ impl World {
             }
             self.pkts.free(pkt);
         } else {
-            self.q.schedule(now + ser + delay, Event::Arrive { port: peer, pkt });
+            self.q
+                .schedule(now + ser + delay, Event::Arrive { port: peer, pkt });
         }
     }
 
@@ -460,7 +503,8 @@ impl World {
             p.paused[class as usize] = pause;
             let (local, peer) = (p.local, p.peer);
             let peer_node = self.ports[peer as usize].node;
-            self.rec.pfc(self.q.now(), node, local, peer_node, class, pause);
+            self.rec
+                .pfc(self.q.now(), node, local, peer_node, class, pause);
             if !pause {
                 self.try_transmit(port);
             }
@@ -483,12 +527,19 @@ impl World {
 
     /// Run control loops at `placement` (call before the run starts). The
     /// immediate placement (`asic`) keeps the direct path.
-    pub fn set_placement(&mut self, placement: crate::control::framework::Placement, record_delays: bool) {
+    pub fn set_placement(
+        &mut self,
+        placement: crate::control::framework::Placement,
+        record_delays: bool,
+    ) {
         self.rx_events = placement.rx_events;
         self.ctl = if placement.is_immediate() {
             None
         } else {
-            Some(crate::control::framework::Framework::new(placement, record_delays))
+            Some(crate::control::framework::Framework::new(
+                placement,
+                record_delays,
+            ))
         };
     }
 
@@ -503,7 +554,10 @@ impl World {
             for &b in &hosts {
                 if a != b {
                     let line = self.ports[self.node_ports[a as usize][0] as usize].rate;
-                    max = max.max(self.path_facts(a, b, crate::net::routing::L4Ports::rocev2(10000), line).base_rtt);
+                    max = max.max(
+                        self.path_facts(a, b, crate::net::routing::L4Ports::rocev2(10000), line)
+                            .base_rtt,
+                    );
                 }
             }
         }
@@ -528,7 +582,9 @@ impl World {
     }
 
     pub fn placement_name(&self) -> &str {
-        self.ctl.as_ref().map_or("asic", |f| f.placement.name.as_str())
+        self.ctl
+            .as_ref()
+            .map_or("asic", |f| f.placement.name.as_str())
     }
 
     /// Data payload bytes currently queued in ports or travelling on links,

@@ -11,7 +11,9 @@ use rdmalab_core::world::World;
 fn fabric_for(alg: &str) -> &'static str {
     match alg {
         // DCTCP wants a step marking threshold: K = 30 KB per 10 Gb/s (ns-3 run.py).
-        "dctcp" => r#", "switch": {"ecn": {"thresholds": [{"rate": "100Gbps", "kmin": "300KB", "kmax": "300KB", "pmax": 1.0}]}}"#,
+        "dctcp" => {
+            r#", "switch": {"ecn": {"thresholds": [{"rate": "100Gbps", "kmin": "300KB", "kmax": "300KB", "pmax": 1.0}]}}"#
+        }
         "hpcc" => r#", "switch": {"int": true}"#,
         _ => "",
     }
@@ -41,7 +43,11 @@ fn mean_tput(w: &World, qp: u32, from_ms: u64, to_ms: u64) -> f64 {
         .rec
         .qp_samples
         .iter()
-        .filter(|s| s.qp == qp && s.time.ps() > from_ms * 1_000_000_000 && s.time.ps() <= to_ms * 1_000_000_000)
+        .filter(|s| {
+            s.qp == qp
+                && s.time.ps() > from_ms * 1_000_000_000
+                && s.time.ps() <= to_ms * 1_000_000_000
+        })
         .map(|s| s.throughput_bps as f64)
         .collect();
     xs.iter().sum::<f64>() / xs.len().max(1) as f64
@@ -57,9 +63,22 @@ fn check_with(alg: &str, params: &str) {
     let alone = mean_tput(&w, 0, 1, 5);
     let a = mean_tput(&w, 0, 10, 20);
     let b = mean_tput(&w, 1, 10, 20);
-    assert!(alone > 0.85 * cap, "{alg}: alone at {:.1} Gb/s", alone / 1e9);
-    assert!(a < 0.7 * cap && a > 0.3 * cap, "{alg}: the first flow backs off to about half: {:.1} Gb/s", a / 1e9);
-    assert!(jain(&[a, b]) > 0.98, "{alg}: fair shares {:.1} / {:.1} Gb/s", a / 1e9, b / 1e9);
+    assert!(
+        alone > 0.85 * cap,
+        "{alg}: alone at {:.1} Gb/s",
+        alone / 1e9
+    );
+    assert!(
+        a < 0.7 * cap && a > 0.3 * cap,
+        "{alg}: the first flow backs off to about half: {:.1} Gb/s",
+        a / 1e9
+    );
+    assert!(
+        jain(&[a, b]) > 0.98,
+        "{alg}: fair shares {:.1} / {:.1} Gb/s",
+        a / 1e9,
+        b / 1e9
+    );
     assert!(a + b > 0.8 * cap, "{alg}: utilization {:.2}", (a + b) / cap);
 }
 
@@ -82,9 +101,18 @@ fn dctcp_converges_and_backs_off() {
 fn hpcc_converges_and_keeps_the_queue_near_empty() {
     check("hpcc");
     let w = two_flows("hpcc");
-    let late: Vec<u64> = w.rec.port_samples.iter().filter(|s| s.time.ps() > 10_000_000_000).map(|s| s.queued_bytes).collect();
+    let late: Vec<u64> = w
+        .rec
+        .port_samples
+        .iter()
+        .filter(|s| s.time.ps() > 10_000_000_000)
+        .map(|s| s.queued_bytes)
+        .collect();
     let mean = late.iter().sum::<u64>() as f64 / late.len() as f64;
-    assert!(mean < 10_000.0, "HPCC keeps queues near zero (η = 0.95): mean {mean:.0} B");
+    assert!(
+        mean < 10_000.0,
+        "HPCC keeps queues near zero (η = 0.95): mean {mean:.0} B"
+    );
 }
 
 #[test]
@@ -100,7 +128,10 @@ fn swift_converges_and_holds_the_queue_at_its_target_delay() {
         .collect();
     let mean = q.iter().sum::<u64>() as f64 / q.len() as f64;
     // Target ≈ 25 µs base + 1 µs/hop: the standing queue is that delay minus the base RTT at 100 Gb/s.
-    assert!(mean > 200_000.0 && mean < 340_000.0, "standing queue {mean:.0} B");
+    assert!(
+        mean > 200_000.0 && mean < 340_000.0,
+        "standing queue {mean:.0} B"
+    );
 }
 
 #[test]
@@ -122,5 +153,8 @@ fn hpcc_without_int_is_refused() {
     )
     .unwrap_err()
     .to_string();
-    assert!(e.contains("cc.algorithm: `hpcc` — needs INT from the switches; set switch.int: true"), "{e}");
+    assert!(
+        e.contains("cc.algorithm: `hpcc` — needs INT from the switches; set switch.int: true"),
+        "{e}"
+    );
 }

@@ -15,7 +15,10 @@ const INCAST: &str = r#"{"duration": "5ms",
 
 fn world_with(name: &str, make: impl Fn() -> Box<dyn Controller> + 'static) -> World {
     let mut s = Scenario::from_json_str(INCAST).unwrap();
-    s.cc = CcConfig::Custom(ControllerFactory { name: name.into(), make: Arc::new(make) });
+    s.cc = CcConfig::Custom(ControllerFactory {
+        name: name.into(),
+        make: Arc::new(make),
+    });
     s.build().unwrap()
 }
 
@@ -38,7 +41,9 @@ impl Controller for Aimd {
                 self.acked += acked_bytes;
                 if self.acked >= 65_536 {
                     self.acked = 0;
-                    ctx.set_rate(Rate((ctx.rate.bps() + 1_000_000_000).min(ctx.line_rate.bps())));
+                    ctx.set_rate(Rate(
+                        (ctx.rate.bps() + 1_000_000_000).min(ctx.line_rate.bps()),
+                    ));
                 }
             }
             _ => {}
@@ -52,7 +57,10 @@ fn a_user_controller_plugs_in_and_reacts_to_cnps() {
     w.run_to_end().unwrap();
     assert_eq!(w.rec.flows.len(), 2);
     assert!(w.stats.cnps_sent > 0);
-    assert!(w.qps.iter().any(|q| q.rate < Rate::gbps(100)), "the controller's rates took effect");
+    assert!(
+        w.qps.iter().any(|q| q.rate < Rate::gbps(100)),
+        "the controller's rates took effect"
+    );
     common::assert_conservation(&w);
 }
 
@@ -107,9 +115,17 @@ fn a_panicking_controller_is_reported_by_name_and_event() {
 #[test]
 fn invalid_actions_are_refused_with_the_controller_and_event() {
     let e = run_err(world_with("too-fast", || Box::new(TooFast))).to_string();
-    assert!(e.contains("controller `too-fast`") && e.contains("CNP") && e.contains("above the line rate"), "{e}");
+    assert!(
+        e.contains("controller `too-fast`")
+            && e.contains("CNP")
+            && e.contains("above the line rate"),
+        "{e}"
+    );
     let e = run_err(world_with("zero", || Box::new(Zero))).to_string();
-    assert!(e.contains("controller `zero`") && e.contains("0 bit/s"), "{e}");
+    assert!(
+        e.contains("controller `zero`") && e.contains("0 bit/s"),
+        "{e}"
+    );
 }
 
 /// Sets the rate on every TX event: at the asic placement this runs inside
@@ -136,11 +152,17 @@ fn a_controller_acting_inside_the_dequeue_cannot_overdrive_the_port() {
         "workload": {"flows": [{"src": "h0", "dst": "h1", "size": "1MB"}, {"src": "h0", "dst": "h2", "size": "1MB"}]}}"#,
     )
     .unwrap();
-    s.cc = CcConfig::Custom(ControllerFactory { name: "rate-on-tx".into(), make: Arc::new(|| Box::new(RateOnTx)) });
+    s.cc = CcConfig::Custom(ControllerFactory {
+        name: "rate-on-tx".into(),
+        make: Arc::new(|| Box::new(RateOnTx)),
+    });
     let mut w = s.build().unwrap();
     w.run_to_end().unwrap();
     let last = w.rec.flows.iter().map(|f| f.finish.ps()).max().unwrap();
     // 2 MB of payload through one 100 Gb/s port takes at least 160 µs.
-    assert!(last >= 160_000_000, "the sender's port ran faster than its line rate: done at {last} ps");
+    assert!(
+        last >= 160_000_000,
+        "the sender's port ran faster than its line rate: done at {last} ps"
+    );
     common::assert_conservation(&w);
 }

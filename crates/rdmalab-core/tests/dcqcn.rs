@@ -10,7 +10,9 @@ use rdmalab_core::world::World;
 /// `n` perftest WRITE QPs h0..h(n-1) → hn through one 100 Gb/s switch port.
 fn long_flows(n: usize, duration_ms: u64) -> World {
     let apps: Vec<String> = (0..n)
-        .map(|i| format!(r#"{{"src": "h{i}", "dst": "h{n}", "message_size": "1MB", "queue_depth": 2}}"#))
+        .map(|i| {
+            format!(r#"{{"src": "h{i}", "dst": "h{n}", "message_size": "1MB", "queue_depth": 2}}"#)
+        })
         .collect();
     let (w, _) = run(&format!(
         r#"{{"duration": "{duration_ms}ms",
@@ -43,9 +45,21 @@ fn long_flows_converge_to_fair_shares_at_high_utilization() {
         let w = long_flows(n, 40);
         let xs = mean_throughput(&w, 20_000_000_000);
         let total: f64 = xs.iter().sum();
-        assert!(jain(&xs) >= 0.99, "n={n}: Jain {:.4} over {:?}", jain(&xs), xs);
-        assert!(total >= 0.95 * goodput_capacity, "n={n}: utilization {:.3}", total / goodput_capacity);
-        assert!(w.stats.cnps_sent > 0 && w.stats.ecn_marked > 0, "DCQCN must be reacting to ECN");
+        assert!(
+            jain(&xs) >= 0.99,
+            "n={n}: Jain {:.4} over {:?}",
+            jain(&xs),
+            xs
+        );
+        assert!(
+            total >= 0.95 * goodput_capacity,
+            "n={n}: utilization {:.3}",
+            total / goodput_capacity
+        );
+        assert!(
+            w.stats.cnps_sent > 0 && w.stats.ecn_marked > 0,
+            "DCQCN must be reacting to ECN"
+        );
         assert_eq!(w.rec.dropped_frames(), 0);
     }
 }
@@ -71,7 +85,10 @@ fn a_flow_backs_off_when_a_second_one_starts() {
     let alone = rate_of(0, 1_000_000_000, 5_000_000_000);
     let shared = rate_of(0, 12_000_000_000, 20_000_000_000);
     assert!(alone > 90e9, "alone at line rate: {alone:.3e}");
-    assert!(shared < 0.6 * alone && shared > 0.4 * alone, "backs off to about half: {shared:.3e}");
+    assert!(
+        shared < 0.6 * alone && shared > 0.4 * alone,
+        "backs off to about half: {shared:.3e}"
+    );
 }
 
 #[test]

@@ -35,10 +35,16 @@ impl Controller for Grants {
                 }
             }
             CcEvent::Peer { words, to_receiver } => {
-                assert!(!to_receiver && !ctx.at_receiver, "the grant travels receiver → sender");
+                assert!(
+                    !to_receiver && !ctx.at_receiver,
+                    "the grant travels receiver → sender"
+                );
                 ctx.set_rate(Rate::gbps(words[0] as u64));
             }
-            CcEvent::Hint { kind: HintKind::Weight, value } => {
+            CcEvent::Hint {
+                kind: HintKind::Weight,
+                value,
+            } => {
                 ctx.set_rate(Rate((value * 10e9) as u64));
             }
             _ => {}
@@ -59,7 +65,13 @@ fn with_grant(control: &str, hints: &str, grant: bool) -> Scenario {
     .unwrap();
     s.cc = CcConfig::Custom(ControllerFactory {
         name: "grants".into(),
-        make: Arc::new(move || Box::new(Grants { grant_gbps: 30, seen: 0, granted: !grant })),
+        make: Arc::new(move || {
+            Box::new(Grants {
+                grant_gbps: 30,
+                seen: 0,
+                granted: !grant,
+            })
+        }),
     });
     s
 }
@@ -74,7 +86,11 @@ fn a_receiver_grant_travels_out_of_band_and_sets_the_sender_rate() {
     assert_eq!(fw.stats.processed[peer], 1, "one grant message");
     // 1 MB messages at 30 Gb/s after the grant: well below line rate overall.
     let bytes = w.apps[0].completed_bytes as f64;
-    assert!(bytes * 8.0 / 2e-3 < 40e9, "{:.1} Gb/s", bytes * 8.0 / 2e-3 / 1e9);
+    assert!(
+        bytes * 8.0 / 2e-3 < 40e9,
+        "{:.1} Gb/s",
+        bytes * 8.0 / 2e-3 / 1e9
+    );
     common::assert_conservation(&w);
 }
 
@@ -82,21 +98,36 @@ fn a_receiver_grant_travels_out_of_band_and_sets_the_sender_rate() {
 fn rx_events_are_refused_where_the_placement_lacks_them() {
     for control in [r#"{}"#, r#"{"placement": "dpa"}"#] {
         let e = scenario(control, "").build().err().expect("refused");
-        assert!(e.contains("subscribes to RX events") && e.contains("allowed: placement swcc or host-cpu"), "{e}");
+        assert!(
+            e.contains("subscribes to RX events")
+                && e.contains("allowed: placement swcc or host-cpu"),
+            "{e}"
+        );
     }
-    assert!(scenario(r#"{"placement": "dpa", "rx_events": true}"#, "").build().is_ok());
+    assert!(scenario(r#"{"placement": "dpa", "rx_events": true}"#, "")
+        .build()
+        .is_ok());
 }
 
 #[test]
 fn application_hints_reach_the_controller() {
-    let mut w = with_grant(r#"{"placement": "host-cpu"}"#, r#", "hints": {"weight": 2.5}"#, false).build().unwrap();
+    let mut w = with_grant(
+        r#"{"placement": "host-cpu"}"#,
+        r#", "hints": {"weight": 2.5}"#,
+        false,
+    )
+    .build()
+    .unwrap();
     w.run_until(rdmalab_core::time::Time(100_000_000)).unwrap();
     assert_eq!(w.qps[0].rate, Rate::gbps(25), "weight 2.5 × 10 Gb/s");
     // A hint at run time, as the Python API sends them.
     w.hint(0, HintKind::Weight, 4.0).unwrap();
     w.run_until(rdmalab_core::time::Time(200_000_000)).unwrap();
     assert_eq!(w.qps[0].rate, Rate::gbps(40));
-    assert!(w.hint(7, HintKind::Weight, 1.0).unwrap_err().contains("no QP 7"));
+    assert!(w
+        .hint(7, HintKind::Weight, 1.0)
+        .unwrap_err()
+        .contains("no QP 7"));
 }
 
 fn one_flow(host: &str, size: &str) -> rdmalab_core::world::World {
@@ -115,9 +146,16 @@ fn a_pcie_link_slower_than_the_port_caps_the_payload_rate() {
     let f = &w.rec.flows[0];
     let goodput = 10e6 * 8.0 / (f.fct().ps() as f64 / 1e12);
     // 10 MB of payload plus one 64 B WQE at 50 Gb/s.
-    assert!((goodput / 50e9 - 1.0).abs() < 0.02, "{:.2} Gb/s", goodput / 1e9);
+    assert!(
+        (goodput / 50e9 - 1.0).abs() < 0.02,
+        "{:.2} Gb/s",
+        goodput / 1e9
+    );
     let fast = one_flow(r#"{"pcie": "gen4x16"}"#, "10MB");
-    assert!(fast.rec.flows[0].slowdown() < 1.01, "a Gen4 x16 link does not limit 100 Gb/s");
+    assert!(
+        fast.rec.flows[0].slowdown() < 1.01,
+        "a Gen4 x16 link does not limit 100 Gb/s"
+    );
 }
 
 #[test]
@@ -137,8 +175,16 @@ impl Controller for Reports {
         EventMask(EventMask::HOST)
     }
     fn on_event(&mut self, ev: &CcEvent, _: &mut CcContext) {
-        if let CcEvent::Host { pcie_utilization, port_utilization, active_qps, .. } = *ev {
-            self.0.borrow_mut().push((pcie_utilization, port_utilization, active_qps));
+        if let CcEvent::Host {
+            pcie_utilization,
+            port_utilization,
+            active_qps,
+            ..
+        } = *ev
+        {
+            self.0
+                .borrow_mut()
+                .push((pcie_utilization, port_utilization, active_qps));
         }
     }
 }
@@ -153,14 +199,25 @@ fn host_reports_carry_pcie_and_port_utilization() {
     .unwrap();
     let log = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
     let l2 = log.clone();
-    s.cc = CcConfig::Custom(ControllerFactory { name: "reports".into(), make: Arc::new(move || Box::new(Reports(l2.clone()))) });
+    s.cc = CcConfig::Custom(ControllerFactory {
+        name: "reports".into(),
+        make: Arc::new(move || Box::new(Reports(l2.clone()))),
+    });
     let mut w = s.build().unwrap();
     w.run_to_end().unwrap();
     let log = log.borrow();
     assert!(log.len() > 40, "a report every 20 µs");
     let late = &log[10..];
-    assert!(late.iter().all(|r| (r.0 - 1.0).abs() < 0.05), "PCIe saturated: {:?}", &late[..3]);
-    assert!(late.iter().all(|r| r.1 > 0.45 && r.1 < 0.6), "port about half busy: {:?}", &late[..3]);
+    assert!(
+        late.iter().all(|r| (r.0 - 1.0).abs() < 0.05),
+        "PCIe saturated: {:?}",
+        &late[..3]
+    );
+    assert!(
+        late.iter().all(|r| r.1 > 0.45 && r.1 < 0.6),
+        "port about half busy: {:?}",
+        &late[..3]
+    );
     assert!(late.iter().all(|r| r.2 == 1));
 }
 
@@ -174,7 +231,11 @@ impl Controller for Shares {
         EventMask(EventMask::PEER)
     }
     fn on_event(&mut self, ev: &CcEvent, ctx: &mut CcContext) {
-        if let CcEvent::Hint { kind: HintKind::Weight, value } = *ev {
+        if let CcEvent::Hint {
+            kind: HintKind::Weight,
+            value,
+        } = *ev
+        {
             ctx.set_share(value as u32);
         }
     }
@@ -190,11 +251,17 @@ fn a_tenant_share_weights_the_nic_qp_scheduler() {
             {"name": "bronze", "src": "h0", "dst": "h2", "message_size": "1MB", "queue_depth": 2, "hints": {"weight": 1}}]}}"#,
     )
     .unwrap();
-    s.cc = CcConfig::Custom(ControllerFactory { name: "shares".into(), make: Arc::new(|| Box::new(Shares)) });
+    s.cc = CcConfig::Custom(ControllerFactory {
+        name: "shares".into(),
+        make: Arc::new(|| Box::new(Shares)),
+    });
     let mut w = s.build().unwrap();
     w.run_to_end().unwrap();
     let delivered = |app: usize| w.qps[w.apps[app].qp.unwrap() as usize].delivered_bytes as f64;
     let (gold, bronze) = (delivered(0), delivered(1));
-    assert!((gold / bronze - 3.0).abs() < 0.1, "3:1 shares of the sender's port: {gold} vs {bronze}");
+    assert!(
+        (gold / bronze - 3.0).abs() < 0.1,
+        "3:1 shares of the sender's port: {gold} vs {bronze}"
+    );
     common::assert_conservation(&w);
 }

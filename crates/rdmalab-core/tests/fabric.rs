@@ -17,11 +17,19 @@ fn one_flow_on_an_idle_path_reaches_line_rate_times_payload_efficiency() {
         "records": {"sample_interval": "10us"}
     }"#);
     let warm = 200 * PS_PER_US;
-    let xs: Vec<f64> =
-        w.rec.qp_samples.iter().filter(|s| s.time.ps() > warm).map(|s| s.throughput_bps as f64).collect();
+    let xs: Vec<f64> = w
+        .rec
+        .qp_samples
+        .iter()
+        .filter(|s| s.time.ps() > warm)
+        .map(|s| s.throughput_bps as f64)
+        .collect();
     let mean = xs.iter().sum::<f64>() / xs.len() as f64;
     let expect = 100e9 * WireFormat::rocev2(1024).goodput_fraction();
-    assert!((mean / expect - 1.0).abs() < 0.01, "goodput {mean:.4e} vs {expect:.4e}");
+    assert!(
+        (mean / expect - 1.0).abs() < 0.01,
+        "goodput {mean:.4e} vs {expect:.4e}"
+    );
     assert_conservation(&w);
 }
 
@@ -41,7 +49,11 @@ fn a_flow_alone_finishes_in_its_ideal_time() {
                 ));
                 assert_eq!(p, Progress::AllFlowsDone);
                 let f = &w.rec.flows[0];
-                assert!((f.slowdown() - 1.0).abs() < 0.002, "{verb} {size}: slowdown {}", f.slowdown());
+                assert!(
+                    (f.slowdown() - 1.0).abs() < 0.002,
+                    "{verb} {size}: slowdown {}",
+                    f.slowdown()
+                );
             }
         }
     }
@@ -61,7 +73,12 @@ fn read_write_and_send_all_complete_and_conserve_bytes() {
     assert_eq!(p, Progress::AllFlowsDone);
     assert_eq!(w.rec.flows.len(), 3);
     for f in &w.rec.flows {
-        assert!(f.slowdown() >= 0.99, "flow {} slowdown {}", f.flow, f.slowdown());
+        assert!(
+            f.slowdown() >= 0.99,
+            "flow {} slowdown {}",
+            f.flow,
+            f.slowdown()
+        );
     }
     assert_conservation(&w);
 }
@@ -152,8 +169,15 @@ fn ecmp_spreads_flows_over_the_spines() {
         .iter()
         .enumerate()
         .filter(|(_, n)| n.name.starts_with("spine"))
-        .filter(|(i, _)| w.node_ports[*i].iter().any(|&p| w.ports[p as usize].tx_bytes > 0))
+        .filter(|(i, _)| {
+            w.node_ports[*i]
+                .iter()
+                .any(|&p| w.ports[p as usize].tx_bytes > 0)
+        })
         .count();
-    assert!(used >= 3, "8 flows should use at least 3 of 4 spines, used {used}");
+    assert!(
+        used >= 3,
+        "8 flows should use at least 3 of 4 spines, used {used}"
+    );
     assert_eq!(w.rec.flows.len(), 8);
 }

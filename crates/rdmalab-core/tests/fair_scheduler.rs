@@ -19,16 +19,32 @@ fn tenants(policy: &str, placement: &str, a: (&str, u32), b: (&str, u32)) -> (Ve
                 {{"name": "b", "src": "h0", "dst": "h2", "message_size": "{}", "queue_depth": {}}}]}}}}"#,
         a.0, a.1, b.0, b.1
     );
-    let s = rdmalab_core::scenario::Scenario::from_json_str(&json).unwrap_or_else(|e| panic!("{e}"));
+    let s =
+        rdmalab_core::scenario::Scenario::from_json_str(&json).unwrap_or_else(|e| panic!("{e}"));
     let mut w = s.build().expect("build");
     let half = rdmalab_core::time::Time(w.run.stop_at.ps() / 2);
     w.run_until(half).expect("run");
-    let mid: Vec<u64> = w.apps.iter().map(|a| w.qps[a.qp.unwrap() as usize].delivered_bytes).collect();
+    let mid: Vec<u64> = w
+        .apps
+        .iter()
+        .map(|a| w.qps[a.qp.unwrap() as usize].delivered_bytes)
+        .collect();
     w.run_to_end().expect("run");
     assert_conservation(&w);
     let secs = half.ps() as f64 * 1e-12;
-    let gbps = w.apps.iter().zip(&mid).map(|(a, m)| (w.qps[a.qp.unwrap() as usize].delivered_bytes - m) as f64 * 8.0 / secs / 1e9).collect();
-    let lat = w.apps.iter().map(|a| a.latencies_ps.iter().sum::<u64>() as f64 / a.latencies_ps.len().max(1) as f64 / 1e6).collect();
+    let gbps = w
+        .apps
+        .iter()
+        .zip(&mid)
+        .map(|(a, m)| (w.qps[a.qp.unwrap() as usize].delivered_bytes - m) as f64 * 8.0 / secs / 1e9)
+        .collect();
+    let lat = w
+        .apps
+        .iter()
+        .map(|a| {
+            a.latencies_ps.iter().sum::<u64>() as f64 / a.latencies_ps.len().max(1) as f64 / 1e6
+        })
+        .collect();
     (gbps, lat)
 }
 
@@ -65,8 +81,15 @@ fn static_allocation_over_provisions_a_tenant_that_cannot_use_its_half() {
     // 256 B messages are message-rate bound: half the link is more than they can use.
     let (st, _) = tenants("fair-static", "dpa", ("256B", 128), ("1MiB", 128));
     let (def, _) = tenants("none", "dpa", ("256B", 128), ("1MiB", 128));
-    assert!(st[1] < 0.55 * 92.6, "the 1 MiB tenant is held to half: {:.1}", st[1]);
-    assert!(jain(&st) > jain(&def) + 0.3, "static is fairer than the default: {st:?} vs {def:?}");
+    assert!(
+        st[1] < 0.55 * 92.6,
+        "the 1 MiB tenant is held to half: {:.1}",
+        st[1]
+    );
+    assert!(
+        jain(&st) > jain(&def) + 0.3,
+        "static is fairer than the default: {st:?} vs {def:?}"
+    );
 }
 
 #[test]
@@ -79,7 +102,21 @@ fn water_filling_isolates_a_latency_tenant_from_a_bandwidth_tenant() {
         lat.push((l[0], g[1]));
     }
     let (default, stat, wf) = (lat[0], lat[1], lat[2]);
-    assert!(wf.0 < 0.7 * default.0, "water filling cuts the latency: {:.2} -> {:.2} us", default.0, wf.0);
-    assert!(wf.1 > 0.95 * default.1, "and the bandwidth tenant keeps its bandwidth: {:.1} vs {:.1}", wf.1, default.1);
-    assert!(stat.1 < 0.6 * default.1, "static halves the bandwidth tenant: {:.1}", stat.1);
+    assert!(
+        wf.0 < 0.7 * default.0,
+        "water filling cuts the latency: {:.2} -> {:.2} us",
+        default.0,
+        wf.0
+    );
+    assert!(
+        wf.1 > 0.95 * default.1,
+        "and the bandwidth tenant keeps its bandwidth: {:.1} vs {:.1}",
+        wf.1,
+        default.1
+    );
+    assert!(
+        stat.1 < 0.6 * default.1,
+        "static halves the bandwidth tenant: {:.1}",
+        stat.1
+    );
 }

@@ -49,7 +49,11 @@ fn the_asic_placement_reproduces_the_core_exactly() {
     assert!(asic.ctl.is_none());
     assert_eq!(csv(&plain), csv(&asic));
     let dpa = incast(r#"{"placement": "dpa"}"#, r#"{"algorithm": "dcqcn"}"#);
-    assert_ne!(csv(&plain), csv(&dpa), "a slower placement changes the dynamics");
+    assert_ne!(
+        csv(&plain),
+        csv(&dpa),
+        "a slower placement changes the dynamics"
+    );
 }
 
 fn mean_delay_us(w: &World) -> f64 {
@@ -75,18 +79,38 @@ fn control_loop_delay_rises_as_the_placement_says() {
 fn a_saturated_thread_pool_coalesces_events_and_accounts_for_every_byte() {
     // One slow thread for four QPs of one NIC whose controller wants every TX event.
     let cc = r#"{"algorithm": "dcqcn", "params": {"byte_counter": "64KB"}}"#;
-    let w = one_sender(r#"{"placement": "dpa", "threads": 1, "processing": "2us"}"#, cc);
+    let w = one_sender(
+        r#"{"placement": "dpa", "threads": 1, "processing": "2us"}"#,
+        cc,
+    );
     let fw = w.ctl.as_ref().unwrap();
     let s = &fw.stats;
     let tx = EventType::Tx as usize;
-    assert!(s.raised[tx] > 100_000, "every packet raised a TX event: {}", s.raised[tx]);
-    assert!(s.processed[tx] < s.raised[tx] / 10, "far fewer entries processed than raised");
+    assert!(
+        s.raised[tx] > 100_000,
+        "every packet raised a TX event: {}",
+        s.raised[tx]
+    );
+    assert!(
+        s.processed[tx] < s.raised[tx] / 10,
+        "far fewer entries processed than raised"
+    );
     // Every raised event was either processed or folded into a processed/waiting entry.
     let waiting = fw.waiting_entries() as u64;
     let folded = s.hw_coalesced[tx] + s.sw_coalesced[tx];
-    assert!(s.processed[tx] + folded <= s.raised[tx] && s.raised[tx] <= s.processed[tx] + folded + waiting * 100_000);
-    assert!(s.sw_coalesced[tx] > 0, "busy threads make entries wait and absorb events");
-    assert_eq!(s.tx_bytes_raised, s.tx_bytes_processed + fw.tx_bytes_waiting(), "no TX byte is lost");
+    assert!(
+        s.processed[tx] + folded <= s.raised[tx]
+            && s.raised[tx] <= s.processed[tx] + folded + waiting * 100_000
+    );
+    assert!(
+        s.sw_coalesced[tx] > 0,
+        "busy threads make entries wait and absorb events"
+    );
+    assert_eq!(
+        s.tx_bytes_raised,
+        s.tx_bytes_processed + fw.tx_bytes_waiting(),
+        "no TX byte is lost"
+    );
     // The sender's one thread was the bottleneck: busy most of the run.
     let busy = fw.threads[0].busy_time.ps() as f64 / w.now().ps() as f64;
     assert!(busy > 0.8, "thread busy {busy:.2}");
@@ -103,8 +127,16 @@ fn every_nic_has_its_own_control_cores() {
         let f = w.ctl.as_ref().unwrap();
         f.stats.tx_bytes_processed as f64 / f.stats.processed[tx] as f64
     };
-    assert!(g(&spread) * 1.5 < g(&shared), "finer granularity when each NIC processes its own QP: {:.0} vs {:.0} B", g(&spread), g(&shared));
-    assert!(spread.ctl.as_ref().unwrap().threads.len() >= 4, "one pool per NIC");
+    assert!(
+        g(&spread) * 1.5 < g(&shared),
+        "finer granularity when each NIC processes its own QP: {:.0} vs {:.0} B",
+        g(&spread),
+        g(&shared)
+    );
+    assert!(
+        spread.ctl.as_ref().unwrap().threads.len() >= 4,
+        "one pool per NIC"
+    );
 }
 
 #[test]
@@ -113,18 +145,43 @@ fn software_coalescing_keeps_a_saturated_pool_from_falling_behind() {
     // than the thread can do. Hardware-only coalescing closes each entry at its
     // trigger, so entries pile up; software coalescing folds the backlog.
     let cc = r#"{"algorithm": "dcqcn", "params": {"byte_counter": "64KB"}}"#;
-    let hw = one_sender(r#"{"placement": "dpa", "threads": 1, "software_coalescing": false}"#, cc);
+    let hw = one_sender(
+        r#"{"placement": "dpa", "threads": 1, "software_coalescing": false}"#,
+        cc,
+    );
     let sw = one_sender(r#"{"placement": "dpa", "threads": 1}"#, cc);
     let tx = EventType::Tx as usize;
     let (hf, sf) = (hw.ctl.as_ref().unwrap(), sw.ctl.as_ref().unwrap());
     assert_eq!(hf.stats.sw_coalesced[tx], 0);
-    assert!(hf.stats.hw_coalesced[tx] > 0, "the trigger latency still folds events in hardware");
-    assert!(hf.waiting_entries() > 100, "hardware-only: a backlog builds up ({})", hf.waiting_entries());
-    assert!(sf.waiting_entries() <= 4 * 6, "software: at most one entry per QP and type waits ({})", sf.waiting_entries());
-    let g = |f: &rdmalab_core::control::framework::Framework| f.stats.tx_bytes_processed as f64 / f.stats.processed[tx] as f64;
-    assert!(g(sf) > g(hf), "coarser granularity with software coalescing: {:.0} vs {:.0} B per entry", g(sf), g(hf));
+    assert!(
+        hf.stats.hw_coalesced[tx] > 0,
+        "the trigger latency still folds events in hardware"
+    );
+    assert!(
+        hf.waiting_entries() > 100,
+        "hardware-only: a backlog builds up ({})",
+        hf.waiting_entries()
+    );
+    assert!(
+        sf.waiting_entries() <= 4 * 6,
+        "software: at most one entry per QP and type waits ({})",
+        sf.waiting_entries()
+    );
+    let g = |f: &rdmalab_core::control::framework::Framework| {
+        f.stats.tx_bytes_processed as f64 / f.stats.processed[tx] as f64
+    };
+    assert!(
+        g(sf) > g(hf),
+        "coarser granularity with software coalescing: {:.0} vs {:.0} B per entry",
+        g(sf),
+        g(hf)
+    );
     for f in [hf, sf] {
-        assert_eq!(f.stats.tx_bytes_raised, f.stats.tx_bytes_processed + f.tx_bytes_waiting(), "no TX byte is lost");
+        assert_eq!(
+            f.stats.tx_bytes_raised,
+            f.stats.tx_bytes_processed + f.tx_bytes_waiting(),
+            "no TX byte is lost"
+        );
     }
 }
 
@@ -145,15 +202,22 @@ fn swift_converges_to_the_bandwidth_left_by_cross_traffic() {
                 {{"src": "h1", "dst": "h2", "message_size": "64KB", "queue_depth": 8, "rate": "{cross}Gbps", "start": "5ms"}}]}}}}"#
         ));
         let late = |qp: u32| {
-            let xs: Vec<f64> = w.rec.qp_samples.iter()
+            let xs: Vec<f64> = w
+                .rec
+                .qp_samples
+                .iter()
                 .filter(|s| s.qp == qp && s.time.ps() > 12_000_000_000)
-                .map(|s| s.throughput_bps as f64 / 1e9).collect();
+                .map(|s| s.throughput_bps as f64 / 1e9)
+                .collect();
             xs.iter().sum::<f64>() / xs.len() as f64
         };
         let swift = late(0);
         let bg = late(1);
         let left = 100.0 * rdmalab_core::packet::WireFormat::rocev2(1024).goodput_fraction() - bg;
-        assert!((swift - left).abs() / left < 0.12, "cross {cross}: Swift {swift:.1} Gb/s of {left:.1} left (bg {bg:.1})");
+        assert!(
+            (swift - left).abs() / left < 0.12,
+            "cross {cross}: Swift {swift:.1} Gb/s of {left:.1} left (bg {bg:.1})"
+        );
         assert_eq!(w.rec.dropped_frames(), 0);
     }
 }
@@ -166,15 +230,24 @@ fn a_user_defined_tx_batch_holds_events_until_enough_bytes_gathered() {
     let tx = EventType::Tx as usize;
     assert!(fw.stats.processed[tx] > 0);
     let per_entry = fw.stats.tx_bytes_processed as f64 / fw.stats.processed[tx] as f64;
-    assert!(per_entry >= 65_536.0, "every processed TX entry carries at least the batch: {per_entry:.0} B");
-    assert_eq!(fw.stats.tx_bytes_raised, fw.stats.tx_bytes_processed + fw.tx_bytes_waiting());
+    assert!(
+        per_entry >= 65_536.0,
+        "every processed TX entry carries at least the batch: {per_entry:.0} B"
+    );
+    assert_eq!(
+        fw.stats.tx_bytes_raised,
+        fw.stats.tx_bytes_processed + fw.tx_bytes_waiting()
+    );
 }
 
 #[test]
 fn processing_can_be_given_as_cycles_at_a_clock() {
     let cc = r#"{"algorithm": "timely"}"#;
     let a = incast(r#"{"placement": "dpa", "processing": "4us"}"#, cc);
-    let b = incast(r#"{"placement": "dpa", "cycles_per_event": 1000, "clock": "250MHz"}"#, cc);
+    let b = incast(
+        r#"{"placement": "dpa", "cycles_per_event": 1000, "clock": "250MHz"}"#,
+        cc,
+    );
     assert_eq!(b.ctl.as_ref().unwrap().placement.processing.ps(), 4_000_000);
     assert_eq!(csv(&a), csv(&b));
     let e = rdmalab_core::scenario::Scenario::from_json_str(
@@ -184,16 +257,27 @@ fn processing_can_be_given_as_cycles_at_a_clock() {
     )
     .unwrap_err()
     .to_string();
-    assert!(e.contains("control.clock: `fast`") && e.contains("MHz"), "{e}");
+    assert!(
+        e.contains("control.clock: `fast`") && e.contains("MHz"),
+        "{e}"
+    );
 }
 
 #[test]
 fn a_tx_batch_fills_under_every_coalescing_strategy() {
     let cc = r#"{"algorithm": "dcqcn", "params": {"byte_counter": "64KB"}}"#;
     for how in ["keep-latest", "keep-oldest"] {
-        let w = incast(&format!(r#"{{"placement": "dpa", "tx_batch_bytes": "64KB", "coalesce": {{"tx": "{how}"}}}}"#), cc);
+        let w = incast(
+            &format!(
+                r#"{{"placement": "dpa", "tx_batch_bytes": "64KB", "coalesce": {{"tx": "{how}"}}}}"#
+            ),
+            cc,
+        );
         let fw = w.ctl.as_ref().unwrap();
-        assert!(fw.stats.processed[EventType::Tx as usize] > 10, "{how}: batches are released");
+        assert!(
+            fw.stats.processed[EventType::Tx as usize] > 10,
+            "{how}: batches are released"
+        );
     }
 }
 

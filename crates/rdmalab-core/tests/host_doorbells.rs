@@ -34,9 +34,18 @@ fn uar_aware_placement_removes_contention() {
     let aware = gets(16, Some("per-core"));
     let random = gets(4, Some("random"));
     println!("16 cores: free {free:.1}, one page {single:.1}, a page per core {aware:.1}; 4 cores, random pages {random:.1} M GETs/s");
-    assert!(aware > 0.98 * free, "per-core pages cost nothing beyond the posts: {aware:.1} vs {free:.1}");
-    assert!(aware > 2.0 * single, "shared pages lose more than half: {aware:.1} vs {single:.1}");
-    assert!(random < 0.9 * gets(4, Some("per-core")), "random binding shares some pages across cores: {random:.1}");
+    assert!(
+        aware > 0.98 * free,
+        "per-core pages cost nothing beyond the posts: {aware:.1} vs {free:.1}"
+    );
+    assert!(
+        aware > 2.0 * single,
+        "shared pages lose more than half: {aware:.1} vs {single:.1}"
+    );
+    assert!(
+        random < 0.9 * gets(4, Some("per-core")),
+        "random binding shares some pages across cores: {random:.1}"
+    );
 }
 
 /// Two QPs on one core and one page never wait for the lock; on two cores
@@ -59,7 +68,10 @@ fn lock_waits_only_across_cores() {
     assert!(rung > 100);
     assert_eq!((wait, bounces), (0, 0), "one core, one page");
     let (wait, bounces, _) = stats(2, "single");
-    assert!(wait > 0 && bounces > 0, "two cores on one page: {wait} ps waited, {bounces} bounces");
+    assert!(
+        wait > 0 && bounces > 0,
+        "two cores on one page: {wait} ps waited, {bounces} bounces"
+    );
     assert_eq!(stats(2, "per-core").0, 0, "a page per core");
     assert_eq!(stats(2, "per-core").1, 0);
 }
@@ -77,7 +89,10 @@ fn think_time_closes_the_loop() {
         );
         let (w, _) = run(&json);
         let a = &w.apps[0];
-        (a.completed as f64, a.latencies_ps.iter().sum::<u64>() as f64 / a.latencies_ps.len() as f64)
+        (
+            a.completed as f64,
+            a.latencies_ps.iter().sum::<u64>() as f64 / a.latencies_ps.len() as f64,
+        )
     };
     let (n0, lat) = rate("0us");
     let (n10, lat10) = rate("10us");
@@ -103,7 +118,10 @@ fn bad_uar_input_is_refused() {
         (base("{}", r#", "cores": 0"#), "cores"),
         (base("{}", r#", "think_time": "-1us""#), "think_time"),
     ] {
-        let e = rdmalab_core::scenario::Scenario::from_json_str(&json).err().unwrap_or_else(|| panic!("accepted {json}")).to_string();
+        let e = rdmalab_core::scenario::Scenario::from_json_str(&json)
+            .err()
+            .unwrap_or_else(|| panic!("accepted {json}"))
+            .to_string();
         assert!(e.contains(key), "{key}: {e}");
     }
 }

@@ -25,11 +25,15 @@ fn sender(qps: u32, control: &str, cc: &str) -> (f64, rdmalab_core::world::World
 #[test]
 fn one_tx_core_caps_the_packet_rate_at_one_per_cost() {
     // 200 ns a packet (200 cycles at 1 GHz): at most 5 Mpps, where the link allows 11.3.
-    let on = r#""control": {"on_path": {"tx_cores": 1, "cycles_per_packet": 200, "clock": "1GHz"}},"#;
+    let on =
+        r#""control": {"on_path": {"tx_cores": 1, "cycles_per_packet": 200, "clock": "1GHz"}},"#;
     let (free, _) = sender(1, "", "none");
     let (one, w) = sender(1, on, "none");
     println!("one QP: {free:.2} Mpps free, {one:.2} Mpps through one 200 ns core");
-    assert!(one <= 5.0 + 1.0 / 200.0, "never above 1 / cost: {one:.3} Mpps");
+    assert!(
+        one <= 5.0 + 1.0 / 200.0,
+        "never above 1 / cost: {one:.3} Mpps"
+    );
     assert!(one > 4.8, "and the core is the only limit: {one:.3} Mpps");
     assert!(free > 10.5);
     assert!(w.nics[0].tx_core_packets as f64 >= one * 200.0 * 0.99);
@@ -56,8 +60,17 @@ fn off_path_the_same_cost_leaves_the_data_rate_alone() {
     assert!(rate_on <= 5.01, "{rate_on:.2}");
     let fw = w.ctl.as_ref().expect("an off-path placement");
     let ran: u64 = fw.stats.processed.iter().sum();
-    let busy = fw.threads.iter().map(|t| t.busy_time.ps()).max().unwrap_or(0) as f64 / w.now().ps() as f64;
-    assert!(ran > 500 && busy > 0.9, "the controller ran, its thread saturated, off the path: {ran} entries, busy {busy:.2}");
+    let busy = fw
+        .threads
+        .iter()
+        .map(|t| t.busy_time.ps())
+        .max()
+        .unwrap_or(0) as f64
+        / w.now().ps() as f64;
+    assert!(
+        ran > 500 && busy > 0.9,
+        "the controller ran, its thread saturated, off the path: {ran} entries, busy {busy:.2}"
+    );
 }
 
 #[test]
@@ -70,16 +83,43 @@ fn bad_on_path_input_is_refused() {
         )
     };
     for (op, key) in [
-        (r#"{"tx_cores": 0, "per_packet": "100ns"}"#, "needs tx_cores or rx_cores"),
-        (r#"{"tx_cores": 2000, "per_packet": "100ns"}"#, "control.on_path.tx_cores"),
-        (r#"{"rx_cores": 1, "per_packet": "100ns", "rx_per_packet": "1ns"}"#, "control.on_path.per_packet"),
-        (r#"{"tx_cores": 1, "cycles_per_packet": 100}"#, "control.on_path.clock"),
-        (r#"{"tx_cores": 1, "cycles_per_packet": 100, "per_packet": "1ns", "clock": "1GHz"}"#, "control.on_path"),
-        (r#"{"tx_cores": 1, "cycles_per_packet": 100, "clock": "fast"}"#, "control.on_path.clock"),
-        (r#"{"tx_cores": 1, "per_packet": "1ns", "rx_cores": 1}"#, "rx_per_packet"),
-        (r#"{"tx_cores": 1, "per_packet": "1ns", "spare_cores": 1}"#, "control.on_path.spare_cores"),
+        (
+            r#"{"tx_cores": 0, "per_packet": "100ns"}"#,
+            "needs tx_cores or rx_cores",
+        ),
+        (
+            r#"{"tx_cores": 2000, "per_packet": "100ns"}"#,
+            "control.on_path.tx_cores",
+        ),
+        (
+            r#"{"rx_cores": 1, "per_packet": "100ns", "rx_per_packet": "1ns"}"#,
+            "control.on_path.per_packet",
+        ),
+        (
+            r#"{"tx_cores": 1, "cycles_per_packet": 100}"#,
+            "control.on_path.clock",
+        ),
+        (
+            r#"{"tx_cores": 1, "cycles_per_packet": 100, "per_packet": "1ns", "clock": "1GHz"}"#,
+            "control.on_path",
+        ),
+        (
+            r#"{"tx_cores": 1, "cycles_per_packet": 100, "clock": "fast"}"#,
+            "control.on_path.clock",
+        ),
+        (
+            r#"{"tx_cores": 1, "per_packet": "1ns", "rx_cores": 1}"#,
+            "rx_per_packet",
+        ),
+        (
+            r#"{"tx_cores": 1, "per_packet": "1ns", "spare_cores": 1}"#,
+            "control.on_path.spare_cores",
+        ),
     ] {
-        let e = rdmalab_core::scenario::Scenario::from_json_str(&base(op)).err().unwrap_or_else(|| panic!("accepted {op}")).to_string();
+        let e = rdmalab_core::scenario::Scenario::from_json_str(&base(op))
+            .err()
+            .unwrap_or_else(|| panic!("accepted {op}"))
+            .to_string();
         assert!(e.contains(key), "{key}: {e}");
     }
 }
@@ -105,11 +145,19 @@ fn a_slow_rx_core_holds_a_windowed_sender_back() {
     let rx = r#""control": {"on_path": {"rx_cores": 1, "rx_per_packet": "200ns"}},"#;
     let (free, _) = windowed("");
     let (slow, w) = windowed(rx);
-    println!("window = BDP: {free:.2} Mpps with free ACKs, {slow:.2} Mpps through a 200 ns RX core");
+    println!(
+        "window = BDP: {free:.2} Mpps with free ACKs, {slow:.2} Mpps through a 200 ns RX core"
+    );
     assert!(free > 10.5, "{free:.2}");
     // One ACK per packet, at most 5 M ACKs/s: beyond the first window, sends follow the ACKs.
     let window_packets = w.qps[0].window.unwrap() as f64 / 1024.0;
-    assert!(slow <= 5.0 + window_packets / 200.0, "{slow:.2} Mpps (window {window_packets:.0} packets)");
+    assert!(
+        slow <= 5.0 + window_packets / 200.0,
+        "{slow:.2} Mpps (window {window_packets:.0} packets)"
+    );
     assert!(slow > 4.5, "{slow:.2}");
-    assert!(w.nics[0].rx_core_packets > 0 && w.nics[1].rx_core_packets == 0, "the sender's RX core handles the ACKs");
+    assert!(
+        w.nics[0].rx_core_packets > 0 && w.nics[1].rx_core_packets == 0,
+        "the sender's RX core handles the ACKs"
+    );
 }

@@ -8,9 +8,15 @@ use common::{assert_conservation, jain, run};
 /// switch (0.5 µs links); returns the Gb/s and the mean message latency (µs,
 /// post to completion) of each over 2 ms.
 fn two_tenants(sched: &str, a: (&str, u32), b: Option<(&str, u32)>) -> (Vec<f64>, Vec<f64>) {
-    let mut apps = vec![format!(r#"{{"name": "a", "src": "h0", "dst": "h2", "message_size": "{}", "queue_depth": {}}}"#, a.0, a.1)];
+    let mut apps = vec![format!(
+        r#"{{"name": "a", "src": "h0", "dst": "h2", "message_size": "{}", "queue_depth": {}}}"#,
+        a.0, a.1
+    )];
     if let Some(b) = b {
-        apps.push(format!(r#"{{"name": "b", "src": "h0", "dst": "h2", "message_size": "{}", "queue_depth": {}}}"#, b.0, b.1));
+        apps.push(format!(
+            r#"{{"name": "b", "src": "h0", "dst": "h2", "message_size": "{}", "queue_depth": {}}}"#,
+            b.0, b.1
+        ));
     }
     let json = format!(
         r#"{{"name": "sched", "seed": 1, "duration": "2ms",
@@ -23,11 +29,17 @@ fn two_tenants(sched: &str, a: (&str, u32), b: Option<(&str, u32)>) -> (Vec<f64>
     let (w, _) = run(&json);
     assert_conservation(&w);
     let secs = 2e-3;
-    let gbps = w.apps.iter().map(|a| a.completed_bytes as f64 * 8.0 / secs / 1e9).collect();
+    let gbps = w
+        .apps
+        .iter()
+        .map(|a| a.completed_bytes as f64 * 8.0 / secs / 1e9)
+        .collect();
     let lat = w
         .apps
         .iter()
-        .map(|a| a.latencies_ps.iter().sum::<u64>() as f64 / a.latencies_ps.len().max(1) as f64 / 1e6)
+        .map(|a| {
+            a.latencies_ps.iter().sum::<u64>() as f64 / a.latencies_ps.len().max(1) as f64 / 1e6
+        })
         .collect();
     (gbps, lat)
 }
@@ -37,19 +49,37 @@ fn wqe_turns_reproduce_scr_table2() {
     // Throughput-sensitive 4 KiB tenant: alone near line rate, a third of it beside 64 KiB.
     let (alone, _) = two_tenants("wqe", ("4KiB", 128), None);
     let (both, _) = two_tenants("wqe", ("4KiB", 128), Some(("64KiB", 128)));
-    println!("4KiB alone {:.1} Gb/s; beside 64KiB {:.1} vs {:.1}", alone[0], both[0], both[1]);
+    println!(
+        "4KiB alone {:.1} Gb/s; beside 64KiB {:.1} vs {:.1}",
+        alone[0], both[0], both[1]
+    );
     assert!(alone[0] > 85.0, "alone {:.1}", alone[0]);
     let share = both[0] / (both[0] + both[1]);
-    assert!((0.28..0.38).contains(&share), "4KiB share {share:.3}, SCR Table 2: 33.25 of 90.9 Gb/s = 0.37");
+    assert!(
+        (0.28..0.38).contains(&share),
+        "4KiB share {share:.3}, SCR Table 2: 33.25 of 90.9 Gb/s = 0.37"
+    );
     assert!(both[0] + both[1] > 85.0, "the link stays full");
 
     // Latency-sensitive 256 B tenant (depth 4): its latency roughly doubles beside 64 KiB.
     let (_, lat_alone) = two_tenants("wqe", ("256B", 4), None);
     let (g, lat_both) = two_tenants("wqe", ("256B", 4), Some(("64KiB", 128)));
-    println!("256B latency alone {:.2} us, beside 64KiB {:.2} us; 64KiB gets {:.1} Gb/s", lat_alone[0], lat_both[0], g[1]);
+    println!(
+        "256B latency alone {:.2} us, beside 64KiB {:.2} us; 64KiB gets {:.1} Gb/s",
+        lat_alone[0], lat_both[0], g[1]
+    );
     // SCR Table 2: 2.44 -> 5.31 us. Here: 2.07 -> 5.77 us (a 64 KiB turn is 5.7 us of wire time).
-    assert!(lat_alone[0] < 3.0 && lat_both[0] > 2.0 * lat_alone[0], "latency {:.2} -> {:.2} us", lat_alone[0], lat_both[0]);
-    assert!(g[1] > 85.0, "the bandwidth-hungry tenant keeps the link: {:.1}", g[1]);
+    assert!(
+        lat_alone[0] < 3.0 && lat_both[0] > 2.0 * lat_alone[0],
+        "latency {:.2} -> {:.2} us",
+        lat_alone[0],
+        lat_both[0]
+    );
+    assert!(
+        g[1] > 85.0,
+        "the bandwidth-hungry tenant keeps the link: {:.1}",
+        g[1]
+    );
 }
 
 #[test]
@@ -74,14 +104,28 @@ fn device_memory_payload_uses_the_device_path_not_the_host_pcie() {
         let (w, _) = run(&json);
         assert_conservation(&w);
         let nic = &w.nics[0];
-        (w.apps[0].completed_bytes as f64 * 8.0 / 1e-3 / 1e9, nic.pcie_bytes, nic.device_bytes, w.apps[0].completed)
+        (
+            w.apps[0].completed_bytes as f64 * 8.0 / 1e-3 / 1e9,
+            nic.pcie_bytes,
+            nic.device_bytes,
+            w.apps[0].completed,
+        )
     };
     let (gbps, host, device, msgs) = run_with("200Gbps");
     assert!(gbps > 85.0, "a wide device path keeps line rate: {gbps:.1}");
-    assert!(device >= msgs * 65536, "payload read from the device: {device}");
-    assert!(host < 64 * (msgs + 16), "host PCIe carried only WQEs: {host} bytes");
+    assert!(
+        device >= msgs * 65536,
+        "payload read from the device: {device}"
+    );
+    assert!(
+        host < 64 * (msgs + 16),
+        "host PCIe carried only WQEs: {host} bytes"
+    );
     let (narrow, _, _, _) = run_with("40Gbps");
-    assert!((30.0..=40.0).contains(&narrow), "a 40 Gb/s device path caps the tenant: {narrow:.1}");
+    assert!(
+        (30.0..=40.0).contains(&narrow),
+        "a 40 Gb/s device path caps the tenant: {narrow:.1}"
+    );
 }
 
 #[test]
@@ -89,6 +133,13 @@ fn device_memory_without_a_device_path_is_refused() {
     let json = r#"{"name": "gdr", "duration": "1ms",
         "topology": {"kind": "single_switch", "hosts": 2, "host_link": {"rate": "100Gbps", "delay": "1us"}},
         "workload": {"perftest": [{"name": "gpu", "src": "h0", "dst": "h1", "message_size": "64KiB", "memory": "device"}]}}"#;
-    let e = rdmalab_core::scenario::Scenario::from_json_str(json).err().expect("refused");
-    assert!(e.to_string().contains("host.device_pcie: (not set) — is needed: application `gpu` has `memory: device`"), "{e}");
+    let e = rdmalab_core::scenario::Scenario::from_json_str(json)
+        .err()
+        .expect("refused");
+    assert!(
+        e.to_string().contains(
+            "host.device_pcie: (not set) — is needed: application `gpu` has `memory: device`"
+        ),
+        "{e}"
+    );
 }

@@ -15,7 +15,10 @@ fn paced(burst: &str, depth: u32) -> (f64, f64) {
             "nic": {{"rate_burst": "{burst}"}},
             "workload": {{"perftest": [{{"src": "h0", "dst": "h1", "message_size": "64KiB", "queue_depth": {depth}, "rate": "10Gbps", "start": "100us"}}]}}}}"#
     );
-    let mut w = Scenario::from_json_str(&json).unwrap_or_else(|e| panic!("{e}")).build().unwrap();
+    let mut w = Scenario::from_json_str(&json)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .build()
+        .unwrap();
     w.run_to_end().unwrap();
     common::assert_conservation(&w);
     let a = &w.apps[0];
@@ -34,9 +37,15 @@ fn after_idle_a_qp_sends_its_bucket_early_and_no_more() {
     // (on the wire: headers make it a little more).
     let saved = strict - bucket;
     println!("64 KiB at 10 Gb/s: {strict:.2} us strict, {bucket:.2} us with 8 KiB, {big:.2} us with 32 KiB");
-    assert!(saved > 5.5 && saved < 6.8, "8 KiB bucket saves {saved:.2} us");
+    assert!(
+        saved > 5.5 && saved < 6.8,
+        "8 KiB bucket saves {saved:.2} us"
+    );
     let saved_big = strict - big;
-    assert!((saved_big / saved - 4.0).abs() < 0.2, "four times the bucket, four times the saving: {saved_big:.2} vs {saved:.2}");
+    assert!(
+        (saved_big / saved - 4.0).abs() < 0.2,
+        "four times the bucket, four times the saving: {saved_big:.2} vs {saved:.2}"
+    );
 }
 
 #[test]
@@ -47,7 +56,12 @@ fn a_busy_qp_keeps_its_rate_whatever_the_bucket() {
         let (_, gbps) = paced(burst, 8);
         println!("bucket {burst}: {gbps:.3} Gb/s payload");
         // At most rate × time + bucket: 1 MiB over 1.9 ms is another 4.4 Gb/s.
-        let most = 10.0 + if burst == "1MiB" { 1048576.0 * 8.0 / 1.9e-3 / 1e9 } else { 8192.0 * 8.0 / 1.9e-3 / 1e9 };
+        let most = 10.0
+            + if burst == "1MiB" {
+                1048576.0 * 8.0 / 1.9e-3 / 1e9
+            } else {
+                8192.0 * 8.0 / 1.9e-3 / 1e9
+            };
         assert!(gbps > 9.0 && gbps <= most, "bucket {burst}: {gbps:.3} Gb/s");
     }
 }

@@ -19,7 +19,12 @@ fn goodput() -> f64 {
 
 /// One granted sender h1 → h0 and `background` fixed-rate perftests (each
 /// `(src, rate_gbps, start_us, stop_us)`) into h0.
-fn incast(cc: &str, hosts: u32, duration_us: u64, background: &[(u32, u64, u64, Option<u64>)]) -> World {
+fn incast(
+    cc: &str,
+    hosts: u32,
+    duration_us: u64,
+    background: &[(u32, u64, u64, Option<u64>)],
+) -> World {
     let bg: Vec<String> = background
         .iter()
         .map(|&(src, gbps, start, stop)| {
@@ -46,12 +51,20 @@ fn incast(cc: &str, hosts: u32, duration_us: u64, background: &[(u32, u64, u64, 
 /// 16 background senders of 5 Gb/s, one more every 250 µs (SCR Fig. 20b).
 const STEP_US: u64 = 250;
 fn fig20b(cc: &str) -> World {
-    let bg: Vec<_> = (0..16).map(|i| (i + 2, 5, STEP_US * (i as u64 + 1), None)).collect();
+    let bg: Vec<_> = (0..16)
+        .map(|i| (i + 2, 5, STEP_US * (i as u64 + 1), None))
+        .collect();
     incast(cc, 18, STEP_US * 17, &bg)
 }
 
 /// Mean of `f(sample)` over the granted QP's (QP 0) samples in (from, to] µs.
-fn mean_of(w: &World, qp: u32, from_us: u64, to_us: u64, f: impl Fn(&rdmalab_core::record::QpSample) -> f64) -> f64 {
+fn mean_of(
+    w: &World,
+    qp: u32,
+    from_us: u64,
+    to_us: u64,
+    f: impl Fn(&rdmalab_core::record::QpSample) -> f64,
+) -> f64 {
     let xs: Vec<f64> = w
         .rec
         .qp_samples
@@ -59,14 +72,22 @@ fn mean_of(w: &World, qp: u32, from_us: u64, to_us: u64, f: impl Fn(&rdmalab_cor
         .filter(|s| s.qp == qp && s.time.ps() > from_us * US && s.time.ps() <= to_us * US)
         .map(f)
         .collect();
-    assert!(!xs.is_empty(), "no samples of QP {qp} in ({from_us}, {to_us}] µs");
+    assert!(
+        !xs.is_empty(),
+        "no samples of QP {qp} in ({from_us}, {to_us}] µs"
+    );
     xs.iter().sum::<f64>() / xs.len() as f64
 }
 
 /// Payload throughput of all QPs into h0 per sample time, Gb/s.
 fn total_throughput(w: &World, from_us: u64, to_us: u64) -> Vec<f64> {
     let mut by_time = std::collections::BTreeMap::<u64, f64>::new();
-    for s in w.rec.qp_samples.iter().filter(|s| s.time.ps() > from_us * US && s.time.ps() <= to_us * US) {
+    for s in w
+        .rec
+        .qp_samples
+        .iter()
+        .filter(|s| s.time.ps() > from_us * US && s.time.ps() <= to_us * US)
+    {
         *by_time.entry(s.time.ps()).or_default() += s.throughput_bps as f64 / 1e9;
     }
     by_time.into_values().collect()
@@ -75,14 +96,22 @@ fn total_throughput(w: &World, from_us: u64, to_us: u64) -> Vec<f64> {
 /// Queued bytes at the switch port towards h0 (port 0 of the single switch).
 fn receiver_queue(w: &World) -> Vec<u64> {
     let switch = w.topo.hosts().count() as u32;
-    w.rec.port_samples.iter().filter(|s| s.node == switch && s.port == 0).map(|s| s.queued_bytes).collect()
+    w.rec
+        .port_samples
+        .iter()
+        .filter(|s| s.node == switch && s.port == 0)
+        .map(|s| s.queued_bytes)
+        .collect()
 }
 
 #[test]
 fn grants_track_the_headroom_at_every_incast_step() {
     let w = fig20b("receiver-grants");
     assert_eq!(w.rec.dropped_frames(), 0);
-    assert_eq!(w.stats.retransmitted_packets, 0, "no bytes lost, none resent");
+    assert_eq!(
+        w.stats.retransmitted_packets, 0,
+        "no bytes lost, none resent"
+    );
     let mut worst: f64 = 0.0;
     for k in 0..=16u64 {
         // The second half of step k: k background senders at 5 Gb/s each.
@@ -92,16 +121,29 @@ fn grants_track_the_headroom_at_every_incast_step() {
         let wire = mean_of(&w, 0, from, to, |s| s.throughput_bps as f64 / 1e9) / goodput();
         // The grant fills the target 98 % of the line: 2 Gb/s below the headroom (a window
         // that still sees the newcomer's queue grants up to 90 % and pulls the mean down).
-        assert!((grant - (headroom - 2.0)).abs() < 1.5, "step {k}: granted {grant:.2} Gb/s, headroom {headroom}");
+        assert!(
+            (grant - (headroom - 2.0)).abs() < 1.5,
+            "step {k}: granted {grant:.2} Gb/s, headroom {headroom}"
+        );
         // What the sender gets (payload, as wire rate) is within 4 Gb/s of line − background.
-        assert!((wire - headroom).abs() < 4.0, "step {k}: sent {wire:.2} Gb/s on the wire, headroom {headroom}");
+        assert!(
+            (wire - headroom).abs() < 4.0,
+            "step {k}: sent {wire:.2} Gb/s on the wire, headroom {headroom}"
+        );
         worst = worst.max((wire - headroom).abs());
         eprintln!("step {k:2}: headroom {headroom:5.1}  grant {grant:6.2}  sent (wire) {wire:6.2}");
         // Offered load (grant + background dequeue rates) stays below the line.
         let bg = 5.0 * k as f64;
-        assert!(grant + bg <= 100.0, "step {k}: offered {:.2} Gb/s", grant + bg);
+        assert!(
+            grant + bg <= 100.0,
+            "step {k}: offered {:.2} Gb/s",
+            grant + bg
+        );
         for t in total_throughput(&w, from, to) {
-            assert!(t <= 100.0 * goodput() + 1.0, "step {k}: {t:.2} Gb/s of payload into h0");
+            assert!(
+                t <= 100.0 * goodput() + 1.0,
+                "step {k}: {t:.2} Gb/s of payload into h0"
+            );
         }
     }
     eprintln!("worst step: {worst:.2} Gb/s from line − background");
@@ -111,42 +153,82 @@ fn grants_track_the_headroom_at_every_incast_step() {
 fn grants_keep_the_receiver_queue_far_below_uncontrolled_senders() {
     let q = |w: &World| {
         let q = receiver_queue(w);
-        (q.iter().copied().max().unwrap(), q.iter().sum::<u64>() as f64 / q.len() as f64)
+        (
+            q.iter().copied().max().unwrap(),
+            q.iter().sum::<u64>() as f64 / q.len() as f64,
+        )
     };
     let (granted_max, granted_mean) = q(&fig20b("receiver-grants"));
     let none = fig20b("none");
-    assert_eq!(none.rec.dropped_frames(), 0, "lossless: PFC holds the excess");
+    assert_eq!(
+        none.rec.dropped_frames(),
+        0,
+        "lossless: PFC holds the excess"
+    );
     let (none_max, none_mean) = q(&none);
     eprintln!("queue at h0's port: grants max {granted_max} B mean {granted_mean:.0} B; none max {none_max} B mean {none_mean:.0} B");
     // Each step's 5 Gb/s arrives unannounced for one control loop (≈ 40 µs on the DPA): ~25 KB.
     assert!(granted_max < 40_000, "grants: max queue {granted_max} B");
-    assert!(granted_mean < 6_000.0, "grants: mean queue {granted_mean:.0} B");
-    assert!(none_mean > 50.0 * granted_mean, "without grants the queue stands: mean {none_mean:.0} B");
+    assert!(
+        granted_mean < 6_000.0,
+        "grants: mean queue {granted_mean:.0} B"
+    );
+    assert!(
+        none_mean > 50.0 * granted_mean,
+        "without grants the queue stands: mean {none_mean:.0} B"
+    );
 }
 
 #[test]
 fn a_two_to_one_incast_leaves_the_granted_sender_the_rest_and_gives_it_back() {
     // Background 40 Gb/s from 0.5 to 1.9 ms, then 70 Gb/s until 3 ms (SCR Fig. 20a in kind).
-    let w = incast("receiver-grants", 3, 3500, &[(2, 40, 500, Some(1900)), (2, 70, 2000, Some(3000))]);
+    let w = incast(
+        "receiver-grants",
+        3,
+        3500,
+        &[(2, 40, 500, Some(1900)), (2, 70, 2000, Some(3000))],
+    );
     assert_eq!(w.rec.dropped_frames(), 0);
     let grant = |from, to| mean_of(&w, 0, from, to, |s| s.rate.as_gbps());
-    for (from, to, expect) in [(200, 500, 98.0), (1200, 1900, 58.0), (2600, 3000, 28.0), (3200, 3500, 98.0)] {
+    for (from, to, expect) in [
+        (200, 500, 98.0),
+        (1200, 1900, 58.0),
+        (2600, 3000, 28.0),
+        (3200, 3500, 98.0),
+    ] {
         let g = grant(from, to);
-        assert!((g - expect).abs() < 0.7, "{from}–{to} µs: granted {g:.2} Gb/s, expected {expect}");
+        assert!(
+            (g - expect).abs() < 0.7,
+            "{from}–{to} µs: granted {g:.2} Gb/s, expected {expect}"
+        );
     }
     let max_q = receiver_queue(&w).into_iter().max().unwrap();
     // 70 Gb/s arrives unannounced on a port granted to 98 %: ~68 Gb/s too much for
     // about one measurement window and the DPA loop at both ends (≈ 55 µs) before the grant bites.
     assert!(max_q < 600_000, "queue peaks at {max_q} B");
-    let settled = receiver_queue(&w).into_iter().skip(2600 / 10).take(40).max().unwrap();
+    let settled = receiver_queue(&w)
+        .into_iter()
+        .skip(2600 / 10)
+        .take(40)
+        .max()
+        .unwrap();
     assert!(settled < 5_000, "drained by 2.6 ms: {settled} B");
     let c = match &w.qps[0].cc {
         Cc::ReceiverGrants(c) => c,
         _ => panic!("QP 0 runs receiver-grants"),
     };
-    assert!(c.grants_sent() >= 3500 / 30, "about one grant per 20 µs window: {}", c.grants_sent());
+    assert!(
+        c.grants_sent() >= 3500 / 30,
+        "about one grant per 20 µs window: {}",
+        c.grants_sent()
+    );
     // Every grant arrives (the reverse path is idle) but the one in flight when the run ends.
-    assert!(c.grants_sent() - c.grants_received() <= 1, "{} sent, {} applied", c.grants_sent(), c.grants_received());
+    assert!(
+        c.grants_sent() - c.grants_received() <= 1,
+        "{} sent, {} applied",
+        c.grants_sent(),
+        c.grants_received()
+    );
 }
 
 #[test]
@@ -176,7 +258,13 @@ fn backpressure_halves_on_each_notice_and_climbs_by_ai_between() {
         Cc::ReceiverBackpressure(c) => c,
         _ => panic!("QP 0 runs receiver-backpressure"),
     };
-    let rates: Vec<(u64, Rate)> = w.rec.qp_samples.iter().filter(|s| s.qp == 0).map(|s| (s.time.ps() / US, s.rate)).collect();
+    let rates: Vec<(u64, Rate)> = w
+        .rec
+        .qp_samples
+        .iter()
+        .filter(|s| s.qp == 0)
+        .map(|s| (s.time.ps() / US, s.rate))
+        .collect();
     let ai = Rate::gbps(1).bps();
     let mut decreases = 0;
     let mut teeth = Vec::new();
@@ -190,7 +278,10 @@ fn backpressure_halves_on_each_notice_and_climbs_by_ai_between() {
             // up to two AI steps can reach the sender's rate between two samples.
             let lo = r0.bps() / 2;
             let hi = (r0.bps() + 2 * ai) / 2;
-            assert!(r1.bps() >= lo && r1.bps() <= hi, "{t1} µs: {r0} → {r1} is not a halving");
+            assert!(
+                r1.bps() >= lo && r1.bps() <= hi,
+                "{t1} µs: {r0} → {r1} is not a halving"
+            );
             // Notices come only while the port runs at ≥ 90 % of the line.
             assert!(r0 >= Rate::gbps(90), "{t1} µs: a notice at {r0}");
             if let Some((t, from)) = last_md {
@@ -199,17 +290,31 @@ fn backpressure_halves_on_each_notice_and_climbs_by_ai_between() {
             last_md = Some((t1, r1));
         } else if r1 > r0 {
             // Between notices: exactly one AI step per 20 µs timer (samples are 10 µs apart).
-            assert_eq!(r1.bps() - r0.bps(), ai, "{t1} µs: {r0} → {r1} is not one AI step");
+            assert_eq!(
+                r1.bps() - r0.bps(),
+                ai,
+                "{t1} µs: {r0} → {r1} is not one AI step"
+            );
         }
     }
     eprintln!("{decreases} decreases; teeth (µs, Gb/s climbed): {teeth:?}");
-    assert_eq!(decreases as u64, c.notices_received(), "one decrease per notice");
-    assert!(c.notices_sent() - c.notices_received() <= 1, "all notices arrive but one in flight at the end");
+    assert_eq!(
+        decreases as u64,
+        c.notices_received(),
+        "one decrease per notice"
+    );
+    assert!(
+        c.notices_sent() - c.notices_received() <= 1,
+        "all notices arrive but one in flight at the end"
+    );
     assert!(decreases >= 4, "a sawtooth over 5 ms: {decreases} teeth");
     for (dt, climbed) in teeth {
         // The climb from ~46 to ≥ 90 Gb/s takes ~45 AI steps of 20 µs.
         let slope = climbed / dt as f64 * 20.0;
-        assert!((slope - 1.0).abs() < 0.05, "AI slope {slope:.3} Gb/s per 20 µs");
+        assert!(
+            (slope - 1.0).abs() < 0.05,
+            "AI slope {slope:.3} Gb/s per 20 µs"
+        );
     }
     assert_eq!(w.rec.dropped_frames(), 0);
 }
@@ -242,14 +347,23 @@ fn granted_senders_into_one_receiver_share_it_equally() {
         granted.join(",")
     ));
     assert_conservation(&w);
-    let rate = |qp: u32, from: u64, to: u64| mean_of(&w, qp, from, to, |s| s.rate.bps() as f64 / 1e9);
+    let rate =
+        |qp: u32, from: u64, to: u64| mean_of(&w, qp, from, to, |s| s.rate.bps() as f64 / 1e9);
     // (window, senders present, their fair share of the port in wire Gb/s)
-    for (from, to, n, line_left) in [(700, 1000, 2, 100.0), (1200, 1500, 3, 100.0), (2200, 2500, 4, 100.0), (3100, 3500, 4, 80.0)] {
+    for (from, to, n, line_left) in [
+        (700, 1000, 2, 100.0),
+        (1200, 1500, 3, 100.0),
+        (2200, 2500, 4, 100.0),
+        (3100, 3500, 4, 80.0),
+    ] {
         let rates: Vec<f64> = (0..n).map(|q| rate(q, from, to)).collect();
         println!("{from}-{to} us: {rates:.1?}");
         let fair = line_left / n as f64;
         for r in &rates {
-            assert!(*r > 0.85 * fair && *r < 1.05 * fair, "{from}-{to} us: grants {rates:.1?}, fair share {fair:.1}");
+            assert!(
+                *r > 0.85 * fair && *r < 1.05 * fair,
+                "{from}-{to} us: grants {rates:.1?}, fair share {fair:.1}"
+            );
         }
     }
     // Each newcomer starts at line rate (senders are optimistic) and builds

@@ -10,7 +10,12 @@ use rdmalab_core::scenario::Scenario;
 /// SRNIC §6.1's set-up: two NICs (here through one switch, 100 Gb/s,
 /// 1024 B MTU), `qps` QPs of 512 B SENDs with `depth` posted each. Returns
 /// aggregate goodput (Gb/s) over the second half of `duration_us`, and the run.
-fn many_qps(nic: &str, qps: u32, depth: u32, duration_us: u64) -> (f64, rdmalab_core::world::World) {
+fn many_qps(
+    nic: &str,
+    qps: u32,
+    depth: u32,
+    duration_us: u64,
+) -> (f64, rdmalab_core::world::World) {
     let json = format!(
         r#"{{"name": "qps", "seed": 1, "duration": "{duration_us}us",
             "topology": {{"kind": "single_switch", "hosts": 2, "host_link": {{"rate": "100Gbps", "delay": "500ns"}}}},
@@ -36,14 +41,24 @@ fn many_qps(nic: &str, qps: u32, depth: u32, duration_us: u64) -> (f64, rdmalab_
 fn cx6_collapses_past_256_qps() {
     let (at256, w) = many_qps(r#""resources": "cx6""#, 256, 4, 1000);
     let (off, _) = many_qps(r#""resources": "off""#, 256, 4, 1000);
-    assert!(at256 > 0.97 * off, "256 QPs fit on chip: {at256:.1} vs {off:.1} Gb/s unlimited");
+    assert!(
+        at256 > 0.97 * off,
+        "256 QPs fit on chip: {at256:.1} vs {off:.1} Gb/s unlimited"
+    );
     assert_conservation(&w);
     let (at16k, w) = many_qps(r#""resources": "cx6""#, 16384, 4, 4000);
     println!("cx6: 256 QPs {at256:.1} Gb/s, 16K QPs {at16k:.1} Gb/s (unlimited {off:.1})");
-    assert!(at16k < 0.65 * at256, "more than 35 % lost at 16K QPs: {at16k:.1} vs {at256:.1}");
+    assert!(
+        at16k < 0.65 * at256,
+        "more than 35 % lost at 16K QPs: {at16k:.1} vs {at256:.1}"
+    );
     assert!(at16k > 0.3 * at256, "but not stalled: {at16k:.1}");
     let c = w.nics[0].res.as_ref().unwrap().counters();
-    assert!(c.qpc.1 > c.qpc.0, "most QPC lookups miss at 16K QPs: {:?}", c.qpc);
+    assert!(
+        c.qpc.1 > c.qpc.0,
+        "most QPC lookups miss at 16K QPs: {:?}",
+        c.qpc
+    );
     // Without the misses' fetches the same run keeps line rate: the collapse is the model's.
     let (unlimited16k, _) = many_qps(r#""resources": "off""#, 16384, 4, 4000);
     assert!(unlimited16k > 0.97 * off);
@@ -59,7 +74,10 @@ fn srnic_stays_flat_to_10k_qps() {
     println!("srnic: 128 QPs {at128:.1} Gb/s, 10K QPs {at10k:.1} Gb/s");
     assert!(at10k > 0.95 * at128, "{at10k:.1} vs {at128:.1}");
     let c = w.nics[0].res.as_ref().unwrap().counters();
-    assert_eq!(c.qpc.1, 10000, "each QP's context misses once, when first used");
+    assert_eq!(
+        c.qpc.1, 10000,
+        "each QP's context misses once, when first used"
+    );
     assert_eq!(c.wqe, (0, 0), "no WQE cache");
     assert_conservation(&w);
 }
@@ -80,16 +98,32 @@ fn a_miss_costs_one_fetch_of_the_entry() {
     let s = w.nics[0].res.as_ref().unwrap().counters();
     // Sender: the QPC misses once (3 packets, one context), the WQE was prefetched by the
     // doorbell (a hit), the 3 packets' bytes lie on one 4 KiB page (one MTT miss).
-    assert_eq!(s.qpc, (5, 1), "3 packets and their 3 ACKs look up one context: {:?}", s.qpc);
+    assert_eq!(
+        s.qpc,
+        (5, 1),
+        "3 packets and their 3 ACKs look up one context: {:?}",
+        s.qpc
+    );
     assert_eq!(s.wqe, (1, 0));
     assert_eq!(s.mtt, (2, 1));
     use rdmalab_core::nic::resources::PciePurpose::*;
     assert_eq!(s.pcie_requests[Qpc as usize], 1);
     assert_eq!(s.pcie_bytes[Qpc as usize], cfg.on_bus(375));
     assert_eq!(s.pcie_bytes[Mtt as usize], cfg.on_bus(8));
-    assert_eq!(s.pcie_bytes[Wqe as usize], cfg.on_bus(64), "the doorbell's prefetch");
-    assert_eq!(s.pcie_bytes[Payload as usize], cfg.on_bus(1024) * 2 + cfg.on_bus(3000 - 2048));
-    assert_eq!(s.pcie_bytes[Payload as usize], 3000 + 24 * (4 + 4 + 4), "a TLP per 256 B");
+    assert_eq!(
+        s.pcie_bytes[Wqe as usize],
+        cfg.on_bus(64),
+        "the doorbell's prefetch"
+    );
+    assert_eq!(
+        s.pcie_bytes[Payload as usize],
+        cfg.on_bus(1024) * 2 + cfg.on_bus(3000 - 2048)
+    );
+    assert_eq!(
+        s.pcie_bytes[Payload as usize],
+        3000 + 24 * (4 + 4 + 4),
+        "a TLP per 256 B"
+    );
     // The receiver looks up the QPC and the page too (placement), fetching each once.
     let r = w.nics[1].res.as_ref().unwrap().counters();
     assert_eq!(r.qpc, (2, 1));
@@ -98,7 +132,10 @@ fn a_miss_costs_one_fetch_of_the_entry() {
     let (w0, _) = run(&json.replace(r#", "resources": "cx6""#, ""));
     let extra = w.rec.flows[0].fct().ps() as i64 - w0.rec.flows[0].fct().ps() as i64;
     println!("extra FCT from two misses: {} ns", extra / 1000);
-    assert!(extra > 2 * 900_000 && extra < 3 * 900_000, "two round trips of 900 ns: {extra} ps");
+    assert!(
+        extra > 2 * 900_000 && extra < 3 * 900_000,
+        "two round trips of 900 ns: {extra} ps"
+    );
 }
 
 /// SRNIC §4.3.1/§6.2: one QP's message rate is at most n WQEs per PCIe round
@@ -120,8 +157,14 @@ fn srnic_message_rate_ceiling() {
     };
     let (m8, m4) = (rate(8), rate(4));
     println!("64 B SENDs on one QP: {m8:.2} Mrps with n = 8, {m4:.2} with n = 4");
-    assert!(m8 > 6.0 && m8 < 7.3, "SRNIC: 6.6 measured, 7.2 the bound: {m8:.2}");
-    assert!((m4 / m8 - 0.5).abs() < 0.08, "half the WQEs per round trip, half the rate: {m4:.2} vs {m8:.2}");
+    assert!(
+        m8 > 6.0 && m8 < 7.3,
+        "SRNIC: 6.6 measured, 7.2 the bound: {m8:.2}"
+    );
+    assert!(
+        (m4 / m8 - 0.5).abs() < 0.08,
+        "half the WQEs per round trip, half the rate: {m4:.2} vs {m8:.2}"
+    );
 }
 
 /// SRNIC Fig. 10a: one QP reaches line rate from 4 KB messages (a 16 KB
@@ -145,11 +188,17 @@ fn srnic_line_rate_from_4kb() {
     let (k4, k1) = (tput("4KiB"), tput("1KiB"));
     println!("one QP: 4 KiB {k4:.1} Gb/s, 1 KiB {k1:.1} Gb/s (line {line:.1})");
     assert!(k4 > 0.95 * line, "{k4:.1}");
-    assert!(k1 < 0.8 * line, "8 WQEs of 1 KiB per round trip cannot fill the link: {k1:.1}");
+    assert!(
+        k1 < 0.8 * line,
+        "8 WQEs of 1 KiB per round trip cannot fill the link: {k1:.1}"
+    );
 }
 
 fn refused(json: &str, key: &str) -> String {
-    let e = Scenario::from_json_str(json).err().unwrap_or_else(|| panic!("accepted: {json}")).to_string();
+    let e = Scenario::from_json_str(json)
+        .err()
+        .unwrap_or_else(|| panic!("accepted: {json}"))
+        .to_string();
     assert!(e.contains(key), "error names {key}: {e}");
     e
 }
@@ -163,22 +212,52 @@ fn bad_resource_input_is_refused() {
         )
     };
     let pcie = r#""pcie": "gen4x16""#;
-    let e = refused(&base(r#""resources": {"preset": "cx6", "qpc_cache": "100B"}"#, pcie), "nic.resources.qpc_cache");
+    let e = refused(
+        &base(
+            r#""resources": {"preset": "cx6", "qpc_cache": "100B"}"#,
+            pcie,
+        ),
+        "nic.resources.qpc_cache",
+    );
     assert!(e.contains("at least one entry of 375B"), "{e}");
-    refused(&base(r#""resources": {"preset": "cx6", "mtt_cache": "4B"}"#, pcie), "nic.resources.mtt_cache");
-    refused(&base(r#""resources": {"preset": "cx6", "units": 0}"#, pcie), "nic.resources.units");
+    refused(
+        &base(r#""resources": {"preset": "cx6", "mtt_cache": "4B"}"#, pcie),
+        "nic.resources.mtt_cache",
+    );
+    refused(
+        &base(r#""resources": {"preset": "cx6", "units": 0}"#, pcie),
+        "nic.resources.units",
+    );
     refused(&base(r#""resources": "cx7""#, pcie), "nic.resources");
-    refused(&base(r#""resources": {"preset": "cx6", "qpc": 1}"#, pcie), "nic.resources.qpc");
+    refused(
+        &base(r#""resources": {"preset": "cx6", "qpc": 1}"#, pcie),
+        "nic.resources.qpc",
+    );
     refused(&base(r#""resources": "cx6""#, ""), "host.pcie");
-    refused(&base(r#""resources": {"preset": "srnic", "wqe_ways": 4}"#, pcie), "nic.resources.wqe_ways");
+    refused(
+        &base(r#""resources": {"preset": "srnic", "wqe_ways": 4}"#, pcie),
+        "nic.resources.wqe_ways",
+    );
     refused(&base(r#""qp_scheduler": "srnic""#, ""), "host.pcie");
-    let e = refused(&base(r#""qp_scheduler": "srnic", "wqes_per_turn": 0"#, pcie), "nic.wqes_per_turn");
+    let e = refused(
+        &base(r#""qp_scheduler": "srnic", "wqes_per_turn": 0"#, pcie),
+        "nic.wqes_per_turn",
+    );
     assert!(e.contains("from 1"), "{e}");
-    let e = refused(&base(r#""qp_scheduler": "srnic", "turn_burst": "512B""#, pcie), "nic.turn_burst");
+    let e = refused(
+        &base(r#""qp_scheduler": "srnic", "turn_burst": "512B""#, pcie),
+        "nic.turn_burst",
+    );
     assert!(e.contains("MTU"), "{e}");
     refused(&base(r#""turn_burst": "16KB""#, pcie), "nic.turn_burst");
-    refused(&base(r#""qp_scheduler": "srnic", "resources": "cx6""#, pcie), "nic.resources.wqe_cache");
-    refused(&base(r#""qp_scheduler": "ns3-hpcc", "resources": "srnic""#, ""), "nic.resources");
+    refused(
+        &base(r#""qp_scheduler": "srnic", "resources": "cx6""#, pcie),
+        "nic.resources.wqe_cache",
+    );
+    refused(
+        &base(r#""qp_scheduler": "ns3-hpcc", "resources": "srnic""#, ""),
+        "nic.resources",
+    );
     // A valid custom configuration is accepted.
     Scenario::from_json_str(&base(r#""qp_scheduler": "srnic", "resources": {"preset": "srnic", "qpc_cache": "1MB", "units": 4}"#, pcie)).unwrap();
 }
@@ -199,7 +278,10 @@ fn cx6_message_rate_on_one_qp() {
         );
         let (w, _) = run(&json);
         assert_conservation(&w);
-        (w.apps[0].completed as f64 / 200e-6 / 1e6, w.apps[0].completed_bytes as f64 * 8.0 / 200e-6 / 1e9)
+        (
+            w.apps[0].completed as f64 / 200e-6 / 1e6,
+            w.apps[0].completed_bytes as f64 * 8.0 / 200e-6 / 1e9,
+        )
     };
     let (mrps, _) = one_qp("64B");
     let (_, gbps) = one_qp("4KiB");
@@ -225,7 +307,8 @@ fn a_reuse_policy_recovers_from_cache_thrash() {
         );
         let s = Scenario::from_json_str(&json).unwrap_or_else(|e| panic!("{e}"));
         let mut w = s.build().unwrap();
-        w.run_until(rdmalab_core::time::Time(w.run.stop_at.ps() * 2 / 3)).unwrap();
+        w.run_until(rdmalab_core::time::Time(w.run.stop_at.ps() * 2 / 3))
+            .unwrap();
         let before: u64 = w.apps.iter().map(|a| a.completed_bytes).sum();
         w.run_to_end().unwrap();
         assert_conservation(&w);
@@ -241,5 +324,8 @@ fn a_reuse_policy_recovers_from_cache_thrash() {
     println!("4096 QPs: {thrash:.1} Gb/s thrashing, {reused:.1} Gb/s after the reuse policy ({} firings)", w.policy_firings.len());
     assert!(!w.policy_firings.is_empty());
     assert!(reused > 1.5 * thrash, "{reused:.1} vs {thrash:.1}");
-    assert!(w.apps.iter().all(|a| a.completed > 0), "every application still completes messages");
+    assert!(
+        w.apps.iter().all(|a| a.completed > 0),
+        "every application still completes messages"
+    );
 }

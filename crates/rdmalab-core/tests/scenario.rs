@@ -19,10 +19,17 @@ fn with_flow(flow: &str) -> String {
 
 #[test]
 fn an_unknown_key_is_named_with_the_allowed_keys() {
-    let e = errors(&format!(r#"{{"duration": "1ms", "durration": "2ms", {BASE_TOPO}, "workload": {{"flows": [{{"src": 0, "dst": 1, "size": "1KB"}}]}}}}"#));
+    let e = errors(&format!(
+        r#"{{"duration": "1ms", "durration": "2ms", {BASE_TOPO}, "workload": {{"flows": [{{"src": 0, "dst": 1, "size": "1KB"}}]}}}}"#
+    ));
     assert!(e.contains("durration: unknown key"), "{e}");
-    assert!(e.contains("allowed here: name, description, seed, duration"), "{e}");
-    let e = errors(&with_flow(r#"{"src": 0, "dst": 1, "size": "1KB", "prio": 3}"#));
+    assert!(
+        e.contains("allowed here: name, description, seed, duration"),
+        "{e}"
+    );
+    let e = errors(&with_flow(
+        r#"{"src": 0, "dst": 1, "size": "1KB", "prio": 3}"#,
+    ));
     assert!(e.contains("workload.flows[0].prio: unknown key"), "{e}");
 }
 
@@ -31,7 +38,9 @@ fn a_missing_unit_is_refused() {
     let e = errors(&with_flow(r#"{"src": 0, "dst": 1, "size": 4096}"#));
     assert!(e.contains("workload.flows[0].size: `4096`"), "{e}");
     assert!(e.contains("has no unit"), "{e}");
-    let e = errors(r#"{"duration": "1ms", "topology": {"kind": "single_switch", "hosts": 2, "host_link": {"rate": "100", "delay": "1us"}}, "workload": {"flows": [{"src": 0, "dst": 1, "size": "1KB"}]}}"#);
+    let e = errors(
+        r#"{"duration": "1ms", "topology": {"kind": "single_switch", "hosts": 2, "host_link": {"rate": "100", "delay": "1us"}}, "workload": {"flows": [{"src": 0, "dst": 1, "size": "1KB"}]}}"#,
+    );
     assert!(e.contains("topology.host_link.rate: `100`"), "{e}");
     assert!(e.contains("Gbps"), "{e}");
 }
@@ -54,7 +63,9 @@ fn zero_or_negative_rates_are_refused() {
         ));
         assert!(e.contains("topology.host_link.rate"), "{bad}: {e}");
     }
-    let e = errors(&format!(r#"{{"duration": "1ms", {BASE_TOPO}, "cc": {{"params": {{"min_rate": "0Mbps"}}}}, "workload": {{"flows": [{{"src": 0, "dst": 1, "size": "1KB"}}]}}}}"#));
+    let e = errors(&format!(
+        r#"{{"duration": "1ms", {BASE_TOPO}, "cc": {{"params": {{"min_rate": "0Mbps"}}}}, "workload": {{"flows": [{{"src": 0, "dst": 1, "size": "1KB"}}]}}}}"#
+    ));
     assert!(e.contains("cc.params.min_rate"), "{e}");
     assert!(e.contains("allowed: 1bps to"), "{e}");
 }
@@ -74,15 +85,22 @@ fn a_topology_that_does_not_connect_a_flow_is_refused() {
 fn all_problems_are_reported_at_once() {
     let e = errors(r#"{"duration": "5", "topology": {"kind": "mesh"}, "workload": {}}"#);
     assert!(e.contains("duration: `5`"), "{e}");
-    assert!(e.contains("topology.kind: `mesh` — allowed: single_switch"), "{e}");
+    assert!(
+        e.contains("topology.kind: `mesh` — allowed: single_switch"),
+        "{e}"
+    );
 }
 
 #[test]
 fn out_of_range_values_name_the_range() {
-    let e = errors(&format!(r#"{{"duration": "1ms", {BASE_TOPO}, "workload": {{"poisson": {{"cdf": "websearch", "load": 1.5}}}}}}"#));
+    let e = errors(&format!(
+        r#"{{"duration": "1ms", {BASE_TOPO}, "workload": {{"poisson": {{"cdf": "websearch", "load": 1.5}}}}}}"#
+    ));
     assert!(e.contains("workload.poisson.load: `1.5`"), "{e}");
     assert!(e.contains("at most 1"), "{e}");
-    let e = errors(&format!(r#"{{"duration": "1ms", {BASE_TOPO}, "workload": {{"poisson": {{"cdf": "websurch", "load": 0.3}}}}}}"#));
+    let e = errors(&format!(
+        r#"{{"duration": "1ms", {BASE_TOPO}, "workload": {{"poisson": {{"cdf": "websurch", "load": 0.3}}}}}}"#
+    ));
     assert!(e.contains("allowed: websearch, fbhdp"), "{e}");
 }
 
@@ -101,17 +119,31 @@ fn poisson_csv(seed: u64) -> (String, String) {
     let mut samples = Vec::new();
     w.write_qp_samples_csv(&mut samples).unwrap();
     w.write_port_samples_csv(&mut samples).unwrap();
-    let arrivals: Vec<String> = w.workload.flows.iter().map(|f| format!("{} {} {} {}", f.src, f.dst, f.bytes, f.start.ps())).collect();
-    (String::from_utf8(flows).unwrap() + &String::from_utf8(samples).unwrap(), arrivals.join("\n"))
+    let arrivals: Vec<String> = w
+        .workload
+        .flows
+        .iter()
+        .map(|f| format!("{} {} {} {}", f.src, f.dst, f.bytes, f.start.ps()))
+        .collect();
+    (
+        String::from_utf8(flows).unwrap() + &String::from_utf8(samples).unwrap(),
+        arrivals.join("\n"),
+    )
 }
 
 #[test]
 fn the_same_seed_gives_identical_outputs_and_another_seed_changes_arrivals() {
     let (a, arr_a) = poisson_csv(7);
     let (b, arr_b) = poisson_csv(7);
-    assert_eq!(a, b, "same scenario and seed must give byte-identical output");
+    assert_eq!(
+        a, b,
+        "same scenario and seed must give byte-identical output"
+    );
     assert!(a.lines().count() > 5, "the run must complete some flows");
     let (_, arr_c) = poisson_csv(8);
     assert_eq!(arr_a, arr_b);
-    assert_ne!(arr_a, arr_c, "another seed must change the Poisson arrivals");
+    assert_ne!(
+        arr_a, arr_c,
+        "another seed must change the Poisson arrivals"
+    );
 }

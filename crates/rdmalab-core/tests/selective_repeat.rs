@@ -29,13 +29,22 @@ fn selective_repeat_keeps_goodput_under_1pct_loss() {
     let gbps = |recovery: &str| {
         let (w, _) = run(&lossy_at(recovery, 0.01, apps, "2ms", "5us"));
         assert_conservation(&w);
-        (w.apps[0].completed_bytes as f64 * 8.0 / 2e-3 / 1e9, w.stats.retransmitted_packets)
+        (
+            w.apps[0].completed_bytes as f64 * 8.0 / 2e-3 / 1e9,
+            w.stats.retransmitted_packets,
+        )
     };
     let (sr, sr_retx) = gbps("selective-repeat");
     let (gbn, gbn_retx) = gbps("go-back-n");
     println!("1 % loss: selective repeat {sr:.1} Gb/s ({sr_retx} resent), go-back-N {gbn:.1} Gb/s ({gbn_retx} resent)");
-    assert!(sr >= 2.0 * gbn, "at least twice go-back-N's goodput: {sr:.1} vs {gbn:.1}");
-    assert!(sr_retx * 5 < gbn_retx, "resends only the holes: {sr_retx} vs {gbn_retx}");
+    assert!(
+        sr >= 2.0 * gbn,
+        "at least twice go-back-N's goodput: {sr:.1} vs {gbn:.1}"
+    );
+    assert!(
+        sr_retx * 5 < gbn_retx,
+        "resends only the holes: {sr_retx} vs {gbn_retx}"
+    );
 }
 
 /// Every flow completes with every byte, under loss, and the tails lost
@@ -43,17 +52,29 @@ fn selective_repeat_keeps_goodput_under_1pct_loss() {
 #[test]
 fn selective_repeat_delivers_every_byte_and_recovers_tails() {
     let flows: Vec<String> = (0..40)
-        .map(|i| format!(r#"{{"src": "h0", "dst": "h1", "size": "{}", "start": "{}us"}}"#, if i % 2 == 0 { "1MB" } else { "3KB" }, i * 5))
+        .map(|i| {
+            format!(
+                r#"{{"src": "h0", "dst": "h1", "size": "{}", "start": "{}us"}}"#,
+                if i % 2 == 0 { "1MB" } else { "3KB" },
+                i * 5
+            )
+        })
         .collect();
     let workload = format!(r#"{{"flows": [{}]}}"#, flows.join(","));
     let (w, _) = run(&lossy("selective-repeat", 0.03, &workload, "20ms"));
     assert_eq!(w.rec.flows.len(), 40, "every flow completes");
     assert_conservation(&w);
-    assert!(w.stats.timeouts > 0, "some tail was lost and found by the RTO");
+    assert!(
+        w.stats.timeouts > 0,
+        "some tail was lost and found by the RTO"
+    );
     assert!(w.stats.sr_out_of_order > 0);
     for q in &w.qps {
         assert_eq!(q.delivered_bytes, q.byte_end);
-        assert!(q.rx_ooo.is_empty() && q.sacked.is_empty() && q.retx.is_empty(), "no state left behind");
+        assert!(
+            q.rx_ooo.is_empty() && q.sacked.is_empty() && q.retx.is_empty(),
+            "no state left behind"
+        );
     }
 }
 
@@ -61,27 +82,69 @@ fn selective_repeat_delivers_every_byte_and_recovers_tails() {
 #[test]
 fn header_extensions_on_the_wire() {
     let bytes = |recovery: &str, verb: &str| {
-        let wl = format!(r#"{{"flows": [{{"src": "h0", "dst": "h1", "size": "4096B", "verb": "{verb}"}}]}}"#);
+        let wl = format!(
+            r#"{{"flows": [{{"src": "h0", "dst": "h1", "size": "4096B", "verb": "{verb}"}}]}}"#
+        );
         let (w, _) = run(&lossy(recovery, 0.0, &wl, "100us"));
-        w.ports.iter().filter(|p| !p.at_switch).map(|p| p.tx_bytes).sum::<u64>()
+        w.ports
+            .iter()
+            .filter(|p| !p.at_switch)
+            .map(|p| p.tx_bytes)
+            .sum::<u64>()
     };
     // 4 data packets; the ACKs are the same size either way.
-    assert_eq!(bytes("selective-repeat", "send") - bytes("go-back-n", "send"), 4 * 8);
+    assert_eq!(
+        bytes("selective-repeat", "send") - bytes("go-back-n", "send"),
+        4 * 8
+    );
     // Go-back-N WRITEs carry a 16 B RETH on the first packet only.
-    assert_eq!(bytes("selective-repeat", "write") - bytes("go-back-n", "write"), 4 * 20 - 16);
+    assert_eq!(
+        bytes("selective-repeat", "write") - bytes("go-back-n", "write"),
+        4 * 20 - 16
+    );
 }
 
 #[test]
 fn selective_repeat_refuses_what_it_cannot_do() {
     let wl = r#"{"flows": [{"src": "h0", "dst": "h1", "size": "4096B", "verb": "read"}]}"#;
-    let e = rdmalab_core::scenario::Scenario::from_json_str(&lossy("selective-repeat", 0.0, wl, "100us")).err().unwrap().to_string();
+    let e = rdmalab_core::scenario::Scenario::from_json_str(&lossy(
+        "selective-repeat",
+        0.0,
+        wl,
+        "100us",
+    ))
+    .err()
+    .unwrap()
+    .to_string();
     assert!(e.contains("nic.loss_recovery") && e.contains("READ"), "{e}");
-    let bad = lossy("selective", 0.0, r#"{"flows": [{"src": "h0", "dst": "h1", "size": "1KB"}]}"#, "100us");
-    let e = rdmalab_core::scenario::Scenario::from_json_str(&bad).err().unwrap().to_string();
-    assert!(e.contains("nic.loss_recovery") && e.contains("selective-repeat"), "{e}");
-    let ns3 = lossy("selective-repeat", 0.0, r#"{"flows": [{"src": "h0", "dst": "h1", "size": "1KB"}]}"#, "100us")
-        .replace(r#""mtu": "1024B","#, r#""mtu": "1024B", "qp_scheduler": "ns3-hpcc","#);
-    let e = rdmalab_core::scenario::Scenario::from_json_str(&ns3).err().unwrap().to_string();
+    let bad = lossy(
+        "selective",
+        0.0,
+        r#"{"flows": [{"src": "h0", "dst": "h1", "size": "1KB"}]}"#,
+        "100us",
+    );
+    let e = rdmalab_core::scenario::Scenario::from_json_str(&bad)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains("nic.loss_recovery") && e.contains("selective-repeat"),
+        "{e}"
+    );
+    let ns3 = lossy(
+        "selective-repeat",
+        0.0,
+        r#"{"flows": [{"src": "h0", "dst": "h1", "size": "1KB"}]}"#,
+        "100us",
+    )
+    .replace(
+        r#""mtu": "1024B","#,
+        r#""mtu": "1024B", "qp_scheduler": "ns3-hpcc","#,
+    );
+    let e = rdmalab_core::scenario::Scenario::from_json_str(&ns3)
+        .err()
+        .unwrap()
+        .to_string();
     assert!(e.contains("ns3-hpcc"), "{e}");
 }
 
@@ -92,13 +155,26 @@ fn selective_repeat_refuses_what_it_cannot_do() {
 fn holes_are_resent_with_a_window_and_without_waiting_for_the_rto() {
     let apps = r#"{"perftest": [{"name": "t", "src": "h0", "dst": "h1", "verb": "write", "message_size": "4KiB", "queue_depth": 128}]}"#;
     let gbps = |recovery: &str, extra: &str, rto: &str| {
-        let s = lossy(recovery, 0.01, apps, "2ms").replace(r#""rto": "100us""#, &format!(r#""rto": "{rto}"{extra}"#));
+        let s = lossy(recovery, 0.01, apps, "2ms")
+            .replace(r#""rto": "100us""#, &format!(r#""rto": "{rto}"{extra}"#));
         let (w, _) = run(&s);
         assert_conservation(&w);
         w.apps[0].completed_bytes as f64 * 8.0 / 2e-3 / 1e9
     };
-    let (sr_w, gbn_w) = (gbps("selective-repeat", r#", "window": "32KB""#, "100us"), gbps("go-back-n", r#", "window": "32KB""#, "100us"));
-    assert!(sr_w > 0.8 * gbn_w, "with a window: selective repeat {sr_w:.1} vs go-back-N {gbn_w:.1} Gb/s");
-    let (fast, slow) = (gbps("selective-repeat", "", "100us"), gbps("selective-repeat", "", "1ms"));
-    assert!(slow > 0.97 * fast, "lost resends found without the RTO: {slow:.1} (1 ms) vs {fast:.1} Gb/s (100 us)");
+    let (sr_w, gbn_w) = (
+        gbps("selective-repeat", r#", "window": "32KB""#, "100us"),
+        gbps("go-back-n", r#", "window": "32KB""#, "100us"),
+    );
+    assert!(
+        sr_w > 0.8 * gbn_w,
+        "with a window: selective repeat {sr_w:.1} vs go-back-N {gbn_w:.1} Gb/s"
+    );
+    let (fast, slow) = (
+        gbps("selective-repeat", "", "100us"),
+        gbps("selective-repeat", "", "1ms"),
+    );
+    assert!(
+        slow > 0.97 * fast,
+        "lost resends found without the RTO: {slow:.1} (1 ms) vs {fast:.1} Gb/s (100 us)"
+    );
 }

@@ -50,7 +50,10 @@ fn seen(trigger: &str) -> (Seen, rdmalab_core::world::World) {
     let mut s = Scenario::from_json_str(&json).unwrap_or_else(|e| panic!("{e}"));
     let log = Arc::new(Mutex::new(Seen::default()));
     let l2 = log.clone();
-    s.cc = CcConfig::Custom(ControllerFactory { name: "recorder".into(), make: Arc::new(move || Box::new(Recorder(l2.clone()))) });
+    s.cc = CcConfig::Custom(ControllerFactory {
+        name: "recorder".into(),
+        make: Arc::new(move || Box::new(Recorder(l2.clone()))),
+    });
     let mut w = s.build().unwrap();
     w.run_to_end().unwrap();
     let out = std::mem::take(&mut *log.lock().unwrap());
@@ -61,16 +64,25 @@ fn seen(trigger: &str) -> (Seen, rdmalab_core::world::World) {
 fn the_filter_passes_only_the_named_packets() {
     let (all, w) = seen("");
     let messages = w.apps[0].completed;
-    assert_eq!(all.tx_events, messages * 10, "unfiltered: one TX event per packet");
+    assert_eq!(
+        all.tx_events,
+        messages * 10,
+        "unfiltered: one TX event per packet"
+    );
     assert!(all.acks > 0);
     // Only a message's last packet, and no ACKs: one event per message, carrying all its bytes.
     let (last, _) = seen(r#""trigger": {"on": ["tx_last"]}"#);
     assert_eq!(last.tx_events, messages);
-    assert_eq!(last.tx_bytes, messages * 10_000, "the skipped packets' bytes ride on the event");
+    assert_eq!(
+        last.tx_bytes,
+        messages * 10_000,
+        "the skipped packets' bytes ride on the event"
+    );
     assert_eq!(last.tx_packets, messages * 10);
     assert_eq!(last.acks, 0, "ACK events filtered out");
     // Every 4th data packet.
-    let (every4, _) = seen(r#""trigger": {"on": ["tx_first", "tx_middle", "tx_last", "ack"], "every": 4}"#);
+    let (every4, _) =
+        seen(r#""trigger": {"on": ["tx_first", "tx_middle", "tx_last", "ack"], "every": 4}"#);
     assert_eq!(every4.tx_events, messages * 10 / 4);
     assert_eq!(every4.tx_packets, every4.tx_events * 4);
     assert_eq!(every4.acks, all.acks);
@@ -82,7 +94,10 @@ fn unknown_packet_kinds_are_refused() {
         "control": {"trigger": {"on": ["tx_first", "read_response"]}}, "cc": {"algorithm": "dcqcn"},
         "workload": {"flows": [{"src": "h0", "dst": "h1", "size": "1KB"}]}}"#;
     let e = Scenario::from_json_str(json).err().unwrap().to_string();
-    assert!(e.contains("control.trigger.on") && e.contains("read_response") && e.contains("tx_middle"), "{e}");
+    assert!(
+        e.contains("control.trigger.on") && e.contains("read_response") && e.contains("tx_middle"),
+        "{e}"
+    );
     let json = json.replace(r#""on": ["tx_first", "read_response"]"#, r#""every": 0"#);
     let e = Scenario::from_json_str(&json).err().unwrap().to_string();
     assert!(e.contains("control.trigger.every"), "{e}");

@@ -32,7 +32,10 @@ fn ls_latency_us(w: &rdmalab_core::world::World) -> f64 {
 #[test]
 fn a_class_of_its_own_keeps_latency_under_load() {
     let run = |extra: &str| {
-        let mut w = Scenario::from_json_str(&scenario(extra)).unwrap().build().unwrap();
+        let mut w = Scenario::from_json_str(&scenario(extra))
+            .unwrap()
+            .build()
+            .unwrap();
         w.run_to_end().unwrap();
         assert_conservation(&w);
         w
@@ -41,10 +44,17 @@ fn a_class_of_its_own_keeps_latency_under_load() {
     let own = run(r#", "class": 5"#);
     let (a, b) = (ls_latency_us(&shared), ls_latency_us(&own));
     println!("64 B latency beside 2 bulk senders: {a:.1} us in their class, {b:.1} us in its own");
-    assert!(b * 5.0 < a, "its own class avoids the bulk queue: {b:.1} vs {a:.1} us");
+    assert!(
+        b * 5.0 < a,
+        "its own class avoids the bulk queue: {b:.1} vs {a:.1} us"
+    );
     assert!(b < 10.0, "{b:.1} us");
-    let bulk = |w: &rdmalab_core::world::World| w.apps[0].completed_bytes + w.apps[1].completed_bytes;
-    assert!(bulk(&own) as f64 > 0.95 * bulk(&shared) as f64, "the bulk senders keep their throughput");
+    let bulk =
+        |w: &rdmalab_core::world::World| w.apps[0].completed_bytes + w.apps[1].completed_bytes;
+    assert!(
+        bulk(&own) as f64 > 0.95 * bulk(&shared) as f64,
+        "the bulk senders keep their throughput"
+    );
 }
 
 /// Moves its QP to the class the application's `priority` hint asks for.
@@ -57,7 +67,11 @@ impl Controller for ClassFromHint {
         EventMask(EventMask::PEER) // hints come with the peer (host) events
     }
     fn on_event(&mut self, ev: &CcEvent, ctx: &mut CcContext) {
-        if let CcEvent::Hint { kind: HintKind::Priority, value } = *ev {
+        if let CcEvent::Hint {
+            kind: HintKind::Priority,
+            value,
+        } = *ev
+        {
             ctx.set_class(value as u8);
         }
     }
@@ -67,7 +81,10 @@ impl Controller for ClassFromHint {
 fn a_controller_changes_the_class_at_run_time() {
     let with = |hint: &str| {
         let mut s = Scenario::from_json_str(&scenario(hint)).unwrap();
-        s.cc = CcConfig::Custom(ControllerFactory { name: "class-from-hint".into(), make: Arc::new(|| Box::new(ClassFromHint)) });
+        s.cc = CcConfig::Custom(ControllerFactory {
+            name: "class-from-hint".into(),
+            make: Arc::new(|| Box::new(ClassFromHint)),
+        });
         let mut w = s.build().unwrap();
         w.run_to_end().unwrap();
         assert_conservation(&w);
@@ -81,7 +98,10 @@ fn a_controller_changes_the_class_at_run_time() {
     assert!(ls_latency_us(&moved) * 5.0 < ls_latency_us(&stayed));
     // A class outside 1..=7 is refused as a controller error.
     let mut s = Scenario::from_json_str(&scenario(r#", "hints": {"priority": 0}"#)).unwrap();
-    s.cc = CcConfig::Custom(ControllerFactory { name: "class-from-hint".into(), make: Arc::new(|| Box::new(ClassFromHint)) });
+    s.cc = CcConfig::Custom(ControllerFactory {
+        name: "class-from-hint".into(),
+        make: Arc::new(|| Box::new(ClassFromHint)),
+    });
     let mut w = s.build().unwrap();
     let e = w.run_to_end().unwrap_err().to_string();
     assert!(e.contains("traffic class 0"), "{e}");
@@ -89,7 +109,10 @@ fn a_controller_changes_the_class_at_run_time() {
 
 #[test]
 fn a_bad_class_is_refused() {
-    let e = Scenario::from_json_str(&scenario(r#", "class": 0"#)).err().unwrap().to_string();
+    let e = Scenario::from_json_str(&scenario(r#", "class": 0"#))
+        .err()
+        .unwrap()
+        .to_string();
     assert!(e.contains("class") && e.contains("1 to 7"), "{e}");
 }
 
@@ -106,12 +129,18 @@ fn a_host_policy_raises_the_class_of_a_latency_job() {
             {"name": "raise-ls", "when": [{"signal": "p99_latency_us", "job": "ls", "above": 20}], "for": 2,
              "then": {"set_class": 5, "job": "ls"}}]}},"#,
     );
-    let mut w = Scenario::from_json_str(&json).unwrap_or_else(|e| panic!("{e}")).build().unwrap();
+    let mut w = Scenario::from_json_str(&json)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .build()
+        .unwrap();
     w.run_to_end().unwrap();
     assert_conservation(&w);
     assert!(!w.policy_firings.is_empty(), "the policy fired");
     let first = w.policy_firings[0].time;
-    assert_eq!(w.policy_firings[0].node, 1, "on the latency job's host (h1)");
+    assert_eq!(
+        w.policy_firings[0].node, 1,
+        "on the latency job's host (h1)"
+    );
     let ls_qp = w.apps[2].qp.unwrap() as usize;
     assert_eq!(w.qps[ls_qp].class, 5);
     // Period, two periods held, plus the cost: it cannot fire before 42 µs.
@@ -119,24 +148,57 @@ fn a_host_policy_raises_the_class_of_a_latency_job() {
     let lat = &w.apps[2].latencies_ps;
     let tail: Vec<u64> = lat[lat.len() / 2..].to_vec();
     let mean_after = tail.iter().sum::<u64>() as f64 / tail.len() as f64 / 1e6;
-    println!("policy fired {} times, first at {first}; LS latency in the second half {mean_after:.1} us", w.policy_firings.len());
+    println!(
+        "policy fired {} times, first at {first}; LS latency in the second half {mean_after:.1} us",
+        w.policy_firings.len()
+    );
     assert!(mean_after < 10.0, "{mean_after:.1} us");
 }
 
 #[test]
 fn bad_policies_are_refused() {
     let with = |sched: &str| {
-        scenario(r#", "job": "ls""#).replace(r#""cc": {"algorithm": "none"},"#, &format!(r#""cc": {{"algorithm": "none"}}, "host": {{"scheduler": {sched}}},"#))
+        scenario(r#", "job": "ls""#).replace(
+            r#""cc": {"algorithm": "none"},"#,
+            &format!(r#""cc": {{"algorithm": "none"}}, "host": {{"scheduler": {sched}}},"#),
+        )
     };
     for (sched, key, what) in [
-        (r#"{"policies": [{"name": "x", "when": [{"signal": "port_util", "above": 0.8}], "then": {"set_class": 5, "job": "ls"}}]}"#, "host.scheduler.policies[0].when[0].signal", "port_utilization"),
-        (r#"{"policies": [{"name": "x", "when": [{"signal": "p99_latency_us", "above": 5}], "then": {"set_class": 5, "job": "ls"}}]}"#, "when[0].job", "is required"),
-        (r#"{"policies": [{"name": "x", "when": [{"signal": "port_utilization", "above": 0.8}], "then": {"set_class": 5, "job": "batch"}}]}"#, "then.job", "jobs: ls"),
-        (r#"{"policies": [{"name": "x", "when": [{"signal": "port_utilization", "above": 0.8, "below": 0.9}], "then": {"set_class": 5, "job": "ls"}}]}"#, "when[0]", "exactly one"),
-        (r#"{"policies": [{"name": "x", "when": [{"signal": "port_utilization", "above": 0.8}], "then": {"set_class": 9, "job": "ls"}}]}"#, "then.set_class", "1 to 7"),
-        (r#"{"policies": [{"name": "x", "when": [{"signal": "port_utilization", "above": 0.8}], "then": {"job": "ls"}}]}"#, "then", "exactly one action"),
+        (
+            r#"{"policies": [{"name": "x", "when": [{"signal": "port_util", "above": 0.8}], "then": {"set_class": 5, "job": "ls"}}]}"#,
+            "host.scheduler.policies[0].when[0].signal",
+            "port_utilization",
+        ),
+        (
+            r#"{"policies": [{"name": "x", "when": [{"signal": "p99_latency_us", "above": 5}], "then": {"set_class": 5, "job": "ls"}}]}"#,
+            "when[0].job",
+            "is required",
+        ),
+        (
+            r#"{"policies": [{"name": "x", "when": [{"signal": "port_utilization", "above": 0.8}], "then": {"set_class": 5, "job": "batch"}}]}"#,
+            "then.job",
+            "jobs: ls",
+        ),
+        (
+            r#"{"policies": [{"name": "x", "when": [{"signal": "port_utilization", "above": 0.8, "below": 0.9}], "then": {"set_class": 5, "job": "ls"}}]}"#,
+            "when[0]",
+            "exactly one",
+        ),
+        (
+            r#"{"policies": [{"name": "x", "when": [{"signal": "port_utilization", "above": 0.8}], "then": {"set_class": 9, "job": "ls"}}]}"#,
+            "then.set_class",
+            "1 to 7",
+        ),
+        (
+            r#"{"policies": [{"name": "x", "when": [{"signal": "port_utilization", "above": 0.8}], "then": {"job": "ls"}}]}"#,
+            "then",
+            "exactly one action",
+        ),
     ] {
-        let e = Scenario::from_json_str(&with(sched)).err().unwrap_or_else(|| panic!("accepted {sched}")).to_string();
+        let e = Scenario::from_json_str(&with(sched))
+            .err()
+            .unwrap_or_else(|| panic!("accepted {sched}"))
+            .to_string();
         assert!(e.contains(key) && e.contains(what), "{key} / {what}: {e}");
     }
 }

@@ -7,17 +7,29 @@ use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use rdmalab_core::algo::{CcConfig, ControllerFactory};
-use rdmalab_core::control::{Actions, CcContext, CcEvent, Controller, EventMask, HintKind, CC_TIMER_SLOTS};
+use rdmalab_core::control::{
+    Actions, CcContext, CcEvent, Controller, EventMask, HintKind, CC_TIMER_SLOTS,
+};
 use rdmalab_core::scenario::Scenario;
 use rdmalab_core::time::{Rate, Time};
-use std::sync::Arc;
 use rdmalab_core::world::{Progress, World};
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
+use std::sync::Arc;
 
-create_exception!(_core, ScenarioError, PyValueError, "A scenario was refused before the run; the message lists every problem.");
-create_exception!(_core, RunError, PyRuntimeError, "A run ended early with an error (event cap, failing controller).");
+create_exception!(
+    _core,
+    ScenarioError,
+    PyValueError,
+    "A scenario was refused before the run; the message lists every problem."
+);
+create_exception!(
+    _core,
+    RunError,
+    PyRuntimeError,
+    "A run ended early with an error (event cap, failing controller)."
+);
 
 fn parse(json: &str) -> PyResult<Scenario> {
     Scenario::from_json_str(json).map_err(|e| ScenarioError::new_err(e.to_string()))
@@ -160,7 +172,10 @@ impl PyContext {
     /// Arm timer `slot` (0..3) at absolute time `at_ps`.
     fn set_timer(&mut self, slot: usize, at_ps: u64) -> PyResult<()> {
         if slot >= CC_TIMER_SLOTS {
-            return Err(PyValueError::new_err(format!("timer slot {slot}: allowed 0 to {}", CC_TIMER_SLOTS - 1)));
+            return Err(PyValueError::new_err(format!(
+                "timer slot {slot}: allowed 0 to {}",
+                CC_TIMER_SLOTS - 1
+            )));
         }
         self.actions.timers[slot] = Some(Some(Time(at_ps)));
         Ok(())
@@ -191,7 +206,10 @@ impl PyContext {
     }
     fn cancel_timer(&mut self, slot: usize) -> PyResult<()> {
         if slot >= CC_TIMER_SLOTS {
-            return Err(PyValueError::new_err(format!("timer slot {slot}: allowed 0 to {}", CC_TIMER_SLOTS - 1)));
+            return Err(PyValueError::new_err(format!(
+                "timer slot {slot}: allowed 0 to {}",
+                CC_TIMER_SLOTS - 1
+            )));
         }
         self.actions.timers[slot] = Some(None);
         Ok(())
@@ -226,7 +244,18 @@ impl PyController {
             nic_tx_bytes: ctx.nic.tx_bytes,
             nic_rx_bytes: ctx.nic.rx_bytes,
             nic_rx_payload: ctx.nic.rx_payload,
-            int_hops: ctx.int.iter().map(|h| (h.qlen_bytes, h.tx_bytes, h.timestamp.ps(), h.link_rate.bps())).collect(),
+            int_hops: ctx
+                .int
+                .iter()
+                .map(|h| {
+                    (
+                        h.qlen_bytes,
+                        h.tx_bytes,
+                        h.timestamp.ps(),
+                        h.link_rate.bps(),
+                    )
+                })
+                .collect(),
             actions: Actions::default(),
         }
     }
@@ -250,8 +279,19 @@ impl PyController {
                 }
             };
             if let Err(e) = result {
-                let tb = e.traceback(py).and_then(|t| t.format().ok()).unwrap_or_default();
-                panic!("raised {}{}", e, if tb.is_empty() { String::new() } else { format!("\n{tb}") });
+                let tb = e
+                    .traceback(py)
+                    .and_then(|t| t.format().ok())
+                    .unwrap_or_default();
+                panic!(
+                    "raised {}{}",
+                    e,
+                    if tb.is_empty() {
+                        String::new()
+                    } else {
+                        format!("\n{tb}")
+                    }
+                );
             }
             let a = pctx.borrow(py).actions;
             if let Some(r) = a.rate {
@@ -326,7 +366,13 @@ impl Controller for PyController {
                 e.bytes = bytes as u64;
                 e.packets = packets;
             }
-            CcEvent::Ack { acked_bytes, acked_through, rtt, ece, hops } => {
+            CcEvent::Ack {
+                acked_bytes,
+                acked_through,
+                rtt,
+                ece,
+                hops,
+            } => {
                 e.acked_bytes = acked_bytes;
                 e.acked_through = acked_through;
                 e.rtt_ps = rtt.ps();
@@ -335,7 +381,12 @@ impl Controller for PyController {
             }
             CcEvent::Nack { expected_psn } => e.expected_psn = expected_psn,
             CcEvent::Timer { slot } => e.slot = slot,
-            CcEvent::Rtt { udp_sport, sent, rtt, lost } => {
+            CcEvent::Rtt {
+                udp_sport,
+                sent,
+                rtt,
+                lost,
+            } => {
                 e.udp_sport = udp_sport;
                 e.sent_ps = sent.ps();
                 e.rtt_ps = rtt.ps();
@@ -354,7 +405,12 @@ impl Controller for PyController {
                 e.hint = kind.name();
                 e.value = value;
             }
-            CcEvent::Host { pcie_utilization, pcie_latency, active_qps, port_utilization } => {
+            CcEvent::Host {
+                pcie_utilization,
+                pcie_latency,
+                active_qps,
+                port_utilization,
+            } => {
                 e.pcie_utilization = pcie_utilization;
                 e.pcie_latency_ps = pcie_latency.ps();
                 e.active_qps = active_qps;
@@ -367,7 +423,9 @@ impl Controller for PyController {
 }
 
 fn event_mask(py: Python<'_>, obj: &PyObject) -> PyResult<EventMask> {
-    let Ok(subs) = obj.getattr(py, "subscriptions") else { return Ok(EventMask::DEFAULT) };
+    let Ok(subs) = obj.getattr(py, "subscriptions") else {
+        return Ok(EventMask::DEFAULT);
+    };
     let names: Vec<String> = subs.extract(py)?;
     let mut m = 0u16;
     for n in names {
@@ -399,11 +457,18 @@ struct Simulation {
     progress: Progress,
 }
 
-fn write_file(dir: &PathBuf, name: &str, f: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> PyResult<()> {
+fn write_file(
+    dir: &PathBuf,
+    name: &str,
+    f: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> PyResult<()> {
     let path = dir.join(name);
-    let file = File::create(&path).map_err(|e| PyOSError::new_err(format!("cannot write {}: {e}", path.display())))?;
+    let file = File::create(&path)
+        .map_err(|e| PyOSError::new_err(format!("cannot write {}: {e}", path.display())))?;
     let mut w = BufWriter::new(file);
-    f(&mut w).and_then(|_| w.flush()).map_err(|e| PyOSError::new_err(format!("cannot write {}: {e}", path.display())))
+    f(&mut w)
+        .and_then(|_| w.flush())
+        .map_err(|e| PyOSError::new_err(format!("cannot write {}: {e}", path.display())))
 }
 
 #[pymethods]
@@ -413,7 +478,12 @@ impl Simulation {
     /// names it in errors and summaries.
     #[new]
     #[pyo3(signature = (json, controller=None, controller_name=None))]
-    fn new(py: Python<'_>, json: &str, controller: Option<PyObject>, controller_name: Option<String>) -> PyResult<Self> {
+    fn new(
+        py: Python<'_>,
+        json: &str,
+        controller: Option<PyObject>,
+        controller_name: Option<String>,
+    ) -> PyResult<Self> {
         let s = parse(json)?;
         let mut world = s.build().map_err(ScenarioError::new_err)?;
         if let Some(factory) = controller {
@@ -423,19 +493,34 @@ impl Simulation {
             let mask = event_mask(py, &probe)?;
             let n = name.clone();
             let make = move || -> Box<dyn Controller> {
-                let obj = Python::with_gil(|py| factory.call0(py)).unwrap_or_else(|e| panic!("constructor raised {e}"));
-                Box::new(PyController { name: n.clone(), obj, mask })
+                let obj = Python::with_gil(|py| factory.call0(py))
+                    .unwrap_or_else(|e| panic!("constructor raised {e}"));
+                Box::new(PyController {
+                    name: n.clone(),
+                    obj,
+                    mask,
+                })
             };
-            world.cc_cfg = CcConfig::Custom(ControllerFactory { name, make: Arc::new(make) });
+            world.cc_cfg = CcConfig::Custom(ControllerFactory {
+                name,
+                make: Arc::new(make),
+            });
             world.check_signals().map_err(ScenarioError::new_err)?;
         }
-        Ok(Simulation { world, name: s.name, progress: Progress::Running })
+        Ok(Simulation {
+            world,
+            name: s.name,
+            progress: Progress::Running,
+        })
     }
 
     /// Advance to simulated time `until_ps`; returns "running", "all_flows_done" or "stop_time".
     fn run_until(&mut self, until_ps: u64) -> PyResult<&'static str> {
         if self.progress == Progress::Running {
-            self.progress = self.world.run_until(Time(until_ps)).map_err(|e| RunError::new_err(e.to_string()))?;
+            self.progress = self
+                .world
+                .run_until(Time(until_ps))
+                .map_err(|e| RunError::new_err(e.to_string()))?;
         }
         Ok(match self.progress {
             Progress::Running => "running",
@@ -448,9 +533,13 @@ impl Simulation {
     /// `customN`) to QP `qp`'s controller now, between two `run_until` calls.
     fn hint(&mut self, qp: u32, kind: &str, value: f64) -> PyResult<()> {
         let k = HintKind::parse(kind).ok_or_else(|| {
-            PyValueError::new_err(format!("hint `{kind}`: allowed weight, target_latency_us, priority, customN"))
+            PyValueError::new_err(format!(
+                "hint `{kind}`: allowed weight, target_latency_us, priority, customN"
+            ))
         })?;
-        self.world.hint(qp, k, value).map_err(PyValueError::new_err)?;
+        self.world
+            .hint(qp, k, value)
+            .map_err(PyValueError::new_err)?;
         if let Some(e) = self.world.error.take() {
             return Err(RunError::new_err(e.to_string()));
         }
@@ -486,11 +575,14 @@ impl Simulation {
         d.set_item("name", &self.name)?;
         d.set_item("seed", w.run.seed)?;
         d.set_item("cc", w.cc_cfg.name())?;
-        d.set_item("end", match self.progress {
-            Progress::Running => "running",
-            Progress::AllFlowsDone => "all_flows_done",
-            Progress::StopTime => "stop_time",
-        })?;
+        d.set_item(
+            "end",
+            match self.progress {
+                Progress::Running => "running",
+                Progress::AllFlowsDone => "all_flows_done",
+                Progress::StopTime => "stop_time",
+            },
+        )?;
         d.set_item("sim_time_ps", w.now().ps())?;
         d.set_item("events", w.q.processed())?;
         d.set_item("switch_packet_hops", s.switch_tx_packets)?;
@@ -520,11 +612,23 @@ impl Simulation {
         d.set_item("control_placement", w.placement_name())?;
         if let Some(cfg) = &w.nic_cfg.resources {
             // Whole-run cache miss rates and PCIe bytes by purpose, over every NIC.
-            let all: Vec<_> = w.nics.iter().filter_map(|n| n.res.as_ref().map(|r| r.counters())).collect();
-            let rate = |f: &dyn Fn(&rdmalab_core::nic::resources::ResourceCounters) -> (u64, u64)| {
-                let (h, m) = all.iter().map(f).fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
-                if h + m == 0 { 0.0 } else { m as f64 / (h + m) as f64 }
-            };
+            let all: Vec<_> = w
+                .nics
+                .iter()
+                .filter_map(|n| n.res.as_ref().map(|r| r.counters()))
+                .collect();
+            let rate =
+                |f: &dyn Fn(&rdmalab_core::nic::resources::ResourceCounters) -> (u64, u64)| {
+                    let (h, m) = all
+                        .iter()
+                        .map(f)
+                        .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+                    if h + m == 0 {
+                        0.0
+                    } else {
+                        m as f64 / (h + m) as f64
+                    }
+                };
             d.set_item("nic_resources", cfg.preset.as_str())?;
             d.set_item("qpc_miss_rate", rate(&|c| c.qpc))?;
             d.set_item("mtt_miss_rate", rate(&|c| c.mtt))?;
@@ -533,7 +637,10 @@ impl Simulation {
                 let b: u64 = all.iter().map(|c| c.pcie_bytes[p as usize]).sum();
                 d.set_item(format!("pcie_{}_bytes", p.name()), b)?;
             }
-            d.set_item("context_stall_ps", all.iter().map(|c| c.stall_ps).sum::<u64>())?;
+            d.set_item(
+                "context_stall_ps",
+                all.iter().map(|c| c.stall_ps).sum::<u64>(),
+            )?;
         }
         if w.nic_cfg.scheduler.is_some() {
             d.set_item("policy_firings", w.policy_firings.len())?;
@@ -541,10 +648,19 @@ impl Simulation {
         if w.nic_cfg.uar.is_some() {
             let all: Vec<_> = w.nics.iter().filter_map(|n| n.uar.as_deref()).collect();
             d.set_item("doorbells", all.iter().map(|u| u.doorbells).sum::<u64>())?;
-            d.set_item("doorbell_bounces", all.iter().map(|u| u.bounces).sum::<u64>())?;
-            d.set_item("doorbell_wait_ps", all.iter().map(|u| u.wait_ps).sum::<u64>())?;
+            d.set_item(
+                "doorbell_bounces",
+                all.iter().map(|u| u.bounces).sum::<u64>(),
+            )?;
+            d.set_item(
+                "doorbell_wait_ps",
+                all.iter().map(|u| u.wait_ps).sum::<u64>(),
+            )?;
         }
-        if matches!(w.nic_cfg.qp_scheduler, rdmalab_core::nic::QpScheduler::Srnic { .. }) {
+        if matches!(
+            w.nic_cfg.qp_scheduler,
+            rdmalab_core::nic::QpScheduler::Srnic { .. }
+        ) {
             d.set_item("wqes_fetched", s.wqes_fetched)?;
         }
         if let Some(fw) = &w.ctl {
@@ -563,7 +679,10 @@ impl Simulation {
                 .iter()
                 .map(|t| t.busy_time.ps() as f64 / w.now().ps().max(1) as f64)
                 .collect();
-            d.set_item("control_thread_busy_max", busy.iter().cloned().fold(0.0, f64::max))?;
+            d.set_item(
+                "control_thread_busy_max",
+                busy.iter().cloned().fold(0.0, f64::max),
+            )?;
         }
         Ok(d.into())
     }
@@ -571,27 +690,44 @@ impl Simulation {
     /// Write the CSV tables and the ns-3 HPCC-style text files into `dir`.
     fn write_tables(&self, dir: PathBuf) -> PyResult<Vec<String>> {
         let w = &self.world;
-        std::fs::create_dir_all(&dir).map_err(|e| PyOSError::new_err(format!("cannot create {}: {e}", dir.display())))?;
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| PyOSError::new_err(format!("cannot create {}: {e}", dir.display())))?;
         write_file(&dir, "flows.csv", |f| w.write_flows_csv(f))?;
         write_file(&dir, "qp_samples.csv", |f| w.write_qp_samples_csv(f))?;
         write_file(&dir, "port_samples.csv", |f| w.write_port_samples_csv(f))?;
         write_file(&dir, "pfc_events.csv", |f| w.write_pfc_csv(f))?;
         write_file(&dir, "drops.csv", |f| w.write_drops_csv(f))?;
         write_file(&dir, "apps.csv", |f| w.write_apps_csv(f))?;
-        write_file(&dir, "control_delays.csv", |f| w.write_control_delays_csv(f))?;
+        write_file(&dir, "control_delays.csv", |f| {
+            w.write_control_delays_csv(f)
+        })?;
         write_file(&dir, "probes.csv", |f| w.write_probes_csv(f))?;
         write_file(&dir, "nic_resources.csv", |f| w.write_nic_resources_csv(f))?;
         write_file(&dir, "nic_memory.csv", |f| w.write_nic_memory_csv(f))?;
-        write_file(&dir, "policy_actions.csv", |f| w.write_policy_actions_csv(f))?;
+        write_file(&dir, "policy_actions.csv", |f| {
+            w.write_policy_actions_csv(f)
+        })?;
         write_file(&dir, "fct.txt", |f| w.write_hpcc_fct(f))?;
         write_file(&dir, "pfc.txt", |f| w.write_hpcc_pfc(f))?;
         if w.qlen_monitor.is_some() {
             write_file(&dir, "qlen.txt", |f| w.write_hpcc_qlen(f))?;
         }
-        Ok(["flows", "qp_samples", "port_samples", "pfc_events", "drops", "apps", "control_delays", "probes", "nic_resources", "nic_memory", "policy_actions"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect())
+        Ok([
+            "flows",
+            "qp_samples",
+            "port_samples",
+            "pfc_events",
+            "drops",
+            "apps",
+            "control_delays",
+            "probes",
+            "nic_resources",
+            "nic_memory",
+            "policy_actions",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect())
     }
 }
 
@@ -625,17 +761,26 @@ fn algorithms(py: Python<'_>) -> PyResult<Vec<PyObject>> {
 /// The text of a shipped flow-size CDF (`size_bytes cdf_percent` lines), by name.
 #[pyfunction]
 fn builtin_cdf_text(name: &str) -> Option<&'static str> {
-    rdmalab_core::workload::cdf::BUILTIN.iter().find(|x| x.0 == name).map(|x| x.1)
+    rdmalab_core::workload::cdf::BUILTIN
+        .iter()
+        .find(|x| x.0 == name)
+        .map(|x| x.1)
 }
 
 #[pyfunction]
 fn builtin_cdfs() -> Vec<&'static str> {
-    rdmalab_core::workload::cdf::BUILTIN.iter().map(|x| x.0).collect()
+    rdmalab_core::workload::cdf::BUILTIN
+        .iter()
+        .map(|x| x.0)
+        .collect()
 }
 
 #[pyfunction]
 fn builtin_topologies() -> Vec<&'static str> {
-    rdmalab_core::scenario::BUILTIN_TOPOLOGIES.iter().map(|x| x.0).collect()
+    rdmalab_core::scenario::BUILTIN_TOPOLOGIES
+        .iter()
+        .map(|x| x.0)
+        .collect()
 }
 
 #[pymodule]

@@ -33,17 +33,92 @@ const INCREASE_SLOT: usize = 1;
 
 /// DCQCN's declared parameters (defaults: ns-3 HPCC `run.py --cc dcqcn` at 100 Gb/s).
 pub const PARAMS: &[ParamSpec] = &[
-    p::float("g", 1.0 / 256.0, 1e-9, 1.0, "α gain g", "DCQCN paper; ns-3 run.py EWMA_GAIN"),
-    p::duration("alpha_period", 1.0 * p::US, 1.0, 1e12, "α update period", "ns-3 run.py ALPHA_RESUME_INTERVAL; NVIDIA dce_tcp_rtt"),
-    p::duration("decrease_period", 4.0 * p::US, 1.0, 1e12, "minimum time between rate decreases", "ns-3 run.py RATE_DECREASE_INTERVAL; NVIDIA rate_reduce_monitor_period"),
-    p::duration("increase_period", 300.0 * p::US, 1.0, 1e12, "rate-increase timer", "ns-3 run.py RP_TIMER; NVIDIA rpg_time_reset"),
-    p::int("fast_recovery_stages", 1.0, 0.0, 1000.0, "fast-recovery stages F", "ns-3 run.py FAST_RECOVERY_TIMES; NVIDIA rpg_threshold"),
-    p::rate("rate_ai", 20.0 * p::MBPS, 1.0, 1e13, "additive increase step", "ns-3 run.py: 5 Mb/s per 25 Gb/s of line rate"),
-    p::rate("rate_hai", 200.0 * p::MBPS, 1.0, 1e13, "hyper additive increase step", "ns-3 run.py: 50 Mb/s per 25 Gb/s of line rate"),
-    p::rate("min_rate", 1.0 * p::GBPS, 1.0, 1e13, "rate floor", "ns-3 run.py MIN_RATE"),
-    p::boolean("clamp_target_rate", false, "set target = rate on every decrease", "ns-3 run.py CLAMP_TARGET_RATE; NVIDIA clamp_tgt_rate"),
-    p::float("rate_on_first_cnp", 1.0, 1e-9, 1.0, "fraction of the rate kept on the first CNP", "ns-3 rdma-hw RateOnFirstCnp; NVIDIA 0 = keep"),
-    p::bytes("byte_counter", 0.0, 0.0, 1e12, "bytes sent per increase event; 0 disables the byte counter", "ns-3 does not model it; NVIDIA rpg_byte_reset = 32767 B"),
+    p::float(
+        "g",
+        1.0 / 256.0,
+        1e-9,
+        1.0,
+        "α gain g",
+        "DCQCN paper; ns-3 run.py EWMA_GAIN",
+    ),
+    p::duration(
+        "alpha_period",
+        1.0 * p::US,
+        1.0,
+        1e12,
+        "α update period",
+        "ns-3 run.py ALPHA_RESUME_INTERVAL; NVIDIA dce_tcp_rtt",
+    ),
+    p::duration(
+        "decrease_period",
+        4.0 * p::US,
+        1.0,
+        1e12,
+        "minimum time between rate decreases",
+        "ns-3 run.py RATE_DECREASE_INTERVAL; NVIDIA rate_reduce_monitor_period",
+    ),
+    p::duration(
+        "increase_period",
+        300.0 * p::US,
+        1.0,
+        1e12,
+        "rate-increase timer",
+        "ns-3 run.py RP_TIMER; NVIDIA rpg_time_reset",
+    ),
+    p::int(
+        "fast_recovery_stages",
+        1.0,
+        0.0,
+        1000.0,
+        "fast-recovery stages F",
+        "ns-3 run.py FAST_RECOVERY_TIMES; NVIDIA rpg_threshold",
+    ),
+    p::rate(
+        "rate_ai",
+        20.0 * p::MBPS,
+        1.0,
+        1e13,
+        "additive increase step",
+        "ns-3 run.py: 5 Mb/s per 25 Gb/s of line rate",
+    ),
+    p::rate(
+        "rate_hai",
+        200.0 * p::MBPS,
+        1.0,
+        1e13,
+        "hyper additive increase step",
+        "ns-3 run.py: 50 Mb/s per 25 Gb/s of line rate",
+    ),
+    p::rate(
+        "min_rate",
+        1.0 * p::GBPS,
+        1.0,
+        1e13,
+        "rate floor",
+        "ns-3 run.py MIN_RATE",
+    ),
+    p::boolean(
+        "clamp_target_rate",
+        false,
+        "set target = rate on every decrease",
+        "ns-3 run.py CLAMP_TARGET_RATE; NVIDIA clamp_tgt_rate",
+    ),
+    p::float(
+        "rate_on_first_cnp",
+        1.0,
+        1e-9,
+        1.0,
+        "fraction of the rate kept on the first CNP",
+        "ns-3 rdma-hw RateOnFirstCnp; NVIDIA 0 = keep",
+    ),
+    p::bytes(
+        "byte_counter",
+        0.0,
+        0.0,
+        1e12,
+        "bytes sent per increase event; 0 disables the byte counter",
+        "ns-3 does not model it; NVIDIA rpg_byte_reset = 32767 B",
+    ),
 ];
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -152,7 +227,11 @@ impl Dcqcn {
         let offset = Duration::from_ns(1).ps();
         let since = (now - epoch).ps();
         // Boundaries at epoch + k·period + 1 ns, k ≥ 1; the first strictly after now.
-        let k = if since + 1 > offset { (since - offset) / period + 1 } else { 1 };
+        let k = if since + 1 > offset {
+            (since - offset) / period + 1
+        } else {
+            1
+        };
         Time(epoch.ps() + k.max(1) * period + offset)
     }
 
@@ -170,7 +249,6 @@ impl Dcqcn {
     fn emit_rate(&self, ctx: &mut CcContext) {
         ctx.set_rate(Rate(self.rc.round().max(1.0) as u64));
     }
-
 }
 
 impl Controller for Dcqcn {
@@ -179,7 +257,11 @@ impl Controller for Dcqcn {
     }
 
     fn subscriptions(&self) -> EventMask {
-        let tx = if self.p.byte_counter > 0 { EventMask::TX } else { 0 };
+        let tx = if self.p.byte_counter > 0 {
+            EventMask::TX
+        } else {
+            0
+        };
         EventMask(EventMask::CNP | tx)
     }
 
@@ -276,7 +358,10 @@ mod tests {
         let mut d = started();
         let a = step(&mut d, Time(10 * 1_000_000), CcEvent::Cnp, LINE);
         assert_eq!(a.rate, Some(LINE));
-        assert_eq!(a.timers[DECREASE_SLOT], Some(Some(Time(14 * 1_000_000 + 1000))));
+        assert_eq!(
+            a.timers[DECREASE_SLOT],
+            Some(Some(Time(14 * 1_000_000 + 1000)))
+        );
     }
 
     #[test]
@@ -313,11 +398,15 @@ mod tests {
     fn recovery_goes_fast_then_additive_then_hyper() {
         let mut d = started();
         step(&mut d, Time(0), CcEvent::Cnp, LINE);
-        let r1 = step(&mut d, Time(4_001_000), CcEvent::Timer { slot: 0 }, LINE).rate.unwrap();
+        let r1 = step(&mut d, Time(4_001_000), CcEvent::Timer { slot: 0 }, LINE)
+            .rate
+            .unwrap();
         let target = d.target_rate();
         assert_eq!(target, 100e9, "stage 0 at first decrease: target unchanged");
         // Fast recovery: halfway to target.
-        let r2 = step(&mut d, Time(304_001_000), CcEvent::Timer { slot: 1 }, r1).rate.unwrap();
+        let r2 = step(&mut d, Time(304_001_000), CcEvent::Timer { slot: 1 }, r1)
+            .rate
+            .unwrap();
         assert!((r2.bps() as f64 - (r1.bps() as f64 + 100e9) / 2.0).abs() < 1.0);
         // Back at the line rate the increase timer stops.
         let mut rate = r2;
@@ -340,6 +429,10 @@ mod tests {
         d.advance_alpha(Time(1_000_000 * 1000));
         let g = 1.0f64 / 256.0;
         let expect = (1.0 - g).powi(1000);
-        assert!((d.alpha() - expect).abs() < 1e-9, "{} vs {expect}", d.alpha());
+        assert!(
+            (d.alpha() - expect).abs() < 1e-9,
+            "{} vs {expect}",
+            d.alpha()
+        );
     }
 }

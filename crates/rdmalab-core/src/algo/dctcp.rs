@@ -16,9 +16,30 @@ use crate::control::{CcContext, CcEvent, Controller, EventMask};
 use crate::time::Rate;
 
 pub const PARAMS: &[ParamSpec] = &[
-    p::float("g", 1.0 / 16.0, 1e-9, 1.0, "α gain g", "DCTCP paper; Linux dctcp_shift_g = 4; ns-3 run.py EWMA_GAIN for dctcp"),
-    p::rate("rate_ai", 615.0 * p::MBPS, 1.0, 1e13, "rate increase per window without marks", "ns-3 run.py DCTCP_RATE_AI (≈ 1 MTU per 13 µs RTT)"),
-    p::rate("min_rate", 1.0 * p::GBPS, 1.0, 1e13, "rate floor", "ns-3 run.py MIN_RATE"),
+    p::float(
+        "g",
+        1.0 / 16.0,
+        1e-9,
+        1.0,
+        "α gain g",
+        "DCTCP paper; Linux dctcp_shift_g = 4; ns-3 run.py EWMA_GAIN for dctcp",
+    ),
+    p::rate(
+        "rate_ai",
+        615.0 * p::MBPS,
+        1.0,
+        1e13,
+        "rate increase per window without marks",
+        "ns-3 run.py DCTCP_RATE_AI (≈ 1 MTU per 13 µs RTT)",
+    ),
+    p::rate(
+        "min_rate",
+        1.0 * p::GBPS,
+        1.0,
+        1e13,
+        "rate floor",
+        "ns-3 run.py MIN_RATE",
+    ),
 ];
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -30,7 +51,11 @@ pub struct DctcpParams {
 
 impl DctcpParams {
     pub fn from_values(v: &ParamValues) -> Self {
-        DctcpParams { g: v.get("g"), rate_ai: v.rate("rate_ai"), min_rate: v.rate("min_rate") }
+        DctcpParams {
+            g: v.get("g"),
+            rate_ai: v.rate("rate_ai"),
+            min_rate: v.rate("min_rate"),
+        }
     }
 }
 
@@ -54,7 +79,16 @@ pub struct Dctcp {
 
 impl Dctcp {
     pub fn new(p: DctcpParams) -> Self {
-        Dctcp { p, rate: 0.0, alpha: 1.0, last_update_seq: 0, batch_packets: 1, marked: 0, in_cwr: false, cwr_until: 0 }
+        Dctcp {
+            p,
+            rate: 0.0,
+            alpha: 1.0,
+            last_update_seq: 0,
+            batch_packets: 1,
+            marked: 0,
+            in_cwr: false,
+            cwr_until: 0,
+        }
     }
     pub fn alpha(&self) -> f64 {
         self.alpha
@@ -72,7 +106,12 @@ impl Controller for Dctcp {
         self.rate = ctx.line_rate.bps() as f64;
     }
     fn on_event(&mut self, ev: &CcEvent, ctx: &mut CcContext) {
-        let CcEvent::Ack { acked_through, ece, .. } = *ev else { return };
+        let CcEvent::Ack {
+            acked_through, ece, ..
+        } = *ev
+        else {
+            return;
+        };
         let mtu = ctx.path.mtu.max(1) as u64;
         let line = ctx.line_rate.bps() as f64;
         let mut new_batch = false;
@@ -120,7 +159,16 @@ mod tests {
         let mut ctx = CcContext::new(Time::ZERO, LINE, LINE, 0, &mut a);
         ctx.snd_nxt_bytes = snd_nxt;
         ctx.path.mtu = 1000;
-        d.on_event(&CcEvent::Ack { acked_bytes: 1000, acked_through: through, rtt: Duration::from_us(10), ece, hops: 1 }, &mut ctx);
+        d.on_event(
+            &CcEvent::Ack {
+                acked_bytes: 1000,
+                acked_through: through,
+                rtt: Duration::from_us(10),
+                ece,
+                hops: 1,
+            },
+            &mut ctx,
+        );
         a.rate
     }
 
@@ -146,7 +194,7 @@ mod tests {
     fn alpha_tracks_the_marked_fraction() {
         let mut d = started();
         ack(&mut d, 1000, 10_000, false); // first window: batch of 11 packets
-        // Ten ACKs, none marked, then a window boundary: α ← (1 − g)·1 + g·0.
+                                          // Ten ACKs, none marked, then a window boundary: α ← (1 − g)·1 + g·0.
         for i in 2..=10 {
             ack(&mut d, i * 1000, 10_000, false);
         }
@@ -160,6 +208,10 @@ mod tests {
         d.rate = 50e9;
         let r = ack(&mut d, 1000, 10_000, false).unwrap();
         assert!((r.bps() as f64 - 50.615e9).abs() < 1.0);
-        assert_eq!(ack(&mut d, 2000, 10_000, false), None, "no increase inside a window");
+        assert_eq!(
+            ack(&mut d, 2000, 10_000, false),
+            None,
+            "no increase inside a window"
+        );
     }
 }

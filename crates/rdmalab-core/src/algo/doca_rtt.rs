@@ -27,13 +27,62 @@ use crate::time::{Duration, Rate};
 pub const MAX_RATE_FXP20: u32 = 1 << 20;
 
 pub const PARAMS: &[ParamSpec] = &[
-    p::float("update_factor", 6553.0 / 65536.0, 0.0, 0.2, "decrease step f (fxp16 0.1)", "DOCA rtt_template UPDATE_FACTOR = 6553"),
-    p::float("ai", 52428.0 / 1048576.0, 0.0, 1.0, "additive increase per RTT event, fraction of line rate", "DOCA rtt_template AI = 5 % (fxp20 52428)"),
-    p::duration("base_relative_rtt", 13.0 * p::US, 0.0, 1e12, "target queueing delay rtt − min_rtt", "DOCA rtt_template BASE_RELATIVE_RTT = 13000 ns"),
-    p::float("new_flow_rate", 1.0, 1e-6, 1.0, "rate of a new flow, fraction of line rate", "DOCA rtt_template NEW_FLOW_RATE = 1<<20"),
-    p::float("min_rate", 64.0 / 1048576.0, 1e-6, 1.0, "rate floor, fraction of line rate", "DOCA rtt_template MIN_RATE = 1<<(20−14)"),
-    p::duration("max_delay", 150.0 * p::US, 1.0, 1e12, "an RTT this large counts as congestion, like a CNP", "DOCA rtt_template MAX_DELAY = 150000 ns"),
-    p::duration("initial_min_rtt", 200.0 * p::US, 1.0, 1e12, "min_rtt start value and reset value", "DOCA rtt_template INITIAL_MIN_RTT = 200000 ns"),
+    p::float(
+        "update_factor",
+        6553.0 / 65536.0,
+        0.0,
+        0.2,
+        "decrease step f (fxp16 0.1)",
+        "DOCA rtt_template UPDATE_FACTOR = 6553",
+    ),
+    p::float(
+        "ai",
+        52428.0 / 1048576.0,
+        0.0,
+        1.0,
+        "additive increase per RTT event, fraction of line rate",
+        "DOCA rtt_template AI = 5 % (fxp20 52428)",
+    ),
+    p::duration(
+        "base_relative_rtt",
+        13.0 * p::US,
+        0.0,
+        1e12,
+        "target queueing delay rtt − min_rtt",
+        "DOCA rtt_template BASE_RELATIVE_RTT = 13000 ns",
+    ),
+    p::float(
+        "new_flow_rate",
+        1.0,
+        1e-6,
+        1.0,
+        "rate of a new flow, fraction of line rate",
+        "DOCA rtt_template NEW_FLOW_RATE = 1<<20",
+    ),
+    p::float(
+        "min_rate",
+        64.0 / 1048576.0,
+        1e-6,
+        1.0,
+        "rate floor, fraction of line rate",
+        "DOCA rtt_template MIN_RATE = 1<<(20−14)",
+    ),
+    p::duration(
+        "max_delay",
+        150.0 * p::US,
+        1.0,
+        1e12,
+        "an RTT this large counts as congestion, like a CNP",
+        "DOCA rtt_template MAX_DELAY = 150000 ns",
+    ),
+    p::duration(
+        "initial_min_rtt",
+        200.0 * p::US,
+        1.0,
+        1e12,
+        "min_rtt start value and reset value",
+        "DOCA rtt_template INITIAL_MIN_RTT = 200000 ns",
+    ),
 ];
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -91,7 +140,14 @@ fn decrease(rate: u32, k: u32, f_fxp16: u32) -> u32 {
 
 impl DocaRtt {
     pub fn new(p: DocaRttParams) -> Self {
-        DocaRtt { p, cur_rate: 0, was_nack: false, was_cnp: false, min_rtt: p.initial_min_rtt, probes_answered: 0 }
+        DocaRtt {
+            p,
+            cur_rate: 0,
+            was_nack: false,
+            was_cnp: false,
+            min_rtt: p.initial_min_rtt,
+            probes_answered: 0,
+        }
     }
 
     pub fn rate_fxp20(&self) -> u32 {
@@ -99,7 +155,8 @@ impl DocaRtt {
     }
 
     fn emit(&self, ctx: &mut CcContext) {
-        let bps = (ctx.line_rate.bps() as u128 * self.cur_rate as u128 / MAX_RATE_FXP20 as u128) as u64;
+        let bps =
+            (ctx.line_rate.bps() as u128 * self.cur_rate as u128 / MAX_RATE_FXP20 as u128) as u64;
         ctx.set_rate(Rate(bps.max(1)));
     }
 
@@ -172,7 +229,15 @@ mod tests {
     fn rtt(d: &mut DocaRtt, us: u64) -> Actions {
         let mut a = Actions::default();
         let mut ctx = CcContext::new(Time::ZERO, LINE, LINE, 0, &mut a);
-        d.on_event(&CcEvent::Rtt { udp_sport: 7, sent: Time::ZERO, rtt: Duration::from_us(us), lost: false }, &mut ctx);
+        d.on_event(
+            &CcEvent::Rtt {
+                udp_sport: 7,
+                sent: Time::ZERO,
+                rtt: Duration::from_us(us),
+                lost: false,
+            },
+            &mut ctx,
+        );
         a
     }
 
@@ -212,12 +277,18 @@ mod tests {
         let mut d = started();
         rtt(&mut d, 10);
         let mut a = Actions::default();
-        d.on_event(&CcEvent::Cnp, &mut CcContext::new(Time::ZERO, LINE, LINE, 0, &mut a));
+        d.on_event(
+            &CcEvent::Cnp,
+            &mut CcContext::new(Time::ZERO, LINE, LINE, 0, &mut a),
+        );
         assert!(a.rate.is_none(), "a CNP only sets a flag");
         rtt(&mut d, 10);
         assert_eq!(d.rate_fxp20(), decrease(1 << 20, 2, 6553));
         let r = d.rate_fxp20();
-        d.on_event(&CcEvent::Nack { expected_psn: 0 }, &mut CcContext::new(Time::ZERO, LINE, LINE, 0, &mut a));
+        d.on_event(
+            &CcEvent::Nack { expected_psn: 0 },
+            &mut CcContext::new(Time::ZERO, LINE, LINE, 0, &mut a),
+        );
         rtt(&mut d, 200);
         assert_eq!(d.rate_fxp20(), decrease(r, 5, 6553));
     }

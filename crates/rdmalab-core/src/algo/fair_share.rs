@@ -28,9 +28,30 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 
 const COMMON: [ParamSpec; 3] = [
-    p::rate("min_rate", 1.0 * p::GBPS, 1.0, 1e13, "smallest allocation per flow", "SCR §6.2: a 1 Gb/s bound per flow, as RNIC rate limiters lose accuracy below it"),
-    p::float("capacity", 1.0, 0.01, 1.0, "fraction of the line rate the policy hands out", "rdmalab choice: all of it (SCR allocates the link capacity)"),
-    p::duration("idle_timeout", 200.0 * p::US, 1.0, 1e15, "a flow without TX events this long has left", "rdmalab choice: far above a perftest QP's gap between bursts"),
+    p::rate(
+        "min_rate",
+        1.0 * p::GBPS,
+        1.0,
+        1e13,
+        "smallest allocation per flow",
+        "SCR §6.2: a 1 Gb/s bound per flow, as RNIC rate limiters lose accuracy below it",
+    ),
+    p::float(
+        "capacity",
+        1.0,
+        0.01,
+        1.0,
+        "fraction of the line rate the policy hands out",
+        "rdmalab choice: all of it (SCR allocates the link capacity)",
+    ),
+    p::duration(
+        "idle_timeout",
+        200.0 * p::US,
+        1.0,
+        1e15,
+        "a flow without TX events this long has left",
+        "rdmalab choice: far above a perftest QP's gap between bursts",
+    ),
 ];
 
 pub const STATIC_PARAMS: &[ParamSpec] = &COMMON;
@@ -68,7 +89,11 @@ pub struct FairParams {
 impl FairParams {
     pub fn static_from(v: &ParamValues) -> Self {
         let w = ParamValues::defaults(WATER_FILLING_PARAMS);
-        FairParams { water_filling: false, ..Self::water_filling_from(&w) }.with_common(v)
+        FairParams {
+            water_filling: false,
+            ..Self::water_filling_from(&w)
+        }
+        .with_common(v)
     }
 
     pub fn water_filling_from(v: &ParamValues) -> Self {
@@ -173,7 +198,13 @@ impl FlowTable {
         };
         let alloc = start.max(p.min_rate.bps() as f64);
         // Until its EWMA has warmed up a newcomer is taken to use its allocation.
-        let rec = FlowRecord { alloc, bw: alloc, last_tx: now, last_step: now, joined: now };
+        let rec = FlowRecord {
+            alloc,
+            bw: alloc,
+            last_tx: now,
+            last_step: now,
+            joined: now,
+        };
         self.flows.insert(qp, rec);
         self.recount();
     }
@@ -206,12 +237,21 @@ pub struct FairShare {
 
 impl FairShare {
     pub fn new(p: FairParams, tables: NicTables) -> Self {
-        FairShare { p, tables, table: None }
+        FairShare {
+            p,
+            tables,
+            table: None,
+        }
     }
 
     fn table(&mut self, node: u32) -> Rc<RefCell<FlowTable>> {
         if self.table.is_none() {
-            let t = self.tables.borrow_mut().entry(node).or_insert_with(|| Rc::new(RefCell::new(FlowTable::new(node)))).clone();
+            let t = self
+                .tables
+                .borrow_mut()
+                .entry(node)
+                .or_insert_with(|| Rc::new(RefCell::new(FlowTable::new(node))))
+                .clone();
             self.table = Some(t);
         }
         self.table.clone().expect("set above")
@@ -232,7 +272,9 @@ impl Controller for FairShare {
     }
 
     fn on_event(&mut self, ev: &CcEvent, ctx: &mut CcContext) {
-        let CcEvent::Tx { bytes, packets } = *ev else { return };
+        let CcEvent::Tx { bytes, packets } = *ev else {
+            return;
+        };
         let p = self.p;
         let now = ctx.now;
         let capacity = ctx.line_rate.bps() as f64 * p.capacity;
@@ -263,7 +305,11 @@ impl Controller for FairShare {
             let whole = (now - rec.last_step).ps() / p.step_interval.ps().max(1);
             let steps = whole.min(MAX_STEPS_AT_ONCE);
             // Keep the unused part of an interval, unless the cap dropped steps.
-            rec.last_step = if whole > MAX_STEPS_AT_ONCE { now } else { rec.last_step + Duration(p.step_interval.ps() * steps) };
+            rec.last_step = if whole > MAX_STEPS_AT_ONCE {
+                now
+            } else {
+                rec.last_step + Duration(p.step_interval.ps() * steps)
+            };
             let steps = steps as f64;
             let step = p.step.bps() as f64 * steps;
             let level = capacity / n;
@@ -277,13 +323,17 @@ impl Controller for FairShare {
                 } else if allocated < capacity {
                     rec.alloc += capacity - allocated;
                 }
-            } else if rec.bw < p.reclaim_below * rec.alloc && now >= rec.joined + p.ewma_time + p.ewma_time {
+            } else if rec.bw < p.reclaim_below * rec.alloc
+                && now >= rec.joined + p.ewma_time + p.ewma_time
+            {
                 rec.alloc = (rec.bw * (1.0 + p.reclaim_margin)).max(min);
             }
         }
         if p.water_filling && allocated > capacity && rec.alloc > capacity / n {
             // Over-committed: a flow above the water level gives back.
-            let back = (p.step.bps() as f64).min(allocated - capacity).min(rec.alloc - capacity / n);
+            let back = (p.step.bps() as f64)
+                .min(allocated - capacity)
+                .min(rec.alloc - capacity / n);
             rec.alloc -= back;
         }
         rec.alloc = rec.alloc.min(ctx.line_rate.bps() as f64);
@@ -309,7 +359,13 @@ mod tests {
         let mut a = Actions::default();
         let mut ctx = CcContext::new(Time((us * 1e6) as u64), LINE, rate, 0, &mut a);
         ctx.qp = qp;
-        c.on_event(&CcEvent::Tx { bytes: packets * 1024, packets }, &mut ctx);
+        c.on_event(
+            &CcEvent::Tx {
+                bytes: packets * 1024,
+                packets,
+            },
+            &mut ctx,
+        );
         a.rate
     }
 
@@ -328,7 +384,9 @@ mod tests {
         // 200 flows: 0.5 Gb/s each would be below the 1 Gb/s floor.
         let p = FairParams::static_from(&ParamValues::defaults(STATIC_PARAMS));
         let tables = NicTables::default();
-        let mut many: Vec<FairShare> = (0..200).map(|_| FairShare::new(p, tables.clone())).collect();
+        let mut many: Vec<FairShare> = (0..200)
+            .map(|_| FairShare::new(p, tables.clone()))
+            .collect();
         for (i, c) in many.iter_mut().enumerate() {
             tx(c, i as u32, 1.0, 1, LINE);
         }
@@ -341,7 +399,11 @@ mod tests {
         let p = FairParams::water_filling_from(&ParamValues::defaults(WATER_FILLING_PARAMS));
         let mut a = FairShare::new(p, tables.clone());
         let mut b = FairShare::new(p, tables.clone());
-        assert_eq!(tx(&mut a, 0, 1.0, 1, LINE), None, "alone: the whole line, which it has");
+        assert_eq!(
+            tx(&mut a, 0, 1.0, 1, LINE),
+            None,
+            "alone: the whole line, which it has"
+        );
         tx(&mut b, 1, 1.5, 1, LINE);
         let t = tables.borrow()[&0].clone();
         assert_eq!(t.borrow().allocation(0), Some(50e9));
@@ -349,7 +411,11 @@ mod tests {
         assert_eq!(t.borrow().joins, 2);
         // b goes quiet; after the idle timeout a's next event sweeps it out.
         tx(&mut a, 0, 150.0, 1, Rate(50_000_000_000));
-        assert_eq!(t.borrow().len(), 2, "b idle for 148.5 µs < 200 µs: still there");
+        assert_eq!(
+            t.borrow().len(),
+            2,
+            "b idle for 148.5 µs < 200 µs: still there"
+        );
         tx(&mut a, 0, 300.0, 1, Rate(50_000_000_000));
         assert_eq!(t.borrow().len(), 1);
         assert_eq!(t.borrow().leaves, 1);

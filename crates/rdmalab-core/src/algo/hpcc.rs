@@ -21,13 +21,58 @@ use crate::packet::{IntHop, MAX_INT_HOPS};
 use crate::time::{Duration, Rate};
 
 pub const PARAMS: &[ParamSpec] = &[
-    p::float("eta", 0.95, 0.01, 1.0, "target utilisation η", "HPCC paper; ns-3 run.py U_TARGET"),
-    p::int("max_stage", 0.0, 0.0, 1e6, "additive-increase stages before a multiplicative step", "ns-3 run.py MI_THRESH (GetTypeId: 5)"),
-    p::rate("rate_ai", 40.0 * p::MBPS, 1.0, 1e13, "additive increase step", "ns-3 run.py: 10 Mb/s per 25 Gb/s of line rate"),
-    p::rate("min_rate", 1.0 * p::GBPS, 1.0, 1e13, "rate floor", "ns-3 run.py MIN_RATE"),
-    p::boolean("fast_react", true, "react on every ACK, committing once per RTT", "ns-3 run.py FAST_REACT"),
-    p::boolean("window", true, "also limit bytes in flight to BDP × R / line rate", "ns-3 run.py HAS_WIN and VAR_WIN"),
-    p::duration("base_rtt", 0.0, 0.0, 1e12, "T; 0 uses the QP's own idle-path RTT", "HPCC paper; ns-3 GLOBAL_T 1 uses the fabric's largest RTT"),
+    p::float(
+        "eta",
+        0.95,
+        0.01,
+        1.0,
+        "target utilisation η",
+        "HPCC paper; ns-3 run.py U_TARGET",
+    ),
+    p::int(
+        "max_stage",
+        0.0,
+        0.0,
+        1e6,
+        "additive-increase stages before a multiplicative step",
+        "ns-3 run.py MI_THRESH (GetTypeId: 5)",
+    ),
+    p::rate(
+        "rate_ai",
+        40.0 * p::MBPS,
+        1.0,
+        1e13,
+        "additive increase step",
+        "ns-3 run.py: 10 Mb/s per 25 Gb/s of line rate",
+    ),
+    p::rate(
+        "min_rate",
+        1.0 * p::GBPS,
+        1.0,
+        1e13,
+        "rate floor",
+        "ns-3 run.py MIN_RATE",
+    ),
+    p::boolean(
+        "fast_react",
+        true,
+        "react on every ACK, committing once per RTT",
+        "ns-3 run.py FAST_REACT",
+    ),
+    p::boolean(
+        "window",
+        true,
+        "also limit bytes in flight to BDP × R / line rate",
+        "ns-3 run.py HAS_WIN and VAR_WIN",
+    ),
+    p::duration(
+        "base_rtt",
+        0.0,
+        0.0,
+        1e12,
+        "T; 0 uses the QP's own idle-path RTT",
+        "HPCC paper; ns-3 GLOBAL_T 1 uses the fabric's largest RTT",
+    ),
 ];
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -139,7 +184,10 @@ impl Hpcc {
         let (mut rate, stage) = if c >= 1.0 || self.inc_stage >= self.p.max_stage {
             (self.cur_rate / c + self.p.rate_ai.bps() as f64, 0)
         } else {
-            (self.cur_rate + self.p.rate_ai.bps() as f64, self.inc_stage + 1)
+            (
+                self.cur_rate + self.p.rate_ai.bps() as f64,
+                self.inc_stage + 1,
+            )
         };
         rate = rate.clamp(self.p.min_rate.bps() as f64, line);
         if commit {
@@ -148,7 +196,9 @@ impl Hpcc {
         }
         ctx.set_rate(Rate(rate.round() as u64));
         if self.p.window {
-            ctx.set_window(Some(((self.win_bytes * rate / line) as u64).max(ctx.path.mtu as u64)));
+            ctx.set_window(Some(
+                ((self.win_bytes * rate / line) as u64).max(ctx.path.mtu as u64),
+            ));
         }
     }
 }
@@ -162,7 +212,11 @@ impl Controller for Hpcc {
     }
     fn on_start(&mut self, ctx: &mut CcContext) {
         self.cur_rate = ctx.line_rate.bps() as f64;
-        let t = if self.p.base_rtt.ps() > 0 { self.p.base_rtt } else { ctx.path.base_rtt };
+        let t = if self.p.base_rtt.ps() > 0 {
+            self.p.base_rtt
+        } else {
+            ctx.path.base_rtt
+        };
         self.t_ps = t.ps().max(1) as f64;
         self.win_bytes = ctx.line_rate.bytes_in(t) as f64;
         if self.p.window {
@@ -170,7 +224,9 @@ impl Controller for Hpcc {
         }
     }
     fn on_event(&mut self, ev: &CcEvent, ctx: &mut CcContext) {
-        let CcEvent::Ack { acked_through, .. } = *ev else { return };
+        let CcEvent::Ack { acked_through, .. } = *ev else {
+            return;
+        };
         if acked_through > self.last_update_seq {
             if self.last_update_seq == 0 {
                 self.store(ctx.int);
@@ -195,11 +251,22 @@ mod tests {
     const LINE: Rate = Rate::gbps(100);
 
     fn path() -> PathFacts {
-        PathFacts { line_rate: LINE, base_rtt: Duration::from_us(8), hops: 1, mtu: 1000, packet_overhead: 82 }
+        PathFacts {
+            line_rate: LINE,
+            base_rtt: Duration::from_us(8),
+            hops: 1,
+            mtu: 1000,
+            packet_overhead: 82,
+        }
     }
 
     fn hop(t_ns: u64, tx: u64, q: u64) -> IntHop {
-        IntHop { qlen_bytes: q, tx_bytes: tx, timestamp: Time(t_ns * 1000), link_rate: LINE }
+        IntHop {
+            qlen_bytes: q,
+            tx_bytes: tx,
+            timestamp: Time(t_ns * 1000),
+            link_rate: LINE,
+        }
     }
 
     fn started() -> Hpcc {
@@ -207,14 +274,27 @@ mod tests {
         let mut a = Actions::default();
         let mut ctx = CcContext::with_facts(Time::ZERO, LINE, 0, 0, path(), &[], &mut a);
         h.on_start(&mut ctx);
-        assert_eq!(a.window, Some(Some(100_000)), "window = BDP = 100 Gb/s × 8 µs");
+        assert_eq!(
+            a.window,
+            Some(Some(100_000)),
+            "window = BDP = 100 Gb/s × 8 µs"
+        );
         h
     }
 
     fn ack(h: &mut Hpcc, through: u64, snd_nxt: u64, int: &[IntHop]) -> Actions {
         let mut a = Actions::default();
         let mut ctx = CcContext::with_facts(Time::ZERO, LINE, 0, snd_nxt, path(), int, &mut a);
-        h.on_event(&CcEvent::Ack { acked_bytes: 1000, acked_through: through, rtt: Duration::from_us(8), ece: false, hops: 1 }, &mut ctx);
+        h.on_event(
+            &CcEvent::Ack {
+                acked_bytes: 1000,
+                acked_through: through,
+                rtt: Duration::from_us(8),
+                ece: false,
+                hops: 1,
+            },
+            &mut ctx,
+        );
         a
     }
 
@@ -253,7 +333,10 @@ mod tests {
         ack(&mut h, 101_000, 200_000, &[hop(8000, 100_000, 50_000)]);
         let committed = h.cur_rate;
         let a = ack(&mut h, 150_000, 250_000, &[hop(12000, 150_000, 80_000)]);
-        assert!(a.rate.is_some(), "fast react answers between RTT boundaries");
+        assert!(
+            a.rate.is_some(),
+            "fast react answers between RTT boundaries"
+        );
         assert_eq!(h.cur_rate, committed);
     }
 }

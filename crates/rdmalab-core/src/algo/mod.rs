@@ -158,10 +158,12 @@ impl CcConfig {
             "doca-rtt" => CcConfig::DocaRtt(doca_rtt::DocaRttParams::from_values(v)),
             "fair-static" => CcConfig::FairShare(fair_share::FairParams::static_from(v)),
             "water-filling" => CcConfig::FairShare(fair_share::FairParams::water_filling_from(v)),
-            "receiver-grants" => CcConfig::ReceiverGrants(receiver_grants::ReceiverGrantsParams::from_values(v)),
-            "receiver-backpressure" => {
-                CcConfig::ReceiverBackpressure(receiver_backpressure::ReceiverBackpressureParams::from_values(v))
+            "receiver-grants" => {
+                CcConfig::ReceiverGrants(receiver_grants::ReceiverGrantsParams::from_values(v))
             }
+            "receiver-backpressure" => CcConfig::ReceiverBackpressure(
+                receiver_backpressure::ReceiverBackpressureParams::from_values(v),
+            ),
             "multipath" => CcConfig::Multipath(multipath::MultipathParams::from_values(v)),
             _ => return None,
         })
@@ -201,8 +203,12 @@ impl CcConfig {
             CcConfig::Hpcc(p) => Cc::Hpcc(hpcc::Hpcc::new(*p)),
             CcConfig::Swift(p) => Cc::Swift(swift::Swift::new(*p)),
             CcConfig::DocaRtt(p) => Cc::DocaRtt(doca_rtt::DocaRtt::new(*p)),
-            CcConfig::FairShare(p) => Cc::FairShare(fair_share::FairShare::new(*p, tables.fair.clone())),
-            CcConfig::ReceiverGrants(p) => Cc::ReceiverGrants(receiver_grants::ReceiverGrants::shared(*p, tables.grants.clone())),
+            CcConfig::FairShare(p) => {
+                Cc::FairShare(fair_share::FairShare::new(*p, tables.fair.clone()))
+            }
+            CcConfig::ReceiverGrants(p) => Cc::ReceiverGrants(
+                receiver_grants::ReceiverGrants::shared(*p, tables.grants.clone()),
+            ),
             CcConfig::ReceiverBackpressure(p) => {
                 Cc::ReceiverBackpressure(receiver_backpressure::ReceiverBackpressure::new(*p))
             }
@@ -220,8 +226,18 @@ mod tests {
     fn every_parameter_default_lies_in_its_range_and_has_a_source() {
         for a in ALGORITHMS {
             for p in a.params {
-                assert!(p.min <= p.default && p.default <= p.max, "{}.{}", a.name, p.name);
-                assert!(!p.source.is_empty() && !p.description.is_empty(), "{}.{}", a.name, p.name);
+                assert!(
+                    p.min <= p.default && p.default <= p.max,
+                    "{}.{}",
+                    a.name,
+                    p.name
+                );
+                assert!(
+                    !p.source.is_empty() && !p.description.is_empty(),
+                    "{}.{}",
+                    a.name,
+                    p.name
+                );
             }
             assert!(CcConfig::builtin(a.name, &ParamValues::defaults(a.params)).is_some());
         }

@@ -154,7 +154,11 @@ impl PathState {
     fn srtt_as_of(&self, round: Time) -> Option<f64> {
         let h = &self.history[..self.recorded.min(HISTORY)];
         let known = h.iter().filter(|e| e.0 <= round).max_by_key(|e| e.0);
-        let forgotten = || h.iter().min_by_key(|e| e.0).filter(|_| self.recorded > HISTORY);
+        let forgotten = || {
+            h.iter()
+                .min_by_key(|e| e.0)
+                .filter(|_| self.recorded > HISTORY)
+        };
         known.or_else(forgotten).map(|e| e.1)
     }
 
@@ -176,7 +180,12 @@ pub struct Multipath {
 
 impl Multipath {
     pub fn new(p: MultipathParams) -> Self {
-        Multipath { p, paths: Vec::new(), current: 0, moves: 0 }
+        Multipath {
+            p,
+            paths: Vec::new(),
+            current: 0,
+            moves: 0,
+        }
     }
 
     pub fn paths(&self) -> &[PathState] {
@@ -241,7 +250,9 @@ impl Multipath {
             if i == self.current || s.failed {
                 continue;
             }
-            let Some((mine, theirs)) = cur.compare(s) else { continue };
+            let Some((mine, theirs)) = cur.compare(s) else {
+                continue;
+            };
             if theirs < mine * (1.0 - self.p.hysteresis) && best.map_or(true, |(_, b)| theirs < b) {
                 best = Some((i, theirs));
             }
@@ -251,7 +262,11 @@ impl Multipath {
 
     fn select(&mut self, ctx: &mut CcContext) {
         // A failed path is left at once for the best live one.
-        let to = if self.paths[self.current].failed { self.best_live() } else { self.better_than_current() };
+        let to = if self.paths[self.current].failed {
+            self.best_live()
+        } else {
+            self.better_than_current()
+        };
         if let Some(b) = to.filter(|&b| b != self.current) {
             self.current = b;
             self.moves += 1;
@@ -260,7 +275,9 @@ impl Multipath {
     }
 
     fn on_probe(&mut self, sport: u16, sent: Time, rtt: Duration, lost: bool) -> bool {
-        let Some(s) = self.paths.iter_mut().find(|s| s.udp_sport == sport) else { return false };
+        let Some(s) = self.paths.iter_mut().find(|s| s.udp_sport == sport) else {
+            return false;
+        };
         if lost {
             if s.answered_sent.is_some_and(|t| sent < t) {
                 return false; // a later probe on this path was answered
@@ -305,7 +322,12 @@ impl Controller for Multipath {
                 self.probe_all(ctx);
                 ctx.set_timer(0, ctx.now + self.p.probe_interval);
             }
-            CcEvent::Rtt { udp_sport, sent, rtt, lost } => {
+            CcEvent::Rtt {
+                udp_sport,
+                sent,
+                rtt,
+                lost,
+            } => {
                 if self.on_probe(udp_sport, sent, rtt, lost) {
                     self.select(ctx);
                 }
@@ -322,7 +344,11 @@ mod tests {
     use crate::time::Rate;
 
     fn params(first_port: u32, paths: u32) -> MultipathParams {
-        MultipathParams { paths, first_port, ..MultipathParams::default() }
+        MultipathParams {
+            paths,
+            first_port,
+            ..MultipathParams::default()
+        }
     }
 
     fn started(p: MultipathParams) -> (Multipath, Actions) {
@@ -338,9 +364,23 @@ mod tests {
     /// Deliver a probe report at `now_us`; returns the path set, if any.
     fn report(m: &mut Multipath, now_us: f64, sport: u16, rtt_us: f64, lost: bool) -> Option<u16> {
         let mut a = Actions::default();
-        let mut ctx = CcContext::new(Time((now_us * 1e6) as u64), Rate::gbps(100), Rate::gbps(100), 0, &mut a);
+        let mut ctx = CcContext::new(
+            Time((now_us * 1e6) as u64),
+            Rate::gbps(100),
+            Rate::gbps(100),
+            0,
+            &mut a,
+        );
         let sent = Time(((now_us - rtt_us) * 1e6) as u64);
-        m.on_event(&CcEvent::Rtt { udp_sport: sport, sent, rtt: Duration((rtt_us * 1e6) as u64), lost }, &mut ctx);
+        m.on_event(
+            &CcEvent::Rtt {
+                udp_sport: sport,
+                sent,
+                rtt: Duration((rtt_us * 1e6) as u64),
+                lost,
+            },
+            &mut ctx,
+        );
         a.path
     }
 
@@ -368,7 +408,11 @@ mod tests {
         let p = params(0, 8);
         let a = Multipath::candidates(&p, 7, 10000);
         assert_eq!(a, Multipath::candidates(&p, 7, 10000));
-        assert_ne!(a, Multipath::candidates(&p, 8, 10000), "another QP draws other ports");
+        assert_ne!(
+            a,
+            Multipath::candidates(&p, 8, 10000),
+            "another QP draws other ports"
+        );
         let set: std::collections::BTreeSet<_> = a.iter().collect();
         assert_eq!(set.len(), 8);
         assert!(a.iter().all(|&x| x >= 49152));
@@ -404,15 +448,25 @@ mod tests {
         // Probes every 1 µs; the current path takes 40 µs, the other 8 µs:
         // the other has answered 32 more rounds by the time the current
         // path's first answer comes back.
-        let (mut m, _) = started(MultipathParams { probe_interval: Duration::from_us(1), ..params(5101, 2) });
+        let (mut m, _) = started(MultipathParams {
+            probe_interval: Duration::from_us(1),
+            ..params(5101, 2)
+        });
         let mut events: Vec<(f64, u16, f64)> = Vec::new();
         for r in 0..60 {
             events.push((r as f64 + 40.0, 5101, 40.0));
             events.push((r as f64 + 8.0, 5102, 8.0));
         }
         events.sort_by(|a, b| a.partial_cmp(b).unwrap());
-        let moved: Vec<Option<u16>> = events.iter().map(|&(t, port, rtt)| report(&mut m, t, port, rtt, false)).collect();
-        assert_eq!(moved.iter().flatten().collect::<Vec<_>>(), vec![&5102], "one move, to the faster path");
+        let moved: Vec<Option<u16>> = events
+            .iter()
+            .map(|&(t, port, rtt)| report(&mut m, t, port, rtt, false))
+            .collect();
+        assert_eq!(
+            moved.iter().flatten().collect::<Vec<_>>(),
+            vec![&5102],
+            "one move, to the faster path"
+        );
         assert_eq!(m.current_port(), Some(5102));
     }
 
@@ -421,7 +475,11 @@ mod tests {
         let (mut m, _) = started(params(5101, 2));
         answer(&mut m, 0.0, 5101, 8.0);
         answer(&mut m, 0.0, 5102, 18.0);
-        assert_eq!(loss(&mut m, 10.0, 5101), Some(5102), "failed: to the slower live path");
+        assert_eq!(
+            loss(&mut m, 10.0, 5101),
+            Some(5102),
+            "failed: to the slower live path"
+        );
         assert!(m.paths()[0].failed);
         // Recovery: a fresh answer sets srtt outright; the QP moves back once
         // the current path has answered the same round.
@@ -449,6 +507,10 @@ mod tests {
         assert_eq!(loss(&mut m, 10.0, 5102), None);
         assert_eq!(loss(&mut m, 10.0, 5101), None);
         assert_eq!(m.current_port(), Some(5101));
-        assert_eq!(answer(&mut m, 300.0, 5102, 9.0), Some(5102), "the first path back takes the QP");
+        assert_eq!(
+            answer(&mut m, 300.0, 5102, 9.0),
+            Some(5102),
+            "the first path back takes the QP"
+        );
     }
 }

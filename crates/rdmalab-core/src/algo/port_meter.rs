@@ -59,7 +59,15 @@ pub struct PortMeter {
 
 impl PortMeter {
     pub fn new(interval: Duration, l1_overhead: u32) -> Self {
-        PortMeter { interval, l1_overhead, start: None, rx_bytes0: 0, rx_payload0: 0, own: 0, ce: false }
+        PortMeter {
+            interval,
+            l1_overhead,
+            start: None,
+            rx_bytes0: 0,
+            rx_payload0: 0,
+            own: 0,
+            ce: false,
+        }
     }
 
     /// An RX event of this QP (`bytes` payload, possibly several coalesced
@@ -85,7 +93,11 @@ impl PortMeter {
             period,
             arrived_bps,
             utilization: arrived_bps / ctx.line_rate.bps().max(1) as f64,
-            own_share: if payload == 0 { 1.0 } else { (self.own as f64 / payload as f64).min(1.0) },
+            own_share: if payload == 0 {
+                1.0
+            } else {
+                (self.own as f64 / payload as f64).min(1.0)
+            },
             ce: self.ce,
         };
         self.restart(ctx);
@@ -107,19 +119,43 @@ mod tests {
     use crate::control::{Actions, NicFacts};
     use crate::time::Rate;
 
-    fn at(m: &mut PortMeter, us: u64, rx_payload: u64, rx_bytes: u64, own: u32) -> Option<PortReading> {
+    fn at(
+        m: &mut PortMeter,
+        us: u64,
+        rx_payload: u64,
+        rx_bytes: u64,
+        own: u32,
+    ) -> Option<PortReading> {
         let mut a = Actions::default();
-        let mut ctx = CcContext::new(Time(us * 1_000_000), Rate::gbps(100), Rate::gbps(100), 0, &mut a);
+        let mut ctx = CcContext::new(
+            Time(us * 1_000_000),
+            Rate::gbps(100),
+            Rate::gbps(100),
+            0,
+            &mut a,
+        );
         ctx.path.mtu = 1000;
-        ctx.nic = NicFacts { rx_payload, rx_bytes, ..Default::default() };
+        ctx.nic = NicFacts {
+            rx_payload,
+            rx_bytes,
+            ..Default::default()
+        };
         m.on_rx(own, false, &ctx)
     }
 
     #[test]
     fn a_window_reports_wire_rate_and_own_share() {
         let mut m = PortMeter::new(Duration::from_us(10), 20);
-        assert_eq!(at(&mut m, 0, 1000, 1060, 1000), None, "the first RX only starts the window");
-        assert_eq!(at(&mut m, 5, 60_000, 63_600, 20_000), None, "shorter than the interval");
+        assert_eq!(
+            at(&mut m, 0, 1000, 1060, 1000),
+            None,
+            "the first RX only starts the window"
+        );
+        assert_eq!(
+            at(&mut m, 5, 60_000, 63_600, 20_000),
+            None,
+            "shorter than the interval"
+        );
         // 10 µs later: 100 000 more payload bytes in 100 frames of 1060 B, 40 % ours.
         let r = at(&mut m, 10, 101_000, 107_060, 20_000).unwrap();
         assert_eq!(r.period, Duration::from_us(10));

@@ -173,17 +173,25 @@ impl Controller for ReceiverBackpressure {
     fn on_event(&mut self, ev: &CcEvent, ctx: &mut CcContext) {
         match *ev {
             CcEvent::Rx { bytes, ce, .. } => {
-                let Some(r) = self.meter.on_rx(bytes, ce, ctx) else { return };
+                let Some(r) = self.meter.on_rx(bytes, ce, ctx) else {
+                    return;
+                };
                 let congested = r.utilization >= self.p.threshold || (self.p.on_ce && r.ce);
-                let due = self.last_notice.map_or(true, |t| ctx.now - t >= self.p.notice_interval);
+                let due = self
+                    .last_notice
+                    .map_or(true, |t| ctx.now - t >= self.p.notice_interval);
                 if congested && due {
                     self.last_notice = Some(ctx.now);
                     self.notices_sent += 1;
-                    let permille = (r.utilization * 1000.0).round().clamp(0.0, u32::MAX as f64) as u32;
+                    let permille =
+                        (r.utilization * 1000.0).round().clamp(0.0, u32::MAX as f64) as u32;
                     ctx.send_oob([NOTICE_TAG, self.notices_sent as u32, permille, r.ce as u32]);
                 }
             }
-            CcEvent::Peer { words: [NOTICE_TAG, ..], to_receiver: false } => {
+            CcEvent::Peer {
+                words: [NOTICE_TAG, ..],
+                to_receiver: false,
+            } => {
                 self.notices_received += 1;
                 let lo = self.p.min_rate.min(ctx.line_rate);
                 self.rate = self.rate.scale(self.p.md_factor).max(lo);
@@ -219,8 +227,19 @@ mod tests {
         let mut a = Actions::default();
         let mut ctx = ctx_at(us, &mut a);
         ctx.at_receiver = true;
-        ctx.nic = NicFacts { rx_payload, rx_bytes: rx_payload, ..Default::default() };
-        b.on_event(&CcEvent::Rx { bytes: 1000, packets: 1, ce }, &mut ctx);
+        ctx.nic = NicFacts {
+            rx_payload,
+            rx_bytes: rx_payload,
+            ..Default::default()
+        };
+        b.on_event(
+            &CcEvent::Rx {
+                bytes: 1000,
+                packets: 1,
+                ce,
+            },
+            &mut ctx,
+        );
         a
     }
 
@@ -232,14 +251,22 @@ mod tests {
     }
 
     fn started() -> ReceiverBackpressure {
-        let mut b = ReceiverBackpressure::new(ReceiverBackpressureParams { l1_overhead: 0, ..Default::default() });
+        let mut b = ReceiverBackpressure::new(ReceiverBackpressureParams {
+            l1_overhead: 0,
+            ..Default::default()
+        });
         let mut a = Actions::default();
         b.on_start(&mut ctx_at(0, &mut a));
         b
     }
 
-    const NOTICE: CcEvent = CcEvent::Peer { words: [NOTICE_TAG, 1, 950, 0], to_receiver: false };
-    const TICK: CcEvent = CcEvent::Timer { slot: AI_SLOT as u8 };
+    const NOTICE: CcEvent = CcEvent::Peer {
+        words: [NOTICE_TAG, 1, 950, 0],
+        to_receiver: false,
+    };
+    const TICK: CcEvent = CcEvent::Timer {
+        slot: AI_SLOT as u8,
+    };
 
     #[test]
     fn a_busy_port_sends_notices_at_most_once_per_notice_interval() {
@@ -249,9 +276,16 @@ mod tests {
         let w = rx(&mut b, 20, 237_500, false).oob.expect("notice");
         assert_eq!((w[0], w[1], w[2]), (NOTICE_TAG, 1, 950));
         for (i, us) in [40u64, 60, 80, 100].iter().enumerate() {
-            assert_eq!(rx(&mut b, *us, 237_500 * (i as u64 + 2), false).oob, None, "capped at {us} µs");
+            assert_eq!(
+                rx(&mut b, *us, 237_500 * (i as u64 + 2), false).oob,
+                None,
+                "capped at {us} µs"
+            );
         }
-        assert!(rx(&mut b, 120, 237_500 * 6, false).oob.is_some(), "100 µs after the first");
+        assert!(
+            rx(&mut b, 120, 237_500 * 6, false).oob.is_some(),
+            "100 µs after the first"
+        );
         assert_eq!(b.notices_sent(), 2);
     }
 
@@ -271,7 +305,11 @@ mod tests {
         let mut b = started();
         let a = sender(&mut b, 10, NOTICE);
         assert_eq!(a.rate, Some(Rate::gbps(50)));
-        assert_eq!(a.timers[AI_SLOT], Some(Some(Time(30_000_000))), "AI one ai_interval after the decrease");
+        assert_eq!(
+            a.timers[AI_SLOT],
+            Some(Some(Time(30_000_000))),
+            "AI one ai_interval after the decrease"
+        );
         // A tick processed late still schedules the next one a period after it was due.
         let a = sender(&mut b, 33, TICK);
         assert_eq!(a.rate, Some(Rate::gbps(51)));

@@ -151,12 +151,21 @@ pub struct ReceiverGrants {
 
 impl ReceiverGrants {
     pub fn new(p: ReceiverGrantsParams) -> Self {
-        ReceiverGrants { p, meter: PortMeter::new(p.interval, p.l1_overhead), grants_sent: 0, grants_received: 0, tables: None }
+        ReceiverGrants {
+            p,
+            meter: PortMeter::new(p.interval, p.l1_overhead),
+            grants_sent: 0,
+            grants_received: 0,
+            tables: None,
+        }
     }
 
     /// A QP that shares its receiver with the other granted QPs of the run.
     pub fn shared(p: ReceiverGrantsParams, tables: GrantTables) -> Self {
-        ReceiverGrants { tables: Some(tables), ..Self::new(p) }
+        ReceiverGrants {
+            tables: Some(tables),
+            ..Self::new(p)
+        }
     }
 
     /// What this QP must leave to everything else at its receiver: the
@@ -164,14 +173,23 @@ impl ReceiverGrants {
     /// at most an equal share of what the uncontrolled traffic leaves.
     /// Records this QP's own rate in the receiver's table.
     fn others_bps(&self, r: &PortReading, ctx: &CcContext) -> f64 {
-        let Some(tables) = &self.tables else { return r.other_bps() };
+        let Some(tables) = &self.tables else {
+            return r.other_bps();
+        };
         let available = self.target(r) * ctx.line_rate.bps() as f64;
         let table = tables.borrow_mut().entry(ctx.nic.node).or_default().clone();
         let mut t = table.borrow_mut();
         let stale = Duration(self.p.interval.ps() * STALE_WINDOWS);
-        t.granted.retain(|&q, &mut (_, seen)| q == ctx.qp || seen + stale >= ctx.now);
-        t.granted.insert(ctx.qp, (r.arrived_bps * r.own_share, ctx.now));
-        let others: Vec<f64> = t.granted.iter().filter(|(&q, _)| q != ctx.qp).map(|(_, &(bps, _))| bps).collect();
+        t.granted
+            .retain(|&q, &mut (_, seen)| q == ctx.qp || seen + stale >= ctx.now);
+        t.granted
+            .insert(ctx.qp, (r.arrived_bps * r.own_share, ctx.now));
+        let others: Vec<f64> = t
+            .granted
+            .iter()
+            .filter(|(&q, _)| q != ctx.qp)
+            .map(|(_, &(bps, _))| bps)
+            .collect();
         let uncontrolled = (r.other_bps() - others.iter().sum::<f64>()).max(0.0);
         let fair = ((available - uncontrolled) / (others.len() + 1) as f64).max(0.0);
         uncontrolled + others.iter().map(|&bps| bps.min(fair)).sum::<f64>()
@@ -206,7 +224,11 @@ impl ReceiverGrants {
     fn grant_leaving(&self, r: &PortReading, line: Rate, other_bps: f64) -> Rate {
         let line_bps = line.bps() as f64;
         let lo = (self.p.min_grant.bps() as f64).min(line_bps);
-        Rate((self.target(r) * line_bps - other_bps).clamp(lo, line_bps).round() as u64)
+        Rate(
+            (self.target(r) * line_bps - other_bps)
+                .clamp(lo, line_bps)
+                .round() as u64,
+        )
     }
 }
 
@@ -220,14 +242,19 @@ impl Controller for ReceiverGrants {
     fn on_event(&mut self, ev: &CcEvent, ctx: &mut CcContext) {
         match *ev {
             CcEvent::Rx { bytes, ce, .. } => {
-                let Some(reading) = self.meter.on_rx(bytes, ce, ctx) else { return };
+                let Some(reading) = self.meter.on_rx(bytes, ce, ctx) else {
+                    return;
+                };
                 let others = self.others_bps(&reading, ctx);
                 let grant = self.grant_leaving(&reading, ctx.line_rate, others);
                 self.grants_sent += 1;
                 let mbps = (grant.bps() / 1_000_000).clamp(1, u32::MAX as u64) as u32;
                 ctx.send_oob([GRANT_TAG, mbps, self.grants_sent as u32, 0]);
             }
-            CcEvent::Peer { words: [GRANT_TAG, mbps, _, _], to_receiver: false } => {
+            CcEvent::Peer {
+                words: [GRANT_TAG, mbps, _, _],
+                to_receiver: false,
+            } => {
                 self.grants_received += 1;
                 ctx.set_rate(Rate::mbps(mbps as u64).min(ctx.line_rate));
             }
@@ -250,20 +277,40 @@ mod tests {
         let mut ctx = CcContext::new(Time(us * 1_000_000), LINE, LINE, 0, &mut a);
         ctx.path.mtu = 1000;
         ctx.at_receiver = true;
-        ctx.nic = NicFacts { rx_payload, rx_bytes, ..Default::default() };
-        g.on_event(&CcEvent::Rx { bytes: own, packets: 1, ce: false }, &mut ctx);
+        ctx.nic = NicFacts {
+            rx_payload,
+            rx_bytes,
+            ..Default::default()
+        };
+        g.on_event(
+            &CcEvent::Rx {
+                bytes: own,
+                packets: 1,
+                ce: false,
+            },
+            &mut ctx,
+        );
         a
     }
 
     fn peer(g: &mut ReceiverGrants, words: [u32; 4]) -> Actions {
         let mut a = Actions::default();
         let mut ctx = CcContext::new(Time(0), LINE, LINE, 0, &mut a);
-        g.on_event(&CcEvent::Peer { words, to_receiver: false }, &mut ctx);
+        g.on_event(
+            &CcEvent::Peer {
+                words,
+                to_receiver: false,
+            },
+            &mut ctx,
+        );
         a
     }
 
     fn no_l1() -> ReceiverGrantsParams {
-        ReceiverGrantsParams { l1_overhead: 0, ..Default::default() }
+        ReceiverGrantsParams {
+            l1_overhead: 0,
+            ..Default::default()
+        }
     }
 
     #[test]
@@ -276,7 +323,10 @@ mod tests {
         assert_eq!(w[0], GRANT_TAG);
         assert_eq!(w[1], 58_000, "0.98 × 100 − 40 Gb/s, in Mb/s");
         assert_eq!(g.grants_sent(), 1);
-        assert_eq!(a.rate, None, "the receiver does not touch the sender's rate");
+        assert_eq!(
+            a.rate, None,
+            "the receiver does not touch the sender's rate"
+        );
     }
 
     #[test]
@@ -307,9 +357,16 @@ mod tests {
     #[test]
     fn the_sender_applies_grants_and_ignores_other_messages() {
         let mut g = ReceiverGrants::new(no_l1());
-        assert_eq!(peer(&mut g, [GRANT_TAG, 42_500, 1, 0]).rate, Some(Rate::mbps(42_500)));
+        assert_eq!(
+            peer(&mut g, [GRANT_TAG, 42_500, 1, 0]).rate,
+            Some(Rate::mbps(42_500))
+        );
         assert_eq!(peer(&mut g, [0x1234, 10_000, 1, 0]).rate, None);
-        assert_eq!(peer(&mut g, [GRANT_TAG, 500_000, 2, 0]).rate, Some(LINE), "capped at the line rate");
+        assert_eq!(
+            peer(&mut g, [GRANT_TAG, 500_000, 2, 0]).rate,
+            Some(LINE),
+            "capped at the line rate"
+        );
         assert_eq!(g.grants_received(), 2);
     }
 }

@@ -22,20 +22,114 @@ use crate::control::{CcContext, CcEvent, Controller, EventMask};
 use crate::time::{Duration, Rate, Time};
 
 pub const PARAMS: &[ParamSpec] = &[
-    p::duration("base_delay", 25.0 * p::US, 0.0, 1e12, "base target delay", "Falcon/Isekai fabric base_delay; Swift paper"),
-    p::duration("per_hop_delay", 1.0 * p::US, 0.0, 1e12, "target added per switch hop", "Falcon topo_scaling_per_hop"),
-    p::duration("fs_range", 100.0 * p::US, 0.0, 1e12, "flow-scaling range", "Falcon max_flow_scaling"),
-    p::float("fs_min_cwnd", 0.1, 1e-6, 1e6, "window (packets) at which flow scaling is largest", "Falcon min_flow_scaling_window"),
-    p::float("fs_max_cwnd", 256.0, 1e-6, 1e9, "window (packets) at which flow scaling is 0", "Falcon max_flow_scaling_window"),
-    p::float("ai", 1.0, 0.0, 1e6, "additive increase, packets per RTT", "Falcon fabric_additive_increment_factor"),
-    p::float("beta", 0.8, 0.0, 1.0, "multiplicative decrease factor", "Falcon fabric_multiplicative_decrease_factor"),
-    p::float("max_mdf", 0.5, 0.0, 1.0, "largest decrease per RTT", "Falcon max_fabric_multiplicative_decrease"),
-    p::float("min_cwnd", 0.01, 1e-6, 1e9, "smallest window, packets", "Falcon min_fabric_congestion_window"),
-    p::float("max_cwnd", 256.0, 1e-6, 1e9, "largest window, packets", "Falcon max_fabric_congestion_window"),
-    p::boolean("rate_mode", false, "apply as a dequeue rate (SCR on the DPA) instead of a window", "SCR §A.7: window translated to rate via the BDP"),
-    p::rate("min_rate", 1.0 * p::GBPS, 1.0, 1e13, "rate floor in rate mode", "rdmalab choice (SCR Fig. 18 uses 32 Gb/s)"),
-    p::rate("max_rate", 1e13, 1.0, 1e13, "rate ceiling in rate mode (capped at line rate)", "rdmalab choice (SCR Fig. 18 uses 96 Gb/s)"),
-    p::boolean("fixed_point", false, "compute the window and target in 16-bit fixed point, as on the DPA", "SCR §A.7: fixed-point and bitwise operations instead of floating point and sqrt"),
+    p::duration(
+        "base_delay",
+        25.0 * p::US,
+        0.0,
+        1e12,
+        "base target delay",
+        "Falcon/Isekai fabric base_delay; Swift paper",
+    ),
+    p::duration(
+        "per_hop_delay",
+        1.0 * p::US,
+        0.0,
+        1e12,
+        "target added per switch hop",
+        "Falcon topo_scaling_per_hop",
+    ),
+    p::duration(
+        "fs_range",
+        100.0 * p::US,
+        0.0,
+        1e12,
+        "flow-scaling range",
+        "Falcon max_flow_scaling",
+    ),
+    p::float(
+        "fs_min_cwnd",
+        0.1,
+        1e-6,
+        1e6,
+        "window (packets) at which flow scaling is largest",
+        "Falcon min_flow_scaling_window",
+    ),
+    p::float(
+        "fs_max_cwnd",
+        256.0,
+        1e-6,
+        1e9,
+        "window (packets) at which flow scaling is 0",
+        "Falcon max_flow_scaling_window",
+    ),
+    p::float(
+        "ai",
+        1.0,
+        0.0,
+        1e6,
+        "additive increase, packets per RTT",
+        "Falcon fabric_additive_increment_factor",
+    ),
+    p::float(
+        "beta",
+        0.8,
+        0.0,
+        1.0,
+        "multiplicative decrease factor",
+        "Falcon fabric_multiplicative_decrease_factor",
+    ),
+    p::float(
+        "max_mdf",
+        0.5,
+        0.0,
+        1.0,
+        "largest decrease per RTT",
+        "Falcon max_fabric_multiplicative_decrease",
+    ),
+    p::float(
+        "min_cwnd",
+        0.01,
+        1e-6,
+        1e9,
+        "smallest window, packets",
+        "Falcon min_fabric_congestion_window",
+    ),
+    p::float(
+        "max_cwnd",
+        256.0,
+        1e-6,
+        1e9,
+        "largest window, packets",
+        "Falcon max_fabric_congestion_window",
+    ),
+    p::boolean(
+        "rate_mode",
+        false,
+        "apply as a dequeue rate (SCR on the DPA) instead of a window",
+        "SCR §A.7: window translated to rate via the BDP",
+    ),
+    p::rate(
+        "min_rate",
+        1.0 * p::GBPS,
+        1.0,
+        1e13,
+        "rate floor in rate mode",
+        "rdmalab choice (SCR Fig. 18 uses 32 Gb/s)",
+    ),
+    p::rate(
+        "max_rate",
+        1e13,
+        1.0,
+        1e13,
+        "rate ceiling in rate mode (capped at line rate)",
+        "rdmalab choice (SCR Fig. 18 uses 96 Gb/s)",
+    ),
+    p::boolean(
+        "fixed_point",
+        false,
+        "compute the window and target in 16-bit fixed point, as on the DPA",
+        "SCR §A.7: fixed-point and bitwise operations instead of floating point and sqrt",
+    ),
 ];
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -95,7 +189,12 @@ pub struct Swift {
 
 impl Swift {
     pub fn new(p: SwiftParams) -> Self {
-        Swift { p, cwnd: 1.0, last_decrease: None, rtt_ps: 0.0 }
+        Swift {
+            p,
+            cwnd: 1.0,
+            last_decrease: None,
+            rtt_ps: 0.0,
+        }
     }
 
     pub fn cwnd(&self) -> f64 {
@@ -135,7 +234,9 @@ impl Swift {
         } else {
             0
         };
-        let ns = (p.base_delay.ps() / 1000) as i64 + hops as i64 * (p.per_hop_delay.ps() / 1000) as i64 + fs_ns;
+        let ns = (p.base_delay.ps() / 1000) as i64
+            + hops as i64 * (p.per_hop_delay.ps() / 1000) as i64
+            + fs_ns;
         (ns * 1000) as f64
     }
 
@@ -156,7 +257,11 @@ impl Swift {
     fn apply(&self, ctx: &mut CcContext) {
         let mtu = ctx.path.mtu as f64;
         let line = ctx.line_rate.bps() as f64;
-        let rtt_s = (if self.rtt_ps > 0.0 { self.rtt_ps } else { ctx.path.base_rtt.ps() as f64 }) / 1e12;
+        let rtt_s = (if self.rtt_ps > 0.0 {
+            self.rtt_ps
+        } else {
+            ctx.path.base_rtt.ps() as f64
+        }) / 1e12;
         if self.p.rate_mode {
             let hi = (self.p.max_rate.bps() as f64).min(line);
             let lo = (self.p.min_rate.bps() as f64).min(hi);
@@ -190,13 +295,22 @@ impl Controller for Swift {
     fn on_event(&mut self, ev: &CcEvent, ctx: &mut CcContext) {
         let before = self.cwnd;
         match *ev {
-            CcEvent::Ack { acked_bytes, rtt, hops, .. } => {
+            CcEvent::Ack {
+                acked_bytes,
+                rtt,
+                hops,
+                ..
+            } => {
                 self.rtt_ps = rtt.ps() as f64;
                 let delay = self.rtt_ps;
                 let acked = acked_bytes as f64 / ctx.path.mtu.max(1) as f64;
                 let target = self.target_ps(hops);
                 if delay < target {
-                    self.cwnd += if self.cwnd >= 1.0 { self.p.ai * acked / self.cwnd } else { self.p.ai * acked };
+                    self.cwnd += if self.cwnd >= 1.0 {
+                        self.p.ai * acked / self.cwnd
+                    } else {
+                        self.p.ai * acked
+                    };
                 } else if self.can_decrease(ctx.now) {
                     let md = (self.p.beta * (delay - target) / delay).min(self.p.max_mdf);
                     self.cwnd *= 1.0 - md;
@@ -227,14 +341,27 @@ mod tests {
     const LINE: Rate = Rate::gbps(100);
 
     fn facts() -> PathFacts {
-        PathFacts { line_rate: LINE, base_rtt: Duration::from_us(10), hops: 1, mtu: 1000, packet_overhead: 82 }
+        PathFacts {
+            line_rate: LINE,
+            base_rtt: Duration::from_us(10),
+            hops: 1,
+            mtu: 1000,
+            packet_overhead: 82,
+        }
     }
 
     fn ack(s: &mut Swift, now_us: u64, rtt_us: f64, acked: u64) -> Actions {
         let mut a = Actions::default();
-        let mut ctx = CcContext::with_facts(Time(now_us * 1_000_000), LINE, 0, 0, facts(), &[], &mut a);
+        let mut ctx =
+            CcContext::with_facts(Time(now_us * 1_000_000), LINE, 0, 0, facts(), &[], &mut a);
         s.on_event(
-            &CcEvent::Ack { acked_bytes: acked, acked_through: 0, rtt: Duration((rtt_us * 1e6) as u64), ece: false, hops: 1 },
+            &CcEvent::Ack {
+                acked_bytes: acked,
+                acked_through: 0,
+                rtt: Duration((rtt_us * 1e6) as u64),
+                ece: false,
+                hops: 1,
+            },
             &mut ctx,
         );
         a
@@ -244,9 +371,15 @@ mod tests {
     fn flow_scaling_raises_the_target_for_small_windows() {
         let mut s = Swift::new(SwiftParams::default());
         s.cwnd = 256.0;
-        assert!((s.target_ps(1) - 26e6).abs() < 1.0, "no flow scaling at fs_max_cwnd");
+        assert!(
+            (s.target_ps(1) - 26e6).abs() < 1.0,
+            "no flow scaling at fs_max_cwnd"
+        );
         s.cwnd = 0.1;
-        assert!((s.target_ps(1) - 126e6).abs() < 1.0, "full range at fs_min_cwnd");
+        assert!(
+            (s.target_ps(1) - 126e6).abs() < 1.0,
+            "full range at fs_min_cwnd"
+        );
         s.cwnd = 4.0;
         let t = s.target_ps(3);
         assert!(t > 28e6 && t < 128e6);
@@ -273,9 +406,16 @@ mod tests {
         // β·(delay − target)/delay = 0.4
         assert!((s.cwnd() - 60.0).abs() < 1e-6, "{}", s.cwnd());
         ack(&mut s, 1, delay, 1000);
-        assert!((s.cwnd() - 60.0).abs() < 1e-6, "a second decrease within one RTT is ignored");
+        assert!(
+            (s.cwnd() - 60.0).abs() < 1e-6,
+            "a second decrease within one RTT is ignored"
+        );
         ack(&mut s, 2000, delay * 10.0, 1000);
-        assert!((s.cwnd() - 30.0).abs() < 1e-6, "capped at max_mdf: {}", s.cwnd());
+        assert!(
+            (s.cwnd() - 30.0).abs() < 1e-6,
+            "capped at max_mdf: {}",
+            s.cwnd()
+        );
     }
 
     #[test]
@@ -290,7 +430,10 @@ mod tests {
             b.cwnd = w;
             let (x, y) = (a.target_ps(2), b.target_ps(2));
             // Within 0.1 % of the range (fxp16 rounding of 1/√cwnd) plus 1 ns truncation.
-            assert!((x - y).abs() <= 100e6 * 1e-3 + 1000.0, "cwnd {w}: {x} vs {y}");
+            assert!(
+                (x - y).abs() <= 100e6 * 1e-3 + 1000.0,
+                "cwnd {w}: {x} vs {y}"
+            );
         }
     }
 

@@ -17,15 +17,78 @@ use crate::control::{CcContext, CcEvent, Controller, EventMask};
 use crate::time::{Duration, Rate};
 
 pub const PARAMS: &[ParamSpec] = &[
-    p::float("alpha", 0.875, 0.0, 1.0, "EWMA weight of a new RTT-difference sample", "ns-3 HPCC TimelyAlpha; TIMELY paper"),
-    p::float("beta", 0.8, 0.0, 1.0, "multiplicative decrease factor", "ns-3 HPCC TimelyBeta; TIMELY paper"),
-    p::duration("t_low", 50.0 * p::US, 0.0, 1e12, "below this RTT, always increase", "ns-3 HPCC TimelyTLow; TIMELY paper"),
-    p::duration("t_high", 500.0 * p::US, 1.0, 1e12, "above this RTT, decrease in proportion", "ns-3 HPCC TimelyTHigh; TIMELY paper"),
-    p::duration("min_rtt", 20.0 * p::US, 1.0, 1e12, "normaliser of the RTT gradient", "ns-3 HPCC TimelyMinRtt; TIMELY paper"),
-    p::rate("rate_ai", 100.0 * p::MBPS, 1.0, 1e13, "additive increase step", "ns-3 run.py: 10 Mb/s per 10 Gb/s of line rate"),
-    p::rate("rate_hai", 500.0 * p::MBPS, 1.0, 1e13, "hyper additive increase step", "ns-3 run.py: 50 Mb/s per 10 Gb/s of line rate"),
-    p::int("hai_threshold", 5.0, 0.0, 1e6, "consecutive increases before HAI steps", "ns-3 HPCC hard-coded 5; TIMELY paper N = 5"),
-    p::rate("min_rate", 1.0 * p::GBPS, 1.0, 1e13, "rate floor", "ns-3 run.py MIN_RATE"),
+    p::float(
+        "alpha",
+        0.875,
+        0.0,
+        1.0,
+        "EWMA weight of a new RTT-difference sample",
+        "ns-3 HPCC TimelyAlpha; TIMELY paper",
+    ),
+    p::float(
+        "beta",
+        0.8,
+        0.0,
+        1.0,
+        "multiplicative decrease factor",
+        "ns-3 HPCC TimelyBeta; TIMELY paper",
+    ),
+    p::duration(
+        "t_low",
+        50.0 * p::US,
+        0.0,
+        1e12,
+        "below this RTT, always increase",
+        "ns-3 HPCC TimelyTLow; TIMELY paper",
+    ),
+    p::duration(
+        "t_high",
+        500.0 * p::US,
+        1.0,
+        1e12,
+        "above this RTT, decrease in proportion",
+        "ns-3 HPCC TimelyTHigh; TIMELY paper",
+    ),
+    p::duration(
+        "min_rtt",
+        20.0 * p::US,
+        1.0,
+        1e12,
+        "normaliser of the RTT gradient",
+        "ns-3 HPCC TimelyMinRtt; TIMELY paper",
+    ),
+    p::rate(
+        "rate_ai",
+        100.0 * p::MBPS,
+        1.0,
+        1e13,
+        "additive increase step",
+        "ns-3 run.py: 10 Mb/s per 10 Gb/s of line rate",
+    ),
+    p::rate(
+        "rate_hai",
+        500.0 * p::MBPS,
+        1.0,
+        1e13,
+        "hyper additive increase step",
+        "ns-3 run.py: 50 Mb/s per 10 Gb/s of line rate",
+    ),
+    p::int(
+        "hai_threshold",
+        5.0,
+        0.0,
+        1e6,
+        "consecutive increases before HAI steps",
+        "ns-3 HPCC hard-coded 5; TIMELY paper N = 5",
+    ),
+    p::rate(
+        "min_rate",
+        1.0 * p::GBPS,
+        1.0,
+        1e13,
+        "rate floor",
+        "ns-3 run.py MIN_RATE",
+    ),
 ];
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -76,7 +139,14 @@ pub struct Timely {
 
 impl Timely {
     pub fn new(p: TimelyParams) -> Self {
-        Timely { p, rate: 0.0, last_update_seq: 0, prev_rtt_ps: 0.0, rtt_diff_ps: 0.0, inc_stage: 0 }
+        Timely {
+            p,
+            rate: 0.0,
+            last_update_seq: 0,
+            prev_rtt_ps: 0.0,
+            rtt_diff_ps: 0.0,
+            inc_stage: 0,
+        }
     }
 }
 
@@ -91,7 +161,12 @@ impl Controller for Timely {
         self.rate = ctx.line_rate.bps() as f64;
     }
     fn on_event(&mut self, ev: &CcEvent, ctx: &mut CcContext) {
-        let CcEvent::Ack { acked_through, rtt, .. } = *ev else { return };
+        let CcEvent::Ack {
+            acked_through, rtt, ..
+        } = *ev
+        else {
+            return;
+        };
         if acked_through <= self.last_update_seq {
             return;
         }
@@ -116,7 +191,11 @@ impl Controller for Timely {
                 increase = false;
             }
             if increase {
-                let step = if self.inc_stage < p.hai_threshold { p.rate_ai } else { p.rate_hai };
+                let step = if self.inc_stage < p.hai_threshold {
+                    p.rate_ai
+                } else {
+                    p.rate_hai
+                };
                 self.rate = (self.rate + step.bps() as f64).min(ctx.line_rate.bps() as f64);
                 self.inc_stage += 1;
             } else {
@@ -143,7 +222,16 @@ mod tests {
         let mut a = Actions::default();
         let mut ctx = CcContext::new(Time::ZERO, LINE, rate, 0, &mut a);
         ctx.snd_nxt_bytes = snd_nxt;
-        t.on_event(&CcEvent::Ack { acked_bytes: 1000, acked_through: through, rtt: Duration::from_us(rtt_us), ece: false, hops: 1 }, &mut ctx);
+        t.on_event(
+            &CcEvent::Ack {
+                acked_bytes: 1000,
+                acked_through: through,
+                rtt: Duration::from_us(rtt_us),
+                ece: false,
+                hops: 1,
+            },
+            &mut ctx,
+        );
         a.rate
     }
 
@@ -188,7 +276,9 @@ mod tests {
         let mut last = 10e9;
         for i in 0..7 {
             through += 10_000;
-            let r = ack(&mut t, through, through + 5000, 10, Rate::gbps(10)).unwrap().bps() as f64;
+            let r = ack(&mut t, through, through + 5000, 10, Rate::gbps(10))
+                .unwrap()
+                .bps() as f64;
             let step = if i < 5 { 100e6 } else { 500e6 };
             assert!((r - last - step).abs() < 1.0, "step {i}: {r} after {last}");
             last = r;

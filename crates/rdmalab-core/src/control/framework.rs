@@ -59,7 +59,9 @@ impl EventType {
         }
     }
     pub fn name(self) -> &'static str {
-        ["TX", "ACK", "NACK", "CNP", "TIMER", "TIMEOUT", "RTT", "RX", "PEER", "HINT", "HOST"][self as usize]
+        [
+            "TX", "ACK", "NACK", "CNP", "TIMER", "TIMEOUT", "RTT", "RX", "PEER", "HINT", "HOST",
+        ][self as usize]
     }
 }
 
@@ -260,15 +262,48 @@ impl Entry {
             }
             Coalesce::Accumulate => {
                 self.event = match (self.event, *ev) {
-                    (CcEvent::Tx { bytes: b0, packets: p0 }, CcEvent::Tx { bytes, packets }) => {
-                        CcEvent::Tx { bytes: b0.saturating_add(bytes), packets: p0 + packets }
-                    }
-                    (CcEvent::Ack { acked_bytes: a0, ece: e0, .. }, CcEvent::Ack { acked_bytes, acked_through, rtt, ece, hops }) => {
-                        CcEvent::Ack { acked_bytes: a0 + acked_bytes, acked_through, rtt, ece: e0 || ece, hops }
-                    }
-                    (CcEvent::Rx { bytes: b0, packets: p0, ce: c0 }, CcEvent::Rx { bytes, packets, ce }) => {
-                        CcEvent::Rx { bytes: b0.saturating_add(bytes), packets: p0 + packets, ce: c0 || ce }
-                    }
+                    (
+                        CcEvent::Tx {
+                            bytes: b0,
+                            packets: p0,
+                        },
+                        CcEvent::Tx { bytes, packets },
+                    ) => CcEvent::Tx {
+                        bytes: b0.saturating_add(bytes),
+                        packets: p0 + packets,
+                    },
+                    (
+                        CcEvent::Ack {
+                            acked_bytes: a0,
+                            ece: e0,
+                            ..
+                        },
+                        CcEvent::Ack {
+                            acked_bytes,
+                            acked_through,
+                            rtt,
+                            ece,
+                            hops,
+                        },
+                    ) => CcEvent::Ack {
+                        acked_bytes: a0 + acked_bytes,
+                        acked_through,
+                        rtt,
+                        ece: e0 || ece,
+                        hops,
+                    },
+                    (
+                        CcEvent::Rx {
+                            bytes: b0,
+                            packets: p0,
+                            ce: c0,
+                        },
+                        CcEvent::Rx { bytes, packets, ce },
+                    ) => CcEvent::Rx {
+                        bytes: b0.saturating_add(bytes),
+                        packets: p0 + packets,
+                        ce: c0 || ce,
+                    },
                     (_, newer) => newer,
                 };
                 if !int.is_empty() {
@@ -424,18 +459,47 @@ mod tests {
 
     #[test]
     fn accumulate_sums_tx_bytes_and_keeps_the_first_timestamp() {
-        let mut e = entry(CcEvent::Tx { bytes: 1000, packets: 1 });
-        e.absorb(&CcEvent::Tx { bytes: 500, packets: 1 }, &[], Coalesce::Accumulate);
+        let mut e = entry(CcEvent::Tx {
+            bytes: 1000,
+            packets: 1,
+        });
+        e.absorb(
+            &CcEvent::Tx {
+                bytes: 500,
+                packets: 1,
+            },
+            &[],
+            Coalesce::Accumulate,
+        );
         e.triggered = true;
-        e.absorb(&CcEvent::Tx { bytes: 24, packets: 1 }, &[], Coalesce::Accumulate);
-        assert_eq!(e.event, CcEvent::Tx { bytes: 1524, packets: 3 });
+        e.absorb(
+            &CcEvent::Tx {
+                bytes: 24,
+                packets: 1,
+            },
+            &[],
+            Coalesce::Accumulate,
+        );
+        assert_eq!(
+            e.event,
+            CcEvent::Tx {
+                bytes: 1524,
+                packets: 3
+            }
+        );
         assert_eq!((e.count, e.hw_coalesced, e.sw_coalesced), (3, 1, 1));
         assert_eq!(e.first_signal, Time(5));
     }
 
     #[test]
     fn accumulate_sums_acked_bytes_and_keeps_the_newest_rtt() {
-        let a = |b, t, r, ece| CcEvent::Ack { acked_bytes: b, acked_through: t, rtt: Duration(r), ece, hops: 1 };
+        let a = |b, t, r, ece| CcEvent::Ack {
+            acked_bytes: b,
+            acked_through: t,
+            rtt: Duration(r),
+            ece,
+            hops: 1,
+        };
         let mut e = entry(a(1000, 1000, 7, true));
         e.absorb(&a(1000, 2000, 9, false), &[], Coalesce::Accumulate);
         assert_eq!(e.event, a(2000, 2000, 9, true));
@@ -444,9 +508,17 @@ mod tests {
     #[test]
     fn keep_latest_and_keep_oldest() {
         let mut e = entry(CcEvent::Nack { expected_psn: 3 });
-        e.absorb(&CcEvent::Nack { expected_psn: 7 }, &[], Coalesce::KeepOldest);
+        e.absorb(
+            &CcEvent::Nack { expected_psn: 7 },
+            &[],
+            Coalesce::KeepOldest,
+        );
         assert_eq!(e.event, CcEvent::Nack { expected_psn: 3 });
-        e.absorb(&CcEvent::Nack { expected_psn: 9 }, &[], Coalesce::KeepLatest);
+        e.absorb(
+            &CcEvent::Nack { expected_psn: 9 },
+            &[],
+            Coalesce::KeepLatest,
+        );
         assert_eq!(e.event, CcEvent::Nack { expected_psn: 9 });
         assert_eq!(e.count, 3);
     }

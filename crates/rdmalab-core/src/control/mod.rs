@@ -59,7 +59,13 @@ pub enum CcEvent {
     /// timestamp the receiver echoes; `ece` echoes an ECN mark on the data
     /// (DCTCP's ECE); `hops` is how many switches the data crossed. The INT
     /// records echoed with it are in [`CcContext::int`].
-    Ack { acked_bytes: u64, acked_through: u64, rtt: Duration, ece: bool, hops: u8 },
+    Ack {
+        acked_bytes: u64,
+        acked_through: u64,
+        rtt: Duration,
+        ece: bool,
+        hops: u8,
+    },
     /// The receiver saw a PSN gap and asked to go back to `expected_psn`. The
     /// reason is always a sequence error (DOCA PCC's NACK subtype OOS): receivers
     /// here always have receive WQEs posted, so RNR NACKs do not occur.
@@ -74,7 +80,12 @@ pub enum CcEvent {
     /// after `rtt`, or `lost` (no answer within the probe timeout: the path may
     /// have failed). `sent` is the NIC's clock, so a controller on slow cores
     /// still orders its probes right.
-    Rtt { udp_sport: u16, sent: Time, rtt: Duration, lost: bool },
+    Rtt {
+        udp_sport: u16,
+        sent: Time,
+        rtt: Duration,
+        lost: bool,
+    },
     /// Data arrived at the QP's receiver (`bytes` payload, `ce`: ECN-marked).
     /// Only placements that expose receive-side events raise it.
     Rx { bytes: u32, packets: u32, ce: bool },
@@ -87,7 +98,12 @@ pub enum CcEvent {
     /// A periodic host-domain report from the sending NIC: PCIe link
     /// utilisation and DMA-read latency over the last period, QPs with data
     /// to send, and the port's utilisation.
-    Host { pcie_utilization: f64, pcie_latency: Duration, active_qps: u32, port_utilization: f64 },
+    Host {
+        pcie_utilization: f64,
+        pcie_latency: Duration,
+        active_qps: u32,
+        port_utilization: f64,
+    },
 }
 
 /// What an application hint is about.
@@ -109,7 +125,10 @@ impl HintKind {
             "weight" => Some(HintKind::Weight),
             "target_latency_us" => Some(HintKind::TargetLatencyUs),
             "priority" => Some(HintKind::Priority),
-            _ => s.strip_prefix("custom").and_then(|n| n.parse().ok()).map(HintKind::Custom),
+            _ => s
+                .strip_prefix("custom")
+                .and_then(|n| n.parse().ok())
+                .map(HintKind::Custom),
         }
     }
     pub fn name(self) -> String {
@@ -125,7 +144,14 @@ impl HintKind {
 impl CcEvent {
     /// Did this happen at the QP's data receiver?
     pub fn at_receiver(&self) -> bool {
-        matches!(self, CcEvent::Rx { .. } | CcEvent::Peer { to_receiver: true, .. })
+        matches!(
+            self,
+            CcEvent::Rx { .. }
+                | CcEvent::Peer {
+                    to_receiver: true,
+                    ..
+                }
+        )
     }
 
     pub fn name(&self) -> &'static str {
@@ -259,8 +285,20 @@ pub struct CcContext<'a> {
 }
 
 impl<'a> CcContext<'a> {
-    pub fn new(now: Time, line_rate: Rate, rate: Rate, bytes_in_flight: u64, actions: &'a mut Actions) -> Self {
-        let path = PathFacts { line_rate, base_rtt: Duration::from_us(10), hops: 1, mtu: 1024, packet_overhead: 82 };
+    pub fn new(
+        now: Time,
+        line_rate: Rate,
+        rate: Rate,
+        bytes_in_flight: u64,
+        actions: &'a mut Actions,
+    ) -> Self {
+        let path = PathFacts {
+            line_rate,
+            base_rtt: Duration::from_us(10),
+            hops: 1,
+            mtu: 1024,
+            packet_overhead: 82,
+        };
         CcContext {
             now,
             qp: 0,
@@ -439,10 +477,14 @@ fn guarded(f: impl FnOnce()) -> Result<(), String> {
 pub fn check_actions(a: &Actions, line_rate: Rate) -> Result<(), String> {
     if let Some(r) = a.rate {
         if r.bps() == 0 {
-            return Err("set a dequeue rate of 0 bit/s (allowed: 1 bit/s up to the line rate)".into());
+            return Err(
+                "set a dequeue rate of 0 bit/s (allowed: 1 bit/s up to the line rate)".into(),
+            );
         }
         if r > line_rate {
-            return Err(format!("set a dequeue rate of {r} above the line rate {line_rate}"));
+            return Err(format!(
+                "set a dequeue rate of {r} above the line rate {line_rate}"
+            ));
         }
     }
     if let Some(Some(0)) = a.window {
@@ -450,12 +492,17 @@ pub fn check_actions(a: &Actions, line_rate: Rate) -> Result<(), String> {
     }
     if let Some(s) = a.share {
         if s == 0 || s > 1 << 16 {
-            return Err(format!("set a share of {s} packets per turn (allowed: 1 to 65536)"));
+            return Err(format!(
+                "set a share of {s} packets per turn (allowed: 1 to 65536)"
+            ));
         }
     }
     if let Some(c) = a.class {
         if c == 0 || c as usize >= crate::packet::NUM_CLASSES {
-            return Err(format!("set traffic class {c} (allowed: 1 to {}; 0 is the control class)", crate::packet::NUM_CLASSES - 1));
+            return Err(format!(
+                "set traffic class {c} (allowed: 1 to {}; 0 is the control class)",
+                crate::packet::NUM_CLASSES - 1
+            ));
         }
     }
     Ok(())

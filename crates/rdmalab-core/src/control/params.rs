@@ -72,7 +72,10 @@ pub struct ParamValues {
 
 impl ParamValues {
     pub fn defaults(specs: &[ParamSpec]) -> Self {
-        ParamValues { names: specs.iter().map(|s| s.name).collect(), values: specs.iter().map(|s| s.default).collect() }
+        ParamValues {
+            names: specs.iter().map(|s| s.name).collect(),
+            values: specs.iter().map(|s| s.default).collect(),
+        }
     }
 
     pub fn set(&mut self, name: &str, v: f64) -> bool {
@@ -87,7 +90,11 @@ impl ParamValues {
 
     /// The value of a declared parameter (panics on an undeclared name: a bug in the algorithm).
     pub fn get(&self, name: &str) -> f64 {
-        let i = self.names.iter().position(|n| *n == name).unwrap_or_else(|| panic!("undeclared parameter `{name}`"));
+        let i = self
+            .names
+            .iter()
+            .position(|n| *n == name)
+            .unwrap_or_else(|| panic!("undeclared parameter `{name}`"));
         self.values[i]
     }
     pub fn rate(&self, name: &str) -> Rate {
@@ -108,23 +115,111 @@ impl ParamValues {
 }
 
 /// Shorthands for declaring tables.
-pub const fn rate(name: &'static str, default_bps: f64, min: f64, max: f64, description: &'static str, source: &'static str) -> ParamSpec {
-    ParamSpec { name, kind: ParamKind::Rate, default: default_bps, min, max, description, source }
+pub const fn rate(
+    name: &'static str,
+    default_bps: f64,
+    min: f64,
+    max: f64,
+    description: &'static str,
+    source: &'static str,
+) -> ParamSpec {
+    ParamSpec {
+        name,
+        kind: ParamKind::Rate,
+        default: default_bps,
+        min,
+        max,
+        description,
+        source,
+    }
 }
-pub const fn duration(name: &'static str, default_ps: f64, min: f64, max: f64, description: &'static str, source: &'static str) -> ParamSpec {
-    ParamSpec { name, kind: ParamKind::Duration, default: default_ps, min, max, description, source }
+pub const fn duration(
+    name: &'static str,
+    default_ps: f64,
+    min: f64,
+    max: f64,
+    description: &'static str,
+    source: &'static str,
+) -> ParamSpec {
+    ParamSpec {
+        name,
+        kind: ParamKind::Duration,
+        default: default_ps,
+        min,
+        max,
+        description,
+        source,
+    }
 }
-pub const fn float(name: &'static str, default: f64, min: f64, max: f64, description: &'static str, source: &'static str) -> ParamSpec {
-    ParamSpec { name, kind: ParamKind::Float, default, min, max, description, source }
+pub const fn float(
+    name: &'static str,
+    default: f64,
+    min: f64,
+    max: f64,
+    description: &'static str,
+    source: &'static str,
+) -> ParamSpec {
+    ParamSpec {
+        name,
+        kind: ParamKind::Float,
+        default,
+        min,
+        max,
+        description,
+        source,
+    }
 }
-pub const fn int(name: &'static str, default: f64, min: f64, max: f64, description: &'static str, source: &'static str) -> ParamSpec {
-    ParamSpec { name, kind: ParamKind::Int, default, min, max, description, source }
+pub const fn int(
+    name: &'static str,
+    default: f64,
+    min: f64,
+    max: f64,
+    description: &'static str,
+    source: &'static str,
+) -> ParamSpec {
+    ParamSpec {
+        name,
+        kind: ParamKind::Int,
+        default,
+        min,
+        max,
+        description,
+        source,
+    }
 }
-pub const fn boolean(name: &'static str, default: bool, description: &'static str, source: &'static str) -> ParamSpec {
-    ParamSpec { name, kind: ParamKind::Bool, default: if default { 1.0 } else { 0.0 }, min: 0.0, max: 1.0, description, source }
+pub const fn boolean(
+    name: &'static str,
+    default: bool,
+    description: &'static str,
+    source: &'static str,
+) -> ParamSpec {
+    ParamSpec {
+        name,
+        kind: ParamKind::Bool,
+        default: if default { 1.0 } else { 0.0 },
+        min: 0.0,
+        max: 1.0,
+        description,
+        source,
+    }
 }
-pub const fn bytes(name: &'static str, default: f64, min: f64, max: f64, description: &'static str, source: &'static str) -> ParamSpec {
-    ParamSpec { name, kind: ParamKind::Bytes, default, min, max, description, source }
+pub const fn bytes(
+    name: &'static str,
+    default: f64,
+    min: f64,
+    max: f64,
+    description: &'static str,
+    source: &'static str,
+) -> ParamSpec {
+    ParamSpec {
+        name,
+        kind: ParamKind::Bytes,
+        default,
+        min,
+        max,
+        description,
+        source,
+    }
 }
 
 /// 1 µs in ps, 1 Gb/s in bit/s: for readable tables.

@@ -125,7 +125,10 @@ impl UarPages {
         self.doorbells += 1;
         self.bounces += moved as u64;
         self.wait_ps += (start - ready).ps();
-        Rung { done, waited: start - ready }
+        Rung {
+            done,
+            waited: start - ready,
+        }
     }
 }
 
@@ -134,7 +137,13 @@ mod tests {
     use super::*;
 
     fn cfg(placement: UarPlacement) -> UarConfig {
-        UarConfig { pages: 16, placement, post: Duration::ZERO, doorbell: Duration::from_ns(100), bounce: Duration::from_ns(200) }
+        UarConfig {
+            pages: 16,
+            placement,
+            post: Duration::ZERO,
+            doorbell: Duration::from_ns(100),
+            bounce: Duration::from_ns(200),
+        }
     }
 
     #[test]
@@ -145,7 +154,11 @@ mod tests {
         let a = u.ring(&c, 0, 0, t);
         let b = u.ring(&c, 0, 0, t);
         assert_eq!(a.done, t + Duration::from_ns(100));
-        assert_eq!(b.done, t + Duration::from_ns(200), "the core rings one after the other, no bounce");
+        assert_eq!(
+            b.done,
+            t + Duration::from_ns(200),
+            "the core rings one after the other, no bounce"
+        );
         assert_eq!((u.wait_ps, u.bounces), (0, 0));
     }
 
@@ -155,8 +168,16 @@ mod tests {
         let mut u = UarPages::new(&c, crate::rng::RngStream::new(1, "uar"));
         u.ring(&c, 0, 0, Time::ZERO);
         let b = u.ring(&c, 1, 0, Time::ZERO);
-        assert_eq!(b.waited, Duration::from_ns(100), "waits for core 0's doorbell");
-        assert_eq!(b.done, Time::ZERO + Duration::from_ns(400), "then holds the page 100 + 200 ns");
+        assert_eq!(
+            b.waited,
+            Duration::from_ns(100),
+            "waits for core 0's doorbell"
+        );
+        assert_eq!(
+            b.done,
+            Time::ZERO + Duration::from_ns(400),
+            "then holds the page 100 + 200 ns"
+        );
         assert_eq!(u.bounces, 1);
         // On their own pages the same two doorbells go through together.
         let c = cfg(UarPlacement::PerCore);
@@ -165,7 +186,10 @@ mod tests {
         assert_ne!(p0, p1);
         u.ring(&c, 0, p0, Time::ZERO);
         let b = u.ring(&c, 1, p1, Time::ZERO);
-        assert_eq!((b.waited, b.done, u.bounces), (Duration::ZERO, Time::ZERO + Duration::from_ns(100), 0));
+        assert_eq!(
+            (b.waited, b.done, u.bounces),
+            (Duration::ZERO, Time::ZERO + Duration::from_ns(100), 0)
+        );
     }
 
     #[test]

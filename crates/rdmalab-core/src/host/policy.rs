@@ -27,7 +27,13 @@ pub enum Signal {
 }
 
 impl Signal {
-    pub const NAMES: &'static [&'static str] = &["port_utilization", "qpc_miss_rate", "doorbell_wait_ns", "active_qps", "p99_latency_us"];
+    pub const NAMES: &'static [&'static str] = &[
+        "port_utilization",
+        "qpc_miss_rate",
+        "doorbell_wait_ns",
+        "active_qps",
+        "p99_latency_us",
+    ];
 
     pub fn parse(s: &str) -> Option<Signal> {
         Some(match s {
@@ -81,7 +87,9 @@ pub enum PolicyAction {
 impl PolicyAction {
     pub fn job(self) -> u32 {
         match self {
-            PolicyAction::SetClass { job, .. } | PolicyAction::SetShare { job, .. } | PolicyAction::SetQps { job, .. } => job,
+            PolicyAction::SetClass { job, .. }
+            | PolicyAction::SetShare { job, .. }
+            | PolicyAction::SetQps { job, .. } => job,
         }
     }
 }
@@ -122,7 +130,9 @@ impl Signals {
             Signal::QpcMissRate => Some(self.qpc_miss_rate),
             Signal::DoorbellWaitNs => Some(self.doorbell_wait_ns),
             Signal::ActiveQps => Some(self.active_qps),
-            Signal::P99LatencyUs => job.and_then(|j| self.p99_latency_us.get(j as usize).copied().flatten()),
+            Signal::P99LatencyUs => {
+                job.and_then(|j| self.p99_latency_us.get(j as usize).copied().flatten())
+            }
         }
     }
 }
@@ -144,11 +154,17 @@ impl Evaluator {
         let mut fire = Vec::new();
         for (i, p) in policies.iter().enumerate() {
             let holds = p.when.iter().all(|c| {
-                let Some(v) = now.get(c.signal, c.job) else { return false };
+                let Some(v) = now.get(c.signal, c.job) else {
+                    return false;
+                };
                 match c.test {
                     Test::Above(x) => v > x,
                     Test::Below(x) => v < x,
-                    Test::Rising => self.last.as_ref().and_then(|l| l.get(c.signal, c.job)).is_some_and(|before| v > before),
+                    Test::Rising => self
+                        .last
+                        .as_ref()
+                        .and_then(|l| l.get(c.signal, c.job))
+                        .is_some_and(|before| v > before),
                 }
             });
             self.held[i] = if holds { self.held[i] + 1 } else { 0 };
@@ -167,37 +183,84 @@ mod tests {
     use super::*;
 
     fn policy(when: Vec<Condition>, periods: u32) -> Policy {
-        Policy { name: "p".into(), when, periods, then: PolicyAction::SetClass { job: 0, class: 5 } }
+        Policy {
+            name: "p".into(),
+            when,
+            periods,
+            then: PolicyAction::SetClass { job: 0, class: 5 },
+        }
     }
 
     fn util(u: f64) -> Signals {
-        Signals { port_utilization: u, p99_latency_us: vec![None], ..Default::default() }
+        Signals {
+            port_utilization: u,
+            p99_latency_us: vec![None],
+            ..Default::default()
+        }
     }
 
     #[test]
     fn fires_exactly_when_the_condition_holds_over_its_window() {
-        let p = vec![policy(vec![Condition { signal: Signal::PortUtilization, job: None, test: Test::Above(0.8) }], 3)];
+        let p = vec![policy(
+            vec![Condition {
+                signal: Signal::PortUtilization,
+                job: None,
+                test: Test::Above(0.8),
+            }],
+            3,
+        )];
         let mut e = Evaluator::default();
-        let fired: Vec<bool> = [0.9, 0.9, 0.5, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9].iter().map(|&u| !e.evaluate(&p, &util(u)).is_empty()).collect();
+        let fired: Vec<bool> = [0.9, 0.9, 0.5, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9]
+            .iter()
+            .map(|&u| !e.evaluate(&p, &util(u)).is_empty())
+            .collect();
         // The dip at the third period restarts the count; it then fires every third period.
-        assert_eq!(fired, [false, false, false, false, false, true, false, false, true]);
+        assert_eq!(
+            fired,
+            [false, false, false, false, false, true, false, false, true]
+        );
     }
 
     #[test]
     fn every_condition_must_hold_and_rising_needs_a_period_before() {
         let p = vec![policy(
             vec![
-                Condition { signal: Signal::PortUtilization, job: None, test: Test::Above(0.8) },
-                Condition { signal: Signal::P99LatencyUs, job: Some(0), test: Test::Rising },
+                Condition {
+                    signal: Signal::PortUtilization,
+                    job: None,
+                    test: Test::Above(0.8),
+                },
+                Condition {
+                    signal: Signal::P99LatencyUs,
+                    job: Some(0),
+                    test: Test::Rising,
+                },
             ],
             1,
         )];
         let mut e = Evaluator::default();
-        let s = |u: f64, p99: Option<f64>| Signals { port_utilization: u, p99_latency_us: vec![p99], ..Default::default() };
-        assert!(e.evaluate(&p, &s(0.9, Some(10.0))).is_empty(), "no period before");
-        assert_eq!(e.evaluate(&p, &s(0.9, Some(12.0))), vec![0], "busy and rising");
+        let s = |u: f64, p99: Option<f64>| Signals {
+            port_utilization: u,
+            p99_latency_us: vec![p99],
+            ..Default::default()
+        };
+        assert!(
+            e.evaluate(&p, &s(0.9, Some(10.0))).is_empty(),
+            "no period before"
+        );
+        assert_eq!(
+            e.evaluate(&p, &s(0.9, Some(12.0))),
+            vec![0],
+            "busy and rising"
+        );
         assert!(e.evaluate(&p, &s(0.9, Some(11.0))).is_empty(), "falling");
-        assert!(e.evaluate(&p, &s(0.5, Some(20.0))).is_empty(), "rising but the port is not busy");
-        assert!(e.evaluate(&p, &s(0.9, None)).is_empty(), "no latency this period");
+        assert!(
+            e.evaluate(&p, &s(0.5, Some(20.0))).is_empty(),
+            "rising but the port is not busy"
+        );
+        assert!(
+            e.evaluate(&p, &s(0.9, None)).is_empty(),
+            "no latency this period"
+        );
     }
 }

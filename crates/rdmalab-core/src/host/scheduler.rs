@@ -33,11 +33,25 @@ impl World {
     /// Set up the scheduler loop (call before the run starts): one scheduler
     /// per host that sends for a job.
     pub fn start_host_schedulers(&mut self) {
-        let Some(cfg) = &self.nic_cfg.scheduler else { return };
-        let mut nics: Vec<u32> = self.workload.apps.iter().filter(|a| a.job.is_some()).map(|a| self.node_index[a.src as usize]).collect();
+        let Some(cfg) = &self.nic_cfg.scheduler else {
+            return;
+        };
+        let mut nics: Vec<u32> = self
+            .workload
+            .apps
+            .iter()
+            .filter(|a| a.job.is_some())
+            .map(|a| self.node_index[a.src as usize])
+            .collect();
         nics.sort_unstable();
         nics.dedup();
-        self.host_scheds = nics.into_iter().map(|nic| HostScheduler { nic, ..Default::default() }).collect();
+        self.host_scheds = nics
+            .into_iter()
+            .map(|nic| HostScheduler {
+                nic,
+                ..Default::default()
+            })
+            .collect();
         let first = Time::ZERO + cfg.period;
         self.q.schedule(first, Event::HostSchedule);
     }
@@ -46,7 +60,9 @@ impl World {
     #[cold]
     #[inline(never)]
     pub(crate) fn host_schedule(&mut self) {
-        let Some(cfg) = self.nic_cfg.scheduler.clone() else { return };
+        let Some(cfg) = self.nic_cfg.scheduler.clone() else {
+            return;
+        };
         let now = self.now();
         let jobs = self.workload.jobs.len();
         for h in 0..self.host_scheds.len() {
@@ -54,23 +70,39 @@ impl World {
             let nic = &self.nics[nic_i];
             let port = &self.ports[nic.port as usize];
             let sched = &mut self.host_scheds[h];
-            let mut sig = Signals { p99_latency_us: vec![None; jobs], ..Default::default() };
-            sig.port_utilization = (port.tx_bytes - sched.tx_bytes) as f64 / port.rate.bytes_in(cfg.period).max(1) as f64;
+            let mut sig = Signals {
+                p99_latency_us: vec![None; jobs],
+                ..Default::default()
+            };
+            sig.port_utilization = (port.tx_bytes - sched.tx_bytes) as f64
+                / port.rate.bytes_in(cfg.period).max(1) as f64;
             sched.tx_bytes = port.tx_bytes;
             if let Some(r) = &nic.res {
                 let (h0, m0) = sched.qpc;
                 let (h1, m1) = (r.qpc.hits, r.qpc.misses);
                 let n = (h1 - h0) + (m1 - m0);
-                sig.qpc_miss_rate = if n == 0 { 0.0 } else { (m1 - m0) as f64 / n as f64 };
+                sig.qpc_miss_rate = if n == 0 {
+                    0.0
+                } else {
+                    (m1 - m0) as f64 / n as f64
+                };
                 sched.qpc = (h1, m1);
             }
             if let Some(u) = &nic.uar {
                 let (d0, w0) = sched.doorbells;
                 let n = u.doorbells - d0;
-                sig.doorbell_wait_ns = if n == 0 { 0.0 } else { (u.wait_ps - w0) as f64 / n as f64 / 1e3 };
+                sig.doorbell_wait_ns = if n == 0 {
+                    0.0
+                } else {
+                    (u.wait_ps - w0) as f64 / n as f64 / 1e3
+                };
                 sched.doorbells = (u.doorbells, u.wait_ps);
             }
-            sig.active_qps = nic.active.iter().filter(|&&q| self.qps[q as usize].has_unsent()).count() as f64;
+            sig.active_qps = nic
+                .active
+                .iter()
+                .filter(|&&q| self.qps[q as usize].has_unsent())
+                .count() as f64;
             // Each job's p99 over the messages its apps on this host completed in the period.
             sched.seen.resize(self.apps.len(), 0);
             let mut per_job: Vec<Vec<u64>> = vec![Vec::new(); jobs];
@@ -93,7 +125,13 @@ impl World {
                 sig.p99_latency_us[j] = sched.last_p99[j];
             }
             for p in sched.eval.evaluate(&cfg.policies, &sig) {
-                self.q.schedule(now + cfg.cost, Event::PolicyAct { host: h as u32, policy: p as u32 });
+                self.q.schedule(
+                    now + cfg.cost,
+                    Event::PolicyAct {
+                        host: h as u32,
+                        policy: p as u32,
+                    },
+                );
             }
         }
         if now + cfg.period <= self.run.stop_at {
@@ -105,12 +143,18 @@ impl World {
     #[cold]
     #[inline(never)]
     pub(crate) fn policy_act(&mut self, host: u32, policy: u32) {
-        let Some(cfg) = &self.nic_cfg.scheduler else { return };
+        let Some(cfg) = &self.nic_cfg.scheduler else {
+            return;
+        };
         let action = cfg.policies[policy as usize].then;
         let nic = self.host_scheds[host as usize].nic;
         let job = action.job();
         let members: Vec<usize> = (0..self.workload.apps.len())
-            .filter(|&a| self.workload.apps[a].job == Some(job) && self.node_index[self.workload.apps[a].src as usize] == nic && self.apps[a].qp.is_some())
+            .filter(|&a| {
+                self.workload.apps[a].job == Some(job)
+                    && self.node_index[self.workload.apps[a].src as usize] == nic
+                    && self.apps[a].qp.is_some()
+            })
             .collect();
         for (i, &a) in members.iter().enumerate() {
             let qi = self.apps[a].qp.expect("filtered");
@@ -124,11 +168,19 @@ impl World {
                 PolicyAction::SetQps { qps, .. } => {
                     // Messages already posted finish on their QP; new ones go to the shared one.
                     let k = qps.max(1) as usize;
-                    self.apps[a].post_qp = if i < k { None } else { self.apps[members[i % k]].qp };
+                    self.apps[a].post_qp = if i < k {
+                        None
+                    } else {
+                        self.apps[members[i % k]].qp
+                    };
                 }
             }
         }
         let node = self.nics[nic as usize].node;
-        self.policy_firings.push(Firing { time: self.now(), node, policy });
+        self.policy_firings.push(Firing {
+            time: self.now(),
+            node,
+            policy,
+        });
     }
 }

@@ -122,9 +122,17 @@ impl SharedBuffer {
                 a
             })
             .collect();
-        let total_headroom = if cfg.pfc_enabled { headroom.iter().sum() } else { 0 };
+        let total_headroom = if cfg.pfc_enabled {
+            headroom.iter().sum()
+        } else {
+            0
+        };
         // ns-3's ConfigNPort reserves `reserve` once per port.
-        let total_reserve = if cfg.pfc_enabled { cfg.reserve_bytes * n as u64 } else { 0 };
+        let total_reserve = if cfg.pfc_enabled {
+            cfg.reserve_bytes * n as u64
+        } else {
+            0
+        };
         SharedBuffer {
             headroom,
             alpha,
@@ -152,7 +160,13 @@ impl SharedBuffer {
     /// Offer a packet arriving on `in_port` for `out_port`, class `c`. On success the
     /// bytes are accounted until [`SharedBuffer::release`].
     #[inline]
-    pub fn admit(&mut self, in_port: usize, out_port: usize, c: TrafficClass, bytes: u64) -> Admission {
+    pub fn admit(
+        &mut self,
+        in_port: usize,
+        out_port: usize,
+        c: TrafficClass,
+        bytes: u64,
+    ) -> Admission {
         let c = c as usize;
         if self.cfg.pfc_enabled {
             // As in ns-3's SwitchMmu: `ingress` counts reserve and shared bytes;
@@ -173,7 +187,9 @@ impl SharedBuffer {
         } else {
             let free = self.cfg.size_bytes.saturating_sub(self.total_used);
             let limit = (free as f64 * self.cfg.egress_alpha) as u64;
-            if self.total_used + bytes > self.cfg.size_bytes || self.egress[out_port][c] + bytes > limit {
+            if self.total_used + bytes > self.cfg.size_bytes
+                || self.egress[out_port][c] + bytes > limit
+            {
                 return Admission::Dropped;
             }
             self.ingress[in_port][c] += bytes;
@@ -271,7 +287,10 @@ mod tests {
             assert_eq!(b.admit(0, 2, 3, 1000), Admission::Admitted);
             admitted += 1;
         }
-        assert!(admitted > 4, "reserve and shared pool are used before pausing");
+        assert!(
+            admitted > 4,
+            "reserve and shared pool are used before pausing"
+        );
         b.paused_upstream[0][3] = true;
         // Headroom (40 KB) absorbs what is still in flight, then the port drops.
         let mut after_pause = 0;
@@ -309,16 +328,32 @@ mod tests {
         b.release(0, 2, 3, 1000);
         assert_eq!(b.used_bytes(), 0);
         assert_eq!(b.shared_used, 0);
-        assert_eq!(b.pfc_threshold(0), 0, "nothing left for the shared pool, but no underflow");
+        assert_eq!(
+            b.pfc_threshold(0),
+            0,
+            "nothing left for the shared pool, but no underflow"
+        );
     }
 
     #[test]
     fn pfc_alpha_doubles_per_halving_of_port_over_nic_rate_as_ns3_does() {
         let mut c = cfg(true);
         c.pfc_alpha_reference_rate = Some(Rate::gbps(25));
-        let b = SharedBuffer::new(c.clone(), &[(Rate::gbps(25), 1_000_000), (Rate::gbps(40), 1_000_000), (Rate::gbps(100), 1_000_000), (Rate::gbps(1600), 1_000_000)]);
+        let b = SharedBuffer::new(
+            c.clone(),
+            &[
+                (Rate::gbps(25), 1_000_000),
+                (Rate::gbps(40), 1_000_000),
+                (Rate::gbps(100), 1_000_000),
+                (Rate::gbps(1600), 1_000_000),
+            ],
+        );
         assert_eq!(b.alpha_of(0), 0.125);
-        assert_eq!(b.alpha_of(1), 0.25, "40G over 25G: one halving (ns-3 rounds up)");
+        assert_eq!(
+            b.alpha_of(1),
+            0.25,
+            "40G over 25G: one halving (ns-3 rounds up)"
+        );
         assert_eq!(b.alpha_of(2), 0.5);
         assert_eq!(b.alpha_of(3), 1.0, "capped at 1 (shift 0)");
     }
@@ -337,11 +372,17 @@ mod tests {
 
     #[test]
     fn red_marks_linearly_between_kmin_and_kmax() {
-        let e = EcnConfig { kmin_bytes: 100, kmax_bytes: 200, pmax: 0.5 };
+        let e = EcnConfig {
+            kmin_bytes: 100,
+            kmax_bytes: 200,
+            pmax: 0.5,
+        };
         let mut rng = RngStream::new(1, "t");
         assert!(!e.should_mark(100, &mut rng));
         assert!(e.should_mark(201, &mut rng));
-        let marks = (0..100_000).filter(|_| e.should_mark(150, &mut rng)).count();
+        let marks = (0..100_000)
+            .filter(|_| e.should_mark(150, &mut rng))
+            .count();
         assert!((24_000..26_000).contains(&marks), "{marks}");
     }
 }

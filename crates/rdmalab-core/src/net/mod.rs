@@ -51,7 +51,14 @@ pub struct Port {
 }
 
 impl Port {
-    pub fn new(node: u32, local: u32, link: u32, rate: Rate, delay: Duration, rng: RngStream) -> Self {
+    pub fn new(
+        node: u32,
+        local: u32,
+        link: u32,
+        rate: Rate,
+        delay: Duration,
+        rng: RngStream,
+    ) -> Self {
         Port {
             node,
             at_switch: false,
@@ -99,7 +106,11 @@ impl Port {
     }
 
     #[inline]
-    pub fn dequeue(&mut self, class: u8, frame_bytes_of: impl Fn(PacketId) -> u32) -> Option<PacketId> {
+    pub fn dequeue(
+        &mut self,
+        class: u8,
+        frame_bytes_of: impl Fn(PacketId) -> u32,
+    ) -> Option<PacketId> {
         let p = self.queues[class as usize].pop_front()?;
         let b = frame_bytes_of(p) as u64;
         self.queue_bytes[class as usize] -= b;

@@ -36,7 +36,10 @@ pub struct L4Ports {
 impl L4Ports {
     /// A RoCEv2 packet's ports: this source port, destination port 4791.
     pub fn rocev2(sport: u16) -> Self {
-        L4Ports { sport, dport: crate::packet::wire::ROCEV2_UDP_PORT }
+        L4Ports {
+            sport,
+            dport: crate::packet::wire::ROCEV2_UDP_PORT,
+        }
     }
 }
 
@@ -89,14 +92,33 @@ impl Routing {
         let mut ranges = vec![(0u32, 0u32); n_switches as usize * n_hosts];
         let mut ports = Vec::new();
         match hash {
-            EcmpHash::Rdmalab => Self::build_port_order(adj, is_host, &hosts, &switch_index, &mut ranges, &mut ports),
-            EcmpHash::Ns3Hpcc => {
-                Self::build_ns3_order(adj, is_host, &hosts, &switch_index, n_switches as usize, &mut ranges, &mut ports)
+            EcmpHash::Rdmalab => {
+                Self::build_port_order(adj, is_host, &hosts, &switch_index, &mut ranges, &mut ports)
             }
+            EcmpHash::Ns3Hpcc => Self::build_ns3_order(
+                adj,
+                is_host,
+                &hosts,
+                &switch_index,
+                n_switches as usize,
+                &mut ranges,
+                &mut ports,
+            ),
         }
-        let seeds = (0..n_switches).map(|s| stable_hash(format!("{master_seed}/ecmp/{s}").as_bytes())).collect();
+        let seeds = (0..n_switches)
+            .map(|s| stable_hash(format!("{master_seed}/ecmp/{s}").as_bytes()))
+            .collect();
         let switch_node = (0..n as u32).filter(|&i| !is_host[i as usize]).collect();
-        Routing { host_index, switch_index, n_hosts, ranges, ports, seeds, hash, switch_node }
+        Routing {
+            host_index,
+            switch_index,
+            n_hosts,
+            ranges,
+            ports,
+            seeds,
+            hash,
+            switch_node,
+        }
     }
 
     /// Every shortest-path next hop, in each switch's port order.
@@ -112,38 +134,38 @@ impl Routing {
         let n_hosts = hosts.len();
         let mut dist = vec![u32::MAX; n];
         let mut queue = std::collections::VecDeque::new();
-            for (hi, &h) in hosts.iter().enumerate() {
-                dist.iter_mut().for_each(|d| *d = u32::MAX);
-                dist[h as usize] = 0;
-                queue.clear();
-                queue.push_back(h);
-                while let Some(u) = queue.pop_front() {
-                    // Hosts other than the destination are not transit nodes.
-                    if u != h && is_host[u as usize] {
-                        continue;
-                    }
-                    for &(_, v) in &adj[u as usize] {
-                        if dist[v as usize] == u32::MAX {
-                            dist[v as usize] = dist[u as usize] + 1;
-                            queue.push_back(v);
-                        }
-                    }
+        for (hi, &h) in hosts.iter().enumerate() {
+            dist.iter_mut().for_each(|d| *d = u32::MAX);
+            dist[h as usize] = 0;
+            queue.clear();
+            queue.push_back(h);
+            while let Some(u) = queue.pop_front() {
+                // Hosts other than the destination are not transit nodes.
+                if u != h && is_host[u as usize] {
+                    continue;
                 }
-                for s in 0..n {
-                    if is_host[s] || dist[s] == u32::MAX {
-                        continue;
+                for &(_, v) in &adj[u as usize] {
+                    if dist[v as usize] == u32::MAX {
+                        dist[v as usize] = dist[u as usize] + 1;
+                        queue.push_back(v);
                     }
-                    let start = ports.len() as u32;
-                    for &(port, v) in &adj[s] {
-                        let via_ok = v == h || !is_host[v as usize];
-                        if via_ok && dist[v as usize] != u32::MAX && dist[v as usize] + 1 == dist[s] {
-                            ports.push(port);
-                        }
-                    }
-                    let si = switch_index[s] as usize;
-                    ranges[si * n_hosts + hi] = (start, ports.len() as u32 - start);
                 }
             }
+            for s in 0..n {
+                if is_host[s] || dist[s] == u32::MAX {
+                    continue;
+                }
+                let start = ports.len() as u32;
+                for &(port, v) in &adj[s] {
+                    let via_ok = v == h || !is_host[v as usize];
+                    if via_ok && dist[v as usize] != u32::MAX && dist[v as usize] + 1 == dist[s] {
+                        ports.push(port);
+                    }
+                }
+                let si = switch_index[s] as usize;
+                ranges[si * n_hosts + hi] = (start, ports.len() as u32 - start);
+            }
+        }
     }
 
     /// Next hops in ns-3 `third.cc`'s order (see [`Routing::build`]).
@@ -161,9 +183,14 @@ impl Routing {
         // Each node's neighbours in ns-3's map order, with the port its map keeps.
         let neighbours: Vec<Vec<(u32, u32)>> = (0..n)
             .map(|u| {
-                let mut by_peer: std::collections::BTreeMap<(bool, i64), (u32, u32)> = Default::default();
+                let mut by_peer: std::collections::BTreeMap<(bool, i64), (u32, u32)> =
+                    Default::default();
                 for &(port, v) in &adj[u] {
-                    let key = if is_host[v as usize] { (false, v as i64) } else { (true, -(v as i64)) };
+                    let key = if is_host[v as usize] {
+                        (false, v as i64)
+                    } else {
+                        (true, -(v as i64))
+                    };
                     by_peer.insert(key, (port, v)); // the last parallel link wins
                 }
                 by_peer.into_values().collect()
@@ -189,7 +216,11 @@ impl Routing {
                     }
                     if dist[u as usize] + 1 == dist[v as usize] && !is_host[v as usize] {
                         // v forwards towards h through u: its port to u.
-                        let port = neighbours[v as usize].iter().find(|x| x.1 == u).expect("links are symmetric").0;
+                        let port = neighbours[v as usize]
+                            .iter()
+                            .find(|x| x.1 == u)
+                            .expect("links are symmetric")
+                            .0;
                         hops[switch_index[v as usize] as usize].push(port);
                     }
                 }
@@ -232,7 +263,11 @@ impl Routing {
                 let h = match self.hash {
                     EcmpHash::Rdmalab => ecmp_hash(self.seeds[si], src, dst, l4.sport),
                     EcmpHash::Ns3Hpcc => {
-                        let key = [ns3_ip(src), ns3_ip(dst), l4.sport as u32 | (l4.dport as u32) << 16];
+                        let key = [
+                            ns3_ip(src),
+                            ns3_ip(dst),
+                            l4.sport as u32 | (l4.dport as u32) << 16,
+                        ];
                         murmur3_x86_32(&key, self.switch_node[si]) as u64
                     }
                 };
@@ -320,8 +355,9 @@ mod tests {
     fn source_port_steers_the_path() {
         let (adj, is_host) = diamond();
         let r = Routing::build(&adj, &is_host, 1, EcmpHash::Rdmalab);
-        let chosen: std::collections::BTreeSet<u32> =
-            (0..64u16).map(|sp| r.select(2, 0, 1, L4Ports::rocev2(10000 + sp)).unwrap()).collect();
+        let chosen: std::collections::BTreeSet<u32> = (0..64u16)
+            .map(|sp| r.select(2, 0, 1, L4Ports::rocev2(10000 + sp)).unwrap())
+            .collect();
         assert_eq!(chosen.len(), 2, "64 source ports should use both paths");
     }
 
@@ -330,7 +366,10 @@ mod tests {
         // Bytes 21 43 65 87 (the word 0x87654321), from the reference test suite.
         assert_eq!(murmur3_x86_32(&[0x8765_4321], 0), 0xf55b_516b);
         assert_eq!(murmur3_x86_32(&[0x8765_4321], 0x5082_edee), 0x2362_f9de);
-        assert_eq!(murmur3_x86_32(&[u32::from_le_bytes(*b"test")], 0), 0xba6b_d213);
+        assert_eq!(
+            murmur3_x86_32(&[u32::from_le_bytes(*b"test")], 0),
+            0xba6b_d213
+        );
     }
 
     #[test]
@@ -356,4 +395,3 @@ mod tests {
         }
     }
 }
-

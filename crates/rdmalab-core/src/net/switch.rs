@@ -29,7 +29,10 @@ pub struct SwitchConfig {
 
 impl SwitchConfig {
     pub fn ecn_for(&self, rate: Rate) -> Option<EcnConfig> {
-        self.ecn_by_rate.iter().find(|(r, _)| *r == rate).map(|(_, e)| *e)
+        self.ecn_by_rate
+            .iter()
+            .find(|(r, _)| *r == rate)
+            .map(|(_, e)| *e)
     }
 }
 
@@ -50,9 +53,15 @@ impl World {
             EcmpHash::Ns3Hpcc => {
                 let qp = &self.qps[p.qp as usize];
                 if p.src == qp.src_node {
-                    L4Ports { sport: p.udp_sport, dport: qp.udp_dport }
+                    L4Ports {
+                        sport: p.udp_sport,
+                        dport: qp.udp_dport,
+                    }
                 } else {
-                    L4Ports { sport: qp.udp_dport, dport: p.udp_sport }
+                    L4Ports {
+                        sport: qp.udp_dport,
+                        dport: p.udp_sport,
+                    }
                 }
             }
         }
@@ -73,9 +82,16 @@ impl World {
         let in_local = self.ports[in_port as usize].local as usize;
         let out_local = self.ports[out_port as usize].local as usize;
         // ACKs carry their class (control, or data with ns-3's ACK_HIGH_PRIO 0).
-        let class = if matches!(p.kind, PacketKind::Cnp | PacketKind::Pfc { .. }) { CONTROL_CLASS } else { p.class };
+        let class = if matches!(p.kind, PacketKind::Cnp | PacketKind::Pfc { .. }) {
+            CONTROL_CLASS
+        } else {
+            p.class
+        };
         if class != CONTROL_CLASS {
-            let adm = self.switches[sw].buffer.admit(in_local, out_local, class, p.frame_bytes as u64);
+            let adm =
+                self.switches[sw]
+                    .buffer
+                    .admit(in_local, out_local, class, p.frame_bytes as u64);
             if adm == Admission::Dropped {
                 self.drop_packet(node, in_local as u32, "buffer_full", pkt);
                 return;
@@ -155,12 +171,19 @@ impl World {
         self.try_transmit(port);
     }
 
-    pub(crate) fn drop_packet(&mut self, node: u32, local_port: u32, reason: &'static str, pkt: PacketId) {
+    pub(crate) fn drop_packet(
+        &mut self,
+        node: u32,
+        local_port: u32,
+        reason: &'static str,
+        pkt: PacketId,
+    ) {
         let p = self.pkts.get(pkt);
         if p.kind == PacketKind::Data {
             self.stats.data_payload_dropped += p.payload as u64;
         }
-        self.rec.count_drop(node, local_port, reason, p.frame_bytes as u64);
+        self.rec
+            .count_drop(node, local_port, reason, p.frame_bytes as u64);
         self.pkts.free(pkt);
     }
 }

@@ -52,11 +52,22 @@ impl Topology {
     }
 
     pub fn add_link(&mut self, a: u32, b: u32, p: LinkParams) {
-        self.links.push(LinkSpec { a, b, rate: p.rate, delay: p.delay, loss: 0.0, down: Vec::new() });
+        self.links.push(LinkSpec {
+            a,
+            b,
+            rate: p.rate,
+            delay: p.delay,
+            loss: 0.0,
+            down: Vec::new(),
+        });
     }
 
     pub fn hosts(&self) -> impl Iterator<Item = u32> + '_ {
-        self.nodes.iter().enumerate().filter(|(_, n)| n.kind == NodeKind::Host).map(|(i, _)| i as u32)
+        self.nodes
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| n.kind == NodeKind::Host)
+            .map(|(i, _)| i as u32)
     }
 
     pub fn host_count(&self) -> usize {
@@ -64,13 +75,18 @@ impl Topology {
     }
 
     pub fn find(&self, name: &str) -> Option<u32> {
-        self.nodes.iter().position(|n| n.name == name).map(|i| i as u32)
+        self.nodes
+            .iter()
+            .position(|n| n.name == name)
+            .map(|i| i as u32)
     }
 
     /// `n` hosts on one switch.
     pub fn single_switch(n: u32, host: LinkParams) -> Self {
         let mut t = Topology::default();
-        let hosts: Vec<u32> = (0..n).map(|i| t.add_node(format!("h{i}"), NodeKind::Host)).collect();
+        let hosts: Vec<u32> = (0..n)
+            .map(|i| t.add_node(format!("h{i}"), NodeKind::Host))
+            .collect();
         let s = t.add_node("s0".into(), NodeKind::Switch);
         for h in hosts {
             t.add_link(h, s, host);
@@ -82,9 +98,12 @@ impl Topology {
     /// Hosts are numbered left first.
     pub fn dumbbell(left: u32, right: u32, host: LinkParams, bottleneck: LinkParams) -> Self {
         let mut t = Topology::default();
-        let l: Vec<u32> = (0..left).map(|i| t.add_node(format!("h{i}"), NodeKind::Host)).collect();
-        let r: Vec<u32> =
-            (0..right).map(|i| t.add_node(format!("h{}", left + i), NodeKind::Host)).collect();
+        let l: Vec<u32> = (0..left)
+            .map(|i| t.add_node(format!("h{i}"), NodeKind::Host))
+            .collect();
+        let r: Vec<u32> = (0..right)
+            .map(|i| t.add_node(format!("h{}", left + i), NodeKind::Host))
+            .collect();
         let s0 = t.add_node("s0".into(), NodeKind::Switch);
         let s1 = t.add_node("s1".into(), NodeKind::Switch);
         for h in l {
@@ -112,8 +131,12 @@ impl Topology {
         for i in 0..leaves * hosts_per_leaf {
             host_ids.push(t.add_node(format!("h{i}"), NodeKind::Host));
         }
-        let leaf: Vec<u32> = (0..leaves).map(|i| t.add_node(format!("leaf{i}"), NodeKind::Switch)).collect();
-        let spine: Vec<u32> = (0..spines).map(|i| t.add_node(format!("spine{i}"), NodeKind::Switch)).collect();
+        let leaf: Vec<u32> = (0..leaves)
+            .map(|i| t.add_node(format!("leaf{i}"), NodeKind::Switch))
+            .collect();
+        let spine: Vec<u32> = (0..spines)
+            .map(|i| t.add_node(format!("spine{i}"), NodeKind::Switch))
+            .collect();
         for (i, h) in host_ids.iter().enumerate() {
             t.add_link(*h, leaf[i / hosts_per_leaf as usize], host);
         }
@@ -133,7 +156,9 @@ impl Topology {
         let half = k / 2;
         let mut t = Topology::default();
         let n_hosts = k * half * half;
-        let hosts: Vec<u32> = (0..n_hosts).map(|i| t.add_node(format!("h{i}"), NodeKind::Host)).collect();
+        let hosts: Vec<u32> = (0..n_hosts)
+            .map(|i| t.add_node(format!("h{i}"), NodeKind::Host))
+            .collect();
         let mut edge = Vec::new();
         let mut agg = Vec::new();
         for p in 0..k {
@@ -146,20 +171,29 @@ impl Topology {
                 agg.push(t.add_node(format!("agg{p}_{i}"), NodeKind::Switch));
             }
         }
-        let core: Vec<u32> =
-            (0..half * half).map(|i| t.add_node(format!("core{i}"), NodeKind::Switch)).collect();
+        let core: Vec<u32> = (0..half * half)
+            .map(|i| t.add_node(format!("core{i}"), NodeKind::Switch))
+            .collect();
         for (i, h) in hosts.iter().enumerate() {
             t.add_link(*h, edge[i / half as usize], host);
         }
         for p in 0..k {
             for e in 0..half {
                 for a in 0..half {
-                    t.add_link(edge[(p * half + e) as usize], agg[(p * half + a) as usize], fabric);
+                    t.add_link(
+                        edge[(p * half + e) as usize],
+                        agg[(p * half + a) as usize],
+                        fabric,
+                    );
                 }
             }
             for a in 0..half {
                 for c in 0..half {
-                    t.add_link(agg[(p * half + a) as usize], core[(a * half + c) as usize], fabric);
+                    t.add_link(
+                        agg[(p * half + a) as usize],
+                        core[(a * half + c) as usize],
+                        fabric,
+                    );
                 }
             }
         }
@@ -174,10 +208,13 @@ impl Topology {
         let head = lines.next().ok_or("empty topology file")?;
         let nums: Vec<&str> = head.split_whitespace().collect();
         if nums.len() < 3 {
-            return Err(format!("first line `{head}` must be `<nodes> <switches> <links>`"));
+            return Err(format!(
+                "first line `{head}` must be `<nodes> <switches> <links>`"
+            ));
         }
         let parse_u = |s: &str, what: &str| -> Result<u32, String> {
-            s.parse::<u32>().map_err(|_| format!("{what} `{s}` is not a non-negative integer"))
+            s.parse::<u32>()
+                .map_err(|_| format!("{what} `{s}` is not a non-negative integer"))
         };
         let n = parse_u(nums[0], "node count")?;
         let s = parse_u(nums[1], "switch count")?;
@@ -185,7 +222,9 @@ impl Topology {
         let mut is_switch = vec![false; n as usize];
         let mut got = 0;
         while got < s {
-            let line = lines.next().ok_or(format!("expected {s} switch ids, found {got}"))?;
+            let line = lines
+                .next()
+                .ok_or(format!("expected {s} switch ids, found {got}"))?;
             for tok in line.split_whitespace() {
                 let id = parse_u(tok, "switch id")?;
                 if id >= n {
@@ -197,30 +236,55 @@ impl Topology {
         }
         let mut t = Topology::default();
         for (i, sw) in is_switch.iter().enumerate() {
-            let kind = if *sw { NodeKind::Switch } else { NodeKind::Host };
-            let name = if *sw { format!("s{i}") } else { format!("h{i}") };
+            let kind = if *sw {
+                NodeKind::Switch
+            } else {
+                NodeKind::Host
+            };
+            let name = if *sw {
+                format!("s{i}")
+            } else {
+                format!("h{i}")
+            };
             t.nodes.push(NodeSpec { name, kind });
         }
         for k in 0..l {
-            let line = lines.next().ok_or(format!("expected {l} link lines, found {k}"))?;
+            let line = lines
+                .next()
+                .ok_or(format!("expected {l} link lines, found {k}"))?;
             let f: Vec<&str> = line.split_whitespace().collect();
             if f.len() < 4 {
-                return Err(format!("link line {} `{line}` needs `src dst rate delay [error_rate]`", k + 1));
+                return Err(format!(
+                    "link line {} `{line}` needs `src dst rate delay [error_rate]`",
+                    k + 1
+                ));
             }
             let a = parse_u(f[0], "link endpoint")?;
             let b = parse_u(f[1], "link endpoint")?;
             if a >= n || b >= n {
-                return Err(format!("link line {} `{line}`: node id not below {n}", k + 1));
+                return Err(format!(
+                    "link line {} `{line}`: node id not below {n}",
+                    k + 1
+                ));
             }
             let rate = crate::scenario::units::parse_rate(f[2])
                 .map_err(|e| format!("link line {} rate: {e}", k + 1))?;
             let delay = crate::scenario::units::parse_duration(f[3])
                 .map_err(|e| format!("link line {} delay: {e}", k + 1))?;
             let loss = match f.get(4) {
-                Some(x) => x.parse::<f64>().map_err(|_| format!("link line {} error rate `{x}`", k + 1))?,
+                Some(x) => x
+                    .parse::<f64>()
+                    .map_err(|_| format!("link line {} error rate `{x}`", k + 1))?,
                 None => 0.0,
             };
-            t.links.push(LinkSpec { a, b, rate, delay, loss, down: Vec::new() });
+            t.links.push(LinkSpec {
+                a,
+                b,
+                rate,
+                delay,
+                loss,
+                down: Vec::new(),
+            });
         }
         Ok(t)
     }
@@ -232,7 +296,9 @@ impl Topology {
             deg[l.a as usize] += 1;
             deg[l.b as usize] += 1;
         }
-        (0..self.nodes.len() as u32).filter(|&i| deg[i as usize] == 0).collect()
+        (0..self.nodes.len() as u32)
+            .filter(|&i| deg[i as usize] == 0)
+            .collect()
     }
 }
 
@@ -241,7 +307,10 @@ mod tests {
     use super::*;
 
     fn lp(g: u64) -> LinkParams {
-        LinkParams { rate: Rate::gbps(g), delay: Duration::from_us(1) }
+        LinkParams {
+            rate: Rate::gbps(g),
+            delay: Duration::from_us(1),
+        }
     }
 
     #[test]

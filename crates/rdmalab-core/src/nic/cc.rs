@@ -13,7 +13,12 @@ use crate::time::Rate;
 use crate::world::{Event, RunError, World};
 
 /// The counters of the NIC at the end of `qp` where an event happened.
-fn nic_facts(nics: &[super::Nic], ports: &[crate::net::Port], qp: &super::qp::Qp, at_receiver: bool) -> NicFacts {
+fn nic_facts(
+    nics: &[super::Nic],
+    ports: &[crate::net::Port],
+    qp: &super::qp::Qp,
+    at_receiver: bool,
+) -> NicFacts {
     let nic = &nics[if at_receiver { qp.rx_nic } else { qp.tx_nic } as usize];
     NicFacts {
         node: nic.node,
@@ -40,8 +45,15 @@ impl World {
             None => &[],
         };
         let mut actions = Actions::default();
-        let mut ctx =
-            CcContext::with_facts(now, qp.rate, qp.bytes_in_flight(), qp.snd_nxt_off, qp.path, int, &mut actions);
+        let mut ctx = CcContext::with_facts(
+            now,
+            qp.rate,
+            qp.bytes_in_flight(),
+            qp.snd_nxt_off,
+            qp.path,
+            int,
+            &mut actions,
+        );
         ctx.udp_sport = qp.udp_sport;
         ctx.at_receiver = ev.at_receiver();
         ctx.qp = qi;
@@ -54,11 +66,19 @@ impl World {
     }
 
     /// Deliver an application hint to QP `qi`'s controller (host domain).
-    pub fn hint(&mut self, qi: u32, kind: crate::control::HintKind, value: f64) -> Result<(), String> {
+    pub fn hint(
+        &mut self,
+        qi: u32,
+        kind: crate::control::HintKind,
+        value: f64,
+    ) -> Result<(), String> {
         if qi as usize >= self.qps.len() {
             return Err(format!("no QP {qi}; {} QPs exist so far", self.qps.len()));
         }
-        if self.qps[qi as usize].cc_mask.has(crate::control::EventMask::PEER) {
+        if self.qps[qi as usize]
+            .cc_mask
+            .has(crate::control::EventMask::PEER)
+        {
             self.raise_cc(qi, CcEvent::Hint { kind, value }, None);
         }
         Ok(())
@@ -122,7 +142,10 @@ impl World {
         }
         let open = fw.open[qi as usize][kind as usize];
         // Timers, probe answers, peer messages and hints are each distinct: they never fold together.
-        let distinct = matches!(kind, EventType::Timer | EventType::Rtt | EventType::Peer | EventType::Hint);
+        let distinct = matches!(
+            kind,
+            EventType::Timer | EventType::Rtt | EventType::Peer | EventType::Hint
+        );
         if open != NO_ENTRY && !distinct {
             let how = fw.placement.coalesce[kind as usize];
             let batch = fw.placement.tx_batch_bytes;
@@ -132,12 +155,14 @@ impl World {
             // A held TX batch starts its trigger once enough bytes have gathered.
             if !e.trigger_started && e.batch_bytes >= batch {
                 e.trigger_started = true;
-                self.q.schedule(now + trigger, Event::CtrlTrigger { entry: open });
+                self.q
+                    .schedule(now + trigger, Event::CtrlTrigger { entry: open });
             }
             return;
         }
         let mut entry = Entry::new(qi, ev, now, int);
-        let held = matches!(ev, CcEvent::Tx { bytes, .. } if (bytes as u64) < fw.placement.tx_batch_bytes);
+        let held =
+            matches!(ev, CcEvent::Tx { bytes, .. } if (bytes as u64) < fw.placement.tx_batch_bytes);
         entry.trigger_started = !held;
         let id = fw.alloc(entry);
         if !distinct {
@@ -154,7 +179,8 @@ impl World {
         } else if trigger.ps() == 0 {
             self.ctl_trigger(id);
         } else {
-            self.q.schedule(now + trigger, Event::CtrlTrigger { entry: id });
+            self.q
+                .schedule(now + trigger, Event::CtrlTrigger { entry: id });
         }
     }
 
@@ -231,7 +257,8 @@ impl World {
         ctx.qp = e.qp;
         ctx.nic = nic_facts(&self.nics, &self.ports, qp, ctx.at_receiver);
         let result = qp.cc.on_event(&e.event, &mut ctx);
-        self.q.schedule(now + cost, Event::CtrlDone { thread: t as u32 });
+        self.q
+            .schedule(now + cost, Event::CtrlDone { thread: t as u32 });
         if let Err(detail) = result {
             self.fail_controller(e.qp, e.event.name(), detail);
             return;
@@ -245,7 +272,8 @@ impl World {
                 count: e.count,
                 at_receiver: e.event.at_receiver(),
             });
-            self.q.schedule(now + cost + install, Event::CtrlInstall { qp: e.qp });
+            self.q
+                .schedule(now + cost + install, Event::CtrlInstall { qp: e.qp });
         }
     }
 
@@ -257,10 +285,18 @@ impl World {
     pub(crate) fn ctl_install(&mut self, qi: u32) {
         let now = self.now();
         let fw = self.ctl.as_mut().expect("framework");
-        let Some(p) = fw.installs[qi as usize].pop_front() else { return };
+        let Some(p) = fw.installs[qi as usize].pop_front() else {
+            return;
+        };
         fw.stats.actions_installed += 1;
         if fw.record_delays {
-            fw.delays.push(ControlDelay { time: now, qp: qi, kind: p.kind, delay: now - p.first_signal, coalesced: p.count });
+            fw.delays.push(ControlDelay {
+                time: now,
+                qp: qi,
+                kind: p.kind,
+                delay: now - p.first_signal,
+                coalesced: p.count,
+            });
         }
         self.apply_actions(qi, p.kind.name(), &p.actions, p.at_receiver);
     }

@@ -4,8 +4,8 @@
 //! (`nic.qp_scheduler: srnic`). The caches themselves live in
 //! [`super::resources`]; this file only asks them and books the PCIe reads.
 
-use super::resources::{missed, mtt_key, pcie_read, wqe_key, PciePurpose};
 use super::qp::Verb;
+use super::resources::{missed, mtt_key, pcie_read, wqe_key, PciePurpose};
 use super::{PcieConfig, WQE_BYTES};
 use crate::time::Time;
 use crate::world::World;
@@ -15,15 +15,27 @@ impl World {
     /// (the scenario refuses them without it).
     #[inline]
     fn host_pcie(&self) -> PcieConfig {
-        self.nic_cfg.pcie.expect("checked by the scenario: nic.resources and qp_scheduler srnic need host.pcie")
+        self.nic_cfg
+            .pcie
+            .expect("checked by the scenario: nic.resources and qp_scheduler srnic need host.pcie")
     }
 
     /// Book a read of `bytes` for `purpose` on NIC `nic`'s PCIe link, issued
     /// at `at`; returns when its data is back. TLP overhead is added when
     /// the resource model is on.
-    pub(crate) fn pcie_fetch(&mut self, nic: usize, purpose: PciePurpose, bytes: u64, at: Time) -> Time {
+    pub(crate) fn pcie_fetch(
+        &mut self,
+        nic: usize,
+        purpose: PciePurpose,
+        bytes: u64,
+        at: Time,
+    ) -> Time {
         let pcie = self.host_pcie();
-        let bus = self.nic_cfg.resources.as_ref().map_or(bytes, |r| r.on_bus(bytes));
+        let bus = self
+            .nic_cfg
+            .resources
+            .as_ref()
+            .map_or(bytes, |r| r.on_bus(bytes));
         let now = self.now();
         let n = &mut self.nics[nic];
         let (free, back) = pcie_read(n.pcie_free_at, now, at, pcie.bandwidth, pcie.latency, bus);
@@ -46,7 +58,11 @@ impl World {
         }
         let now = self.now();
         self.pcie_fetch(nic, PciePurpose::Wqe, WQE_BYTES, now);
-        self.nics[nic].res.as_mut().expect("checked").prefetch_wqe(wqe_key(qi, msg_index));
+        self.nics[nic]
+            .res
+            .as_mut()
+            .expect("checked")
+            .prefetch_wqe(wqe_key(qi, msg_index));
     }
 
     /// Before QP `qi` sends its next packet: look up the contexts it needs.
@@ -62,7 +78,11 @@ impl World {
             qp.ctx_psn = u32::MAX;
             return None;
         }
-        let cfg = self.nic_cfg.resources.as_ref().expect("called with resources on");
+        let cfg = self
+            .nic_cfg
+            .resources
+            .as_ref()
+            .expect("called with resources on");
         let res = self.nics[nic].res.as_mut().expect("resources on");
         let qp = &self.qps[qi as usize];
         let mut need = [(PciePurpose::Qpc, 0u64); 3];
@@ -119,10 +139,16 @@ impl World {
     /// the MTT entry of its page, are looked up and fetched on a miss. The
     /// packet does not wait for them (see the module docs of `resources`).
     pub(crate) fn rx_contexts(&mut self, nic: usize, qi: u32, page_of_psn: Option<u32>) {
-        let Some(res) = self.nics[nic].res.as_mut() else { return };
+        let Some(res) = self.nics[nic].res.as_mut() else {
+            return;
+        };
         let cfg = self.nic_cfg.resources.as_ref().expect("resources on");
         let qpc_miss = missed(res.qpc.access(qi as u64));
-        let mtt_miss = match page_of_psn.and_then(|psn| self.qps[qi as usize].message_of(psn).map(|(_, m)| (psn, *m))) {
+        let mtt_miss = match page_of_psn.and_then(|psn| {
+            self.qps[qi as usize]
+                .message_of(psn)
+                .map(|(_, m)| (psn, *m))
+        }) {
             Some((psn, m)) => {
                 let page = cfg.page_of(psn - m.first_psn, self.nic_cfg.wire.mtu_payload);
                 missed(res.mtt.access(mtt_key(qi, page)))
@@ -142,7 +168,14 @@ impl World {
     /// `QpScheduler::Srnic`: take in a finished WQE fetch, and issue the next
     /// one if the QP has none outstanding and less than a turn fetched ahead.
     /// Returns when the QP may next send if nothing fetched is left to send.
-    pub(crate) fn srnic_turn(&mut self, nic: usize, qi: u32, now: Time, wqes: u32, burst: u64) -> Option<Time> {
+    pub(crate) fn srnic_turn(
+        &mut self,
+        nic: usize,
+        qi: u32,
+        now: Time,
+        wqes: u32,
+        burst: u64,
+    ) -> Option<Time> {
         let mtu = self.nic_cfg.wire.mtu_payload as u64;
         let qp = &mut self.qps[qi as usize];
         if !qp.retx.is_empty() {
@@ -171,15 +204,28 @@ impl World {
                 let res = self.nics[nic].res.as_mut().expect("checked");
                 if missed(res.qpc.access(qi as u64)) {
                     let (u, start) = res.take_unit(now);
-                    let qpc_bytes = self.nic_cfg.resources.as_ref().expect("on").qpc.entry_bytes as u64;
+                    let qpc_bytes =
+                        self.nic_cfg.resources.as_ref().expect("on").qpc.entry_bytes as u64;
                     t = self.pcie_fetch(nic, PciePurpose::Qpc, qpc_bytes, start);
                     unit = Some(u);
                 }
             }
             // READ responses have no WQEs at the responder: the turn is a payload read.
-            let wqe_bytes = if is_read { 0 } else { fetched_wqes as u64 * WQE_BYTES };
-            let purpose = if is_read { PciePurpose::Payload } else { PciePurpose::Wqe };
-            let back = if wqe_bytes > 0 || is_read { self.pcie_fetch(nic, purpose, wqe_bytes, t) } else { t };
+            let wqe_bytes = if is_read {
+                0
+            } else {
+                fetched_wqes as u64 * WQE_BYTES
+            };
+            let purpose = if is_read {
+                PciePurpose::Payload
+            } else {
+                PciePurpose::Wqe
+            };
+            let back = if wqe_bytes > 0 || is_read {
+                self.pcie_fetch(nic, purpose, wqe_bytes, t)
+            } else {
+                t
+            };
             if let (Some(u), Some(res)) = (unit, self.nics[nic].res.as_mut()) {
                 res.release_unit_at(u, back);
             }
@@ -200,8 +246,16 @@ impl World {
     /// `wqes` WQEs from the one holding `start`, and at most `limit` bytes
     /// (whole packets, at least one). Also returns how many WQEs the turn
     /// reads: all `wqes` that are posted, used or not (fetch and drop).
-    fn srnic_turn_end(qp: &super::qp::Qp, start: u32, wqes: u32, limit: u64, mtu: u64) -> (u32, u32) {
-        let Some((first, _)) = qp.message_of(start) else { return (start + 1, 1) };
+    fn srnic_turn_end(
+        qp: &super::qp::Qp,
+        start: u32,
+        wqes: u32,
+        limit: u64,
+        mtu: u64,
+    ) -> (u32, u32) {
+        let Some((first, _)) = qp.message_of(start) else {
+            return (start + 1, 1);
+        };
         let (mut posted, mut by_wqes) = (0u32, start + 1);
         for m in qp.msgs.iter().skip(first).take(wqes as usize) {
             if m.first_psn >= qp.ready_psn_end {

@@ -112,7 +112,15 @@ pub struct TriggerMask {
 }
 
 impl TriggerMask {
-    pub const NAMES: &'static [&'static str] = &["tx_first", "tx_middle", "tx_last", "ack", "nack", "cnp", "rx"];
+    pub const NAMES: &'static [&'static str] = &[
+        "tx_first",
+        "tx_middle",
+        "tx_last",
+        "ack",
+        "nack",
+        "cnp",
+        "rx",
+    ];
 }
 
 /// `control.on_path`: cores that sit in the NIC's send path (SwCC's TX
@@ -331,14 +339,19 @@ impl World {
         let node = self.ports[port as usize].node;
         let nic_i = self.node_index[node as usize] as usize;
         let pkts = &self.pkts;
-        if let Some(p) = self.ports[port as usize].dequeue(CONTROL_CLASS, |id| pkts.get(id).frame_bytes) {
+        if let Some(p) =
+            self.ports[port as usize].dequeue(CONTROL_CLASS, |id| pkts.get(id).frame_bytes)
+        {
             return Some(p);
         }
         // ACKs in a data class go first unless that class is paused (as ns-3's RdmaEgressQueue).
         let ack_class = self.nic_cfg.ack_class;
-        let held = self.nic_cfg.pfc_holds_acks && self.ports[port as usize].paused[ack_class as usize];
+        let held =
+            self.nic_cfg.pfc_holds_acks && self.ports[port as usize].paused[ack_class as usize];
         if ack_class != CONTROL_CLASS && !held {
-            if let Some(p) = self.ports[port as usize].dequeue(ack_class, |id| pkts.get(id).frame_bytes) {
+            if let Some(p) =
+                self.ports[port as usize].dequeue(ack_class, |id| pkts.get(id).frame_bytes)
+            {
                 return Some(p);
             }
         }
@@ -352,11 +365,15 @@ impl World {
         // With device memory in play each QP waits for its own DMA path (below).
         let device = self.nic_cfg.device_pcie;
         let host_backlog = match self.nic_cfg.pcie {
-            Some(p) if self.nics[nic_i].pcie_free_at > now + p.latency => Some(Time(self.nics[nic_i].pcie_free_at.ps() - p.latency.ps())),
+            Some(p) if self.nics[nic_i].pcie_free_at > now + p.latency => {
+                Some(Time(self.nics[nic_i].pcie_free_at.ps() - p.latency.ps()))
+            }
             _ => None,
         };
         let device_backlog = match device {
-            Some(p) if self.nics[nic_i].device_free_at > now + p.latency => Some(Time(self.nics[nic_i].device_free_at.ps() - p.latency.ps())),
+            Some(p) if self.nics[nic_i].device_free_at > now + p.latency => {
+                Some(Time(self.nics[nic_i].device_free_at.ps() - p.latency.ps()))
+            }
             _ => None,
         };
         if let (Some(pcie), None) = (self.nic_cfg.pcie, device) {
@@ -405,7 +422,11 @@ impl World {
             let mut ready_at = qp.next_avail;
             if device.is_some() {
                 // Payload from device memory comes over the device's path, host payload over the host's.
-                if let Some(t) = if qp.device_memory { device_backlog } else { host_backlog } {
+                if let Some(t) = if qp.device_memory {
+                    device_backlog
+                } else {
+                    host_backlog
+                } {
                     earliest = earliest.min(t);
                     continue;
                 }
@@ -455,7 +476,8 @@ impl World {
                 // A new turn takes the posted WQEs that fit the quantum; the QP keeps
                 // the port until it has sent their last packet.
                 if qp.snd_nxt >= qp.turn_end_psn {
-                    qp.turn_end_psn = qp.wqe_turn_end(quantum, self.nic_cfg.wire.mtu_payload as u64);
+                    qp.turn_end_psn =
+                        qp.wqe_turn_end(quantum, self.nic_cfg.wire.mtu_payload as u64);
                 }
                 if qp.snd_nxt + 1 < qp.turn_end_psn {
                     let back = self.nics[nic_i].active.pop_back();
@@ -479,7 +501,8 @@ impl World {
         }
         if earliest != Time::NEVER && earliest < self.nics[nic_i].wake_at {
             self.nics[nic_i].wake_at = earliest;
-            self.q.schedule(earliest, Event::NicWake { nic: nic_i as u32 });
+            self.q
+                .schedule(earliest, Event::NicWake { nic: nic_i as u32 });
         }
         None
     }
@@ -549,7 +572,10 @@ impl World {
         for k in 1..=n {
             let idx = (k + rr_last) % n;
             let qp = &self.qps[self.nics[nic_i].ns3_qps[idx] as usize];
-            if !self.ports[port as usize].paused[qp.class as usize] && qp.has_unsent() && !Self::window_full(qp, self.nic_cfg.window_scales_with_rate) {
+            if !self.ports[port as usize].paused[qp.class as usize]
+                && qp.has_unsent()
+                && !Self::window_full(qp, self.nic_cfg.window_scales_with_rate)
+            {
                 if qp.next_avail > now {
                     continue;
                 }
@@ -606,7 +632,12 @@ impl World {
         // Selective repeat resends its queued holes before new data.
         let hole = qp.retx.pop_first();
         let (m, psn) = match hole {
-            Some(psn) => (*qp.message_of(psn).expect("a queued hole is above snd_una").1, psn),
+            Some(psn) => (
+                *qp.message_of(psn)
+                    .expect("a queued hole is above snd_una")
+                    .1,
+                psn,
+            ),
             None => {
                 while qp.msgs[qp.tx_cursor].end_psn() <= qp.snd_nxt {
                     qp.tx_cursor += 1;
@@ -615,7 +646,11 @@ impl World {
             }
         };
         let last = psn + 1 == m.end_psn();
-        let payload = if last { m.bytes - (m.packets as u64 - 1) * wire.mtu_payload as u64 } else { wire.mtu_payload as u64 };
+        let payload = if last {
+            m.bytes - (m.packets as u64 - 1) * wire.mtu_payload as u64
+        } else {
+            wire.mtu_payload as u64
+        };
         let extra = match (self.nic_cfg.loss_recovery, qp.verb) {
             (LossRecovery::SelectiveRepeat, Verb::Write) => crate::packet::wire::SR_WRITE_EXT,
             (LossRecovery::SelectiveRepeat, Verb::Send) => crate::packet::wire::SR_SEND_EXT,
@@ -671,7 +706,11 @@ impl World {
             self.nics[qp.tx_nic as usize].tx_gap = self.nic_cfg.wqe_overhead;
         }
         let wants_tx = qp.cc_mask.has(crate::control::EventMask::TX);
-        let device_path = if qp.device_memory { self.nic_cfg.device_pcie } else { None };
+        let device_path = if qp.device_memory {
+            self.nic_cfg.device_pcie
+        } else {
+            None
+        };
         if let Some(dev) = device_path {
             let nic = &mut self.nics[qp.tx_nic as usize];
             let start = nic.device_free_at.max(now);
@@ -682,9 +721,15 @@ impl World {
             // The WQE always comes from host memory; the payload too unless it is in device memory.
             // With `nic.resources` or the SRNIC scheduler, WQE reads are booked where they happen
             // (doorbell prefetch, cache miss, turn fetch), and every read pays its TLP overhead.
-            let wqe_here = self.nic_cfg.resources.is_none() && !matches!(self.nic_cfg.qp_scheduler, QpScheduler::Srnic { .. });
+            let wqe_here = self.nic_cfg.resources.is_none()
+                && !matches!(self.nic_cfg.qp_scheduler, QpScheduler::Srnic { .. });
             let body = if device_path.is_some() { 0 } else { payload };
-            let dma = body + if psn == m.first_psn && wqe_here { WQE_BYTES } else { 0 };
+            let dma = body
+                + if psn == m.first_psn && wqe_here {
+                    WQE_BYTES
+                } else {
+                    0
+                };
             let dma = match &self.nic_cfg.resources {
                 Some(r) if dma > 0 => r.on_bus(dma),
                 _ => dma,
@@ -704,7 +749,14 @@ impl World {
         self.arm_rto(qi);
         if wants_tx {
             match self.nic_cfg.trigger {
-                None => self.raise_cc(qi, CcEvent::Tx { bytes: payload as u32, packets: 1 }, None),
+                None => self.raise_cc(
+                    qi,
+                    CcEvent::Tx {
+                        bytes: payload as u32,
+                        packets: 1,
+                    },
+                    None,
+                ),
                 Some(t) => {
                     let qp = &mut self.qps[qi as usize];
                     qp.tx_held.0 += payload;
@@ -721,7 +773,10 @@ impl World {
                         if qp.tx_triggered >= t.every {
                             qp.tx_triggered = 0;
                             let (bytes, packets) = std::mem::take(&mut qp.tx_held);
-                            let ev = CcEvent::Tx { bytes: bytes.min(u32::MAX as u64) as u32, packets };
+                            let ev = CcEvent::Tx {
+                                bytes: bytes.min(u32::MAX as u64) as u32,
+                                packets,
+                            };
                             self.raise_cc(qi, ev, None);
                         }
                     }
@@ -766,7 +821,9 @@ impl World {
     #[cold]
     #[inline(never)]
     pub(crate) fn host_report(&mut self) {
-        let Some(iv) = self.nic_cfg.host_report_interval else { return };
+        let Some(iv) = self.nic_cfg.host_report_interval else {
+            return;
+        };
         let now = self.now();
         for n in 0..self.nics.len() {
             let nic = &self.nics[n];
@@ -774,20 +831,44 @@ impl World {
             let (bytes0, wait0, reads0, tx0) = nic.reported;
             let (pcie_utilization, pcie_latency) = match self.nic_cfg.pcie {
                 Some(p) => {
-                    let util = (nic.pcie_bytes - bytes0) as f64 / p.bandwidth.bytes_in(iv).max(1) as f64;
+                    let util =
+                        (nic.pcie_bytes - bytes0) as f64 / p.bandwidth.bytes_in(iv).max(1) as f64;
                     let reads = nic.pcie_reads - reads0;
-                    let lat = if reads > 0 { ((nic.pcie_wait_ps - wait0) / reads as u128) as u64 } else { p.latency.ps() };
+                    let lat = if reads > 0 {
+                        ((nic.pcie_wait_ps - wait0) / reads as u128) as u64
+                    } else {
+                        p.latency.ps()
+                    };
                     (util, Duration(lat))
                 }
                 None => (0.0, Duration::ZERO),
             };
-            let port_utilization = (port.tx_bytes - tx0) as f64 / port.rate.bytes_in(iv).max(1) as f64;
-            let active_qps = nic.active.iter().chain(&nic.ns3_qps).filter(|&&q| self.qps[q as usize].has_unsent()).count() as u32;
+            let port_utilization =
+                (port.tx_bytes - tx0) as f64 / port.rate.bytes_in(iv).max(1) as f64;
+            let active_qps = nic
+                .active
+                .iter()
+                .chain(&nic.ns3_qps)
+                .filter(|&&q| self.qps[q as usize].has_unsent())
+                .count() as u32;
             let qps: Vec<u32> = nic.active.iter().chain(&nic.ns3_qps).copied().collect();
-            self.nics[n].reported = (self.nics[n].pcie_bytes, self.nics[n].pcie_wait_ps, self.nics[n].pcie_reads, port.tx_bytes);
+            self.nics[n].reported = (
+                self.nics[n].pcie_bytes,
+                self.nics[n].pcie_wait_ps,
+                self.nics[n].pcie_reads,
+                port.tx_bytes,
+            );
             for qi in qps {
-                if self.qps[qi as usize].cc_mask.has(crate::control::EventMask::HOST) {
-                    let ev = CcEvent::Host { pcie_utilization, pcie_latency, active_qps, port_utilization };
+                if self.qps[qi as usize]
+                    .cc_mask
+                    .has(crate::control::EventMask::HOST)
+                {
+                    let ev = CcEvent::Host {
+                        pcie_utilization,
+                        pcie_latency,
+                        active_qps,
+                        port_utilization,
+                    };
                     self.raise_cc(qi, ev, None);
                 }
             }

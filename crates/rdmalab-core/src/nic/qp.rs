@@ -75,7 +75,11 @@ pub struct QpTimer {
 
 impl Default for QpTimer {
     fn default() -> Self {
-        QpTimer { deadline: Time::NEVER, pending_at: Time::NEVER, gen: 0 }
+        QpTimer {
+            deadline: Time::NEVER,
+            pending_at: Time::NEVER,
+            gen: 0,
+        }
     }
 }
 
@@ -194,7 +198,9 @@ impl Qp {
     /// current message, then further posted messages while the turn's bytes
     /// stay within `quantum`; never past what may be sent (`ready_psn_end`).
     pub fn wqe_turn_end(&self, quantum: u64, mtu: u64) -> u32 {
-        let Some((first, m)) = self.message_of(self.snd_nxt) else { return self.snd_nxt + 1 };
+        let Some((first, m)) = self.message_of(self.snd_nxt) else {
+            return self.snd_nxt + 1;
+        };
         let mut end = m.end_psn().min(self.ready_psn_end);
         let mut bytes = m.bytes - (self.snd_nxt - m.first_psn) as u64 * mtu;
         for m in self.msgs.iter().skip(first + 1) {
@@ -229,7 +235,10 @@ impl Qp {
     /// The message holding PSN `psn` among those not yet removed.
     pub fn message_of(&self, psn: u32) -> Option<(usize, &Message)> {
         let i = self.msgs.partition_point(|m| m.end_psn() <= psn);
-        self.msgs.get(i).filter(|m| m.first_psn <= psn).map(|m| (i, m))
+        self.msgs
+            .get(i)
+            .filter(|m| m.first_psn <= psn)
+            .map(|m| (i, m))
     }
 
     /// Stream byte offset of the first byte of PSN `psn` (or of the end of the stream).

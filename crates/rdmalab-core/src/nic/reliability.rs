@@ -21,7 +21,14 @@ impl World {
         t.gen = t.gen.wrapping_add(1);
         t.pending_at = deadline;
         let gen = t.gen;
-        self.q.schedule(deadline, Event::QpTimer { qp: qi, slot: slot as u8, gen });
+        self.q.schedule(
+            deadline,
+            Event::QpTimer {
+                qp: qi,
+                slot: slot as u8,
+                gen,
+            },
+        );
     }
 
     /// Start the retransmission timer if it is not running.
@@ -38,7 +45,11 @@ impl World {
         let Some(rto) = self.nic_cfg.rto else { return };
         let qp = &self.qps[qi as usize];
         let outstanding = qp.snd_una < qp.highest_sent || qp.snd_una < qp.ready_psn_end;
-        let at = if outstanding { self.now() + rto } else { Time::NEVER };
+        let at = if outstanding {
+            self.now() + rto
+        } else {
+            Time::NEVER
+        };
         self.set_qp_timer(qi, RTO_SLOT, at);
     }
 

@@ -21,7 +21,8 @@ impl World {
             if matches!(p.kind, PacketKind::Ack | PacketKind::Nack | PacketKind::Cnp) {
                 let qi = p.qp;
                 let now = self.now();
-                let nic = &mut self.nics[self.node_index[self.ports[port as usize].node as usize] as usize];
+                let nic = &mut self.nics
+                    [self.node_index[self.ports[port as usize].node as usize] as usize];
                 if nic.rx_cores.is_empty() {
                     nic.rx_cores = vec![Time::ZERO; op.rx_cores as usize];
                 }
@@ -30,7 +31,8 @@ impl World {
                 nic.rx_cores[core] = done;
                 nic.rx_core_packets += 1;
                 if done > now {
-                    self.q.schedule(done, crate::world::Event::RxCoreDone { port, pkt });
+                    self.q
+                        .schedule(done, crate::world::Event::RxCoreDone { port, pkt });
                     return;
                 }
             }
@@ -91,7 +93,11 @@ impl World {
         a.src = qp.dst_node;
         a.dst = qp.src_node;
         a.udp_sport = qp.udp_sport;
-        a.class = if matches!(kind, PacketKind::Ack | PacketKind::Nack) { self.nic_cfg.ack_class } else { CONTROL_CLASS };
+        a.class = if matches!(kind, PacketKind::Ack | PacketKind::Nack) {
+            self.nic_cfg.ack_class
+        } else {
+            CONTROL_CLASS
+        };
         a.psn = psn;
         a.frame_bytes = frame;
         a
@@ -105,7 +111,9 @@ impl World {
         let rx_nic = self.qps[qi as usize].rx_nic;
         if p.ecn_ce && self.nic_cfg.cnp == super::CnpMode::Packet {
             let qp = &mut self.qps[qi as usize];
-            let due = qp.last_cnp.map_or(true, |t| now - t >= self.nic_cfg.cnp_interval);
+            let due = qp
+                .last_cnp
+                .map_or(true, |t| now - t >= self.nic_cfg.cnp_interval);
             if due {
                 qp.last_cnp = Some(now);
                 let c = self.control_packet(PacketKind::Cnp, qi, p.psn, wire.cnp_frame);
@@ -117,7 +125,15 @@ impl World {
             self.rx_contexts(rx_nic as usize, qi, Some(p.psn));
         }
         if self.qps[qi as usize].cc_mask.has(EventMask::RX) {
-            self.raise_cc(qi, CcEvent::Rx { bytes: p.payload, packets: 1, ce: p.ecn_ce }, None);
+            self.raise_cc(
+                qi,
+                CcEvent::Rx {
+                    bytes: p.payload,
+                    packets: 1,
+                    ce: p.ecn_ce,
+                },
+                None,
+            );
         }
         let qp = &mut self.qps[qi as usize];
         qp.rx_ce_pending |= p.ecn_ce;
@@ -200,8 +216,13 @@ impl World {
     fn complete_read_messages(&mut self, qi: u32) {
         loop {
             let qp = &self.qps[qi as usize];
-            let idx = qp.rx_next_msg.checked_sub(qp.msgs_popped).map(|i| i as usize);
-            let Some(m) = idx.and_then(|i| qp.msgs.get(i)).copied() else { break };
+            let idx = qp
+                .rx_next_msg
+                .checked_sub(qp.msgs_popped)
+                .map(|i| i as usize);
+            let Some(m) = idx.and_then(|i| qp.msgs.get(i)).copied() else {
+                break;
+            };
             if m.end_psn() > qp.epsn {
                 break;
             }
@@ -254,7 +275,10 @@ impl World {
     /// ns-3 HPCC's CNP: a flag on the ACK or NACK of a CE-marked packet, read
     /// even when the ACK itself brings nothing new.
     fn cnp_flag(&mut self, qi: u32, p: &Packet) {
-        if p.ece && self.nic_cfg.cnp == super::CnpMode::AckFlag && self.qps[qi as usize].cc_mask.has(EventMask::CNP) {
+        if p.ece
+            && self.nic_cfg.cnp == super::CnpMode::AckFlag
+            && self.qps[qi as usize].cc_mask.has(EventMask::CNP)
+        {
             self.raise_cc(qi, CcEvent::Cnp, None);
         }
     }
@@ -266,12 +290,20 @@ impl World {
             self.rx_contexts(tx_nic, qi, None);
         }
         self.cnp_flag(qi, p);
-        let Some(acked) = self.advance_una(qi, p.psn) else { return };
+        let Some(acked) = self.advance_una(qi, p.psn) else {
+            return;
+        };
         self.rearm_rto_on_progress(qi);
         if self.qps[qi as usize].cc_mask.has(EventMask::ACK) {
             let rtt = self.now() - p.tx_timestamp;
             let acked_through = self.qps[qi as usize].snd_una_off;
-            let ev = CcEvent::Ack { acked_bytes: acked, acked_through, rtt, ece: p.ece, hops: p.hops };
+            let ev = CcEvent::Ack {
+                acked_bytes: acked,
+                acked_through,
+                rtt,
+                ece: p.ece,
+                hops: p.hops,
+            };
             self.raise_cc(qi, ev, Some(pkt));
         }
         // An ACK may open the window.
@@ -291,7 +323,13 @@ impl World {
             self.go_back_n(qi);
         }
         if self.qps[qi as usize].cc_mask.has(EventMask::NACK) {
-            self.raise_cc(qi, CcEvent::Nack { expected_psn: p.psn }, None);
+            self.raise_cc(
+                qi,
+                CcEvent::Nack {
+                    expected_psn: p.psn,
+                },
+                None,
+            );
         }
         self.activate(qi);
     }
@@ -319,7 +357,11 @@ impl World {
         // A SACK for a PSN first sent after the last resend: on a FIFO path the
         // resent holes still missing were lost again, so queue them once more
         // instead of waiting for the RTO (paths that reorder resend spuriously).
-        let from = if sack >= qp.retx_mark { qp.snd_una } else { qp.retx_high.max(qp.snd_una) };
+        let from = if sack >= qp.retx_mark {
+            qp.snd_una
+        } else {
+            qp.retx_high.max(qp.snd_una)
+        };
         for psn in from..sack {
             if !qp.sacked.contains(&psn) {
                 qp.retx.insert(psn);
@@ -419,7 +461,8 @@ impl World {
         let nic = qp.tx_nic;
         self.queue_request(nic, r);
         let deadline = now + self.nic_cfg.probe_timeout;
-        if self.qps[qi as usize].timers[super::qp::PROBE_SLOT].deadline == crate::time::Time::NEVER {
+        if self.qps[qi as usize].timers[super::qp::PROBE_SLOT].deadline == crate::time::Time::NEVER
+        {
             self.set_qp_timer(qi, super::qp::PROBE_SLOT, deadline);
         }
     }
@@ -457,9 +500,24 @@ impl World {
         let (_, sport, sent) = qp.probes.remove(i);
         let now = self.now();
         let rtt = now - sent;
-        self.rec.probe(crate::record::ProbeRecord { time: now, qp: qi, udp_sport: sport, rtt, lost: false });
+        self.rec.probe(crate::record::ProbeRecord {
+            time: now,
+            qp: qi,
+            udp_sport: sport,
+            rtt,
+            lost: false,
+        });
         if self.qps[qi as usize].cc_mask.has(EventMask::RTT) {
-            self.raise_cc(qi, CcEvent::Rtt { udp_sport: sport, sent, rtt, lost: false }, None);
+            self.raise_cc(
+                qi,
+                CcEvent::Rtt {
+                    udp_sport: sport,
+                    sent,
+                    rtt,
+                    lost: false,
+                },
+                None,
+            );
         }
     }
 
@@ -485,11 +543,26 @@ impl World {
             self.set_qp_timer(qi, super::qp::PROBE_SLOT, t);
         }
         for &(sport, _) in &lost {
-            self.rec.probe(crate::record::ProbeRecord { time: now, qp: qi, udp_sport: sport, rtt: timeout, lost: true });
+            self.rec.probe(crate::record::ProbeRecord {
+                time: now,
+                qp: qi,
+                udp_sport: sport,
+                rtt: timeout,
+                lost: true,
+            });
         }
         if wants {
             for (sport, sent) in lost {
-                self.raise_cc(qi, CcEvent::Rtt { udp_sport: sport, sent, rtt: timeout, lost: true }, None);
+                self.raise_cc(
+                    qi,
+                    CcEvent::Rtt {
+                        udp_sport: sport,
+                        sent,
+                        rtt: timeout,
+                        lost: true,
+                    },
+                    None,
+                );
             }
         }
     }
@@ -502,7 +575,11 @@ impl World {
         let to_receiver = !from_receiver;
         let mut m = Packet::new(PacketKind::Oob { to_receiver });
         m.qp = qi;
-        (m.src, m.dst) = if to_receiver { (qp.src_node, qp.dst_node) } else { (qp.dst_node, qp.src_node) };
+        (m.src, m.dst) = if to_receiver {
+            (qp.src_node, qp.dst_node)
+        } else {
+            (qp.dst_node, qp.src_node)
+        };
         m.udp_sport = qp.udp_sport;
         m.class = qp.class;
         m.psn = words[0];

@@ -50,7 +50,11 @@ impl PacketKind {
     pub fn is_control(self) -> bool {
         !matches!(
             self,
-            PacketKind::Data | PacketKind::ReadRequest | PacketKind::Probe | PacketKind::ProbeReply | PacketKind::Oob { .. }
+            PacketKind::Data
+                | PacketKind::ReadRequest
+                | PacketKind::Probe
+                | PacketKind::ProbeReply
+                | PacketKind::Oob { .. }
         )
     }
 }
@@ -143,7 +147,10 @@ pub struct PacketPool {
 
 impl PacketPool {
     pub fn with_int(int_enabled: bool) -> Self {
-        PacketPool { int_enabled, ..Default::default() }
+        PacketPool {
+            int_enabled,
+            ..Default::default()
+        }
     }
 
     #[inline]

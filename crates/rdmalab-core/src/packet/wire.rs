@@ -171,9 +171,17 @@ mod tests {
         let mut ns3 = WireFormat::ns3_hpcc(1000);
         assert_eq!(ns3.ack_with_int(), 60);
         ns3.int_header = NS3_TIMELY_TS_HEADER;
-        assert_eq!((ns3.data_frame(1000, 0), ns3.ack_with_int()), (1056, 60), "TIMELY: 8 B more data, ACK still padded");
+        assert_eq!(
+            (ns3.data_frame(1000, 0), ns3.ack_with_int()),
+            (1056, 60),
+            "TIMELY: 8 B more data, ACK still padded"
+        );
         ns3.int_header = HPCC_INT_HEADER;
-        assert_eq!((ns3.data_frame(1000, 0), ns3.ack_with_int()), (1090, 88), "HPCC: 14 + 20 + 12 + 42 B");
+        assert_eq!(
+            (ns3.data_frame(1000, 0), ns3.ack_with_int()),
+            (1090, 88),
+            "HPCC: 14 + 20 + 12 + 42 B"
+        );
         let mut roce = WireFormat::rocev2(1024);
         roce.int_header = HPCC_INT_HEADER;
         assert_eq!(roce.ack_with_int(), 66 + 42);

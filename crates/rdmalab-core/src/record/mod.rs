@@ -151,8 +151,23 @@ impl Recorder {
         }
     }
 
-    pub fn pfc(&mut self, time: Time, node: u32, port: u32, from_node: u32, class: u8, pause: bool) {
-        self.pfc_events.push(PfcEvent { time, node, port, from_node, class, pause });
+    pub fn pfc(
+        &mut self,
+        time: Time,
+        node: u32,
+        port: u32,
+        from_node: u32,
+        class: u8,
+        pause: bool,
+    ) {
+        self.pfc_events.push(PfcEvent {
+            time,
+            node,
+            port,
+            from_node,
+            class,
+            pause,
+        });
     }
 
     pub fn dropped_frames(&self) -> u64 {
@@ -166,7 +181,16 @@ impl World {
     pub(crate) fn record_flow(&mut self, f: u32, qi: u32, start: Time, finish: Time) {
         let spec = &self.workload.flows[f as usize];
         let qp = &self.qps[qi as usize];
-        let ideal = self.ideal_fct(spec.src, spec.dst, L4Ports { sport: qp.udp_sport, dport: qp.udp_dport }, spec.verb, spec.bytes);
+        let ideal = self.ideal_fct(
+            spec.src,
+            spec.dst,
+            L4Ports {
+                sport: qp.udp_sport,
+                dport: qp.udp_dport,
+            },
+            spec.verb,
+            spec.bytes,
+        );
         self.rec.flows.push(FlowRecord {
             flow: f,
             qp: qi,
@@ -204,12 +228,21 @@ impl World {
 
     /// What a controller may know of the path from `src` to `dst`: line rate,
     /// the idle round trip of one full packet and its ACK, switch hops, MTU.
-    pub fn path_facts(&self, src: u32, dst: u32, l4: L4Ports, line_rate: Rate) -> crate::control::PathFacts {
+    pub fn path_facts(
+        &self,
+        src: u32,
+        dst: u32,
+        l4: L4Ports,
+        line_rate: Rate,
+    ) -> crate::control::PathFacts {
         let w = self.nic_cfg.wire;
         let links = self.path_links(src, dst, l4);
         let data = w.on_wire(w.data_frame(w.mtu_payload, 0)) as u64;
         let ack = w.on_wire(w.ack_with_int()) as u64;
-        let rtt: u64 = links.iter().map(|l| 2 * l.1.ps() + l.0.serialization(data).ps() + l.0.serialization(ack).ps()).sum();
+        let rtt: u64 = links
+            .iter()
+            .map(|l| 2 * l.1.ps() + l.0.serialization(data).ps() + l.0.serialization(ack).ps())
+            .sum();
         crate::control::PathFacts {
             line_rate,
             base_rtt: Duration(rtt),
@@ -227,13 +260,25 @@ impl World {
     pub fn ideal_fct(&self, src: u32, dst: u32, l4: L4Ports, verb: Verb, bytes: u64) -> Duration {
         let w = self.nic_cfg.wire;
         // Data travels requester→responder, except for READ.
-        let (dsrc, ddst) = if verb == Verb::Read { (dst, src) } else { (src, dst) };
+        let (dsrc, ddst) = if verb == Verb::Read {
+            (dst, src)
+        } else {
+            (src, dst)
+        };
         let links = self.path_links(dsrc, ddst, l4);
         let n = w.packets_for(bytes) as u64;
         let last_payload = bytes - (n - 1) * w.mtu_payload as u64;
         let size = |k: u64| -> u64 {
-            let payload = if k + 1 == n { last_payload } else { w.mtu_payload as u64 };
-            let extra = if k == 0 && verb == Verb::Write { w.write_first_extra } else { 0 };
+            let payload = if k + 1 == n {
+                last_payload
+            } else {
+                w.mtu_payload as u64
+            };
+            let extra = if k == 0 && verb == Verb::Write {
+                w.write_first_extra
+            } else {
+                0
+            };
             w.on_wire(w.data_frame(payload as u32, extra)) as u64
         };
         // done[h] = when link h finished sending the previous packet.
@@ -253,7 +298,11 @@ impl World {
         if verb == Verb::Read {
             // The request goes out first; the READ completes when the last byte arrives.
             let req = w.on_wire(w.read_request_frame) as u64;
-            let out = prop + links.iter().map(|l| l.0.serialization(req).ps()).sum::<u64>();
+            let out = prop
+                + links
+                    .iter()
+                    .map(|l| l.0.serialization(req).ps())
+                    .sum::<u64>();
             return Duration(out + arrivals.last().copied().unwrap_or(0));
         }
         // The ACKs (every `ack_every` packets and the last) come back the same
@@ -288,16 +337,24 @@ impl World {
             }
         }
         let n = ports.len();
-        self.qlen_monitor =
-            Some(QlenMonitor { start, end, ports, hist: vec![Vec::new(); n], text: String::new() });
-        self.q.schedule(start.max(self.now()), crate::world::Event::QlenSample);
+        self.qlen_monitor = Some(QlenMonitor {
+            start,
+            end,
+            ports,
+            hist: vec![Vec::new(); n],
+            text: String::new(),
+        });
+        self.q
+            .schedule(start.max(self.now()), crate::world::Event::QlenSample);
     }
 
     #[cold]
     #[inline(never)]
     pub(crate) fn qlen_sample(&mut self) {
         let now = self.now();
-        let Some(m) = self.qlen_monitor.as_mut() else { return };
+        let Some(m) = self.qlen_monitor.as_mut() else {
+            return;
+        };
         for (i, &(_, _, p)) in m.ports.iter().enumerate() {
             let port = &self.ports[p as usize];
             let bytes = port.queued_total - port.queue_bytes[crate::net::CONTROL_CLASS as usize];
@@ -332,18 +389,26 @@ impl World {
         let w = self.nic_cfg.wire;
         let links = self.path_links(src, dst, l4);
         let payload = w.mtu_payload as u64;
-        let base: u64 = links.iter().map(|l| 2 * l.1.ps() + l.0.serialization(payload).ps()).sum();
+        let base: u64 = links
+            .iter()
+            .map(|l| 2 * l.1.ps() + l.0.serialization(payload).ps())
+            .sum();
         let bottleneck = links.iter().map(|l| l.0).min().unwrap_or(Rate(1));
         let packets = bytes.saturating_sub(1) / payload + 1;
         let total = bytes + packets * 48;
-        Duration(base + (total as u128 * 8 * crate::time::PS_PER_S as u128 / bottleneck.bps() as u128) as u64)
+        Duration(
+            base + (total as u128 * 8 * crate::time::PS_PER_S as u128 / bottleneck.bps() as u128)
+                as u64,
+        )
     }
 
     #[cold]
     #[inline(never)]
     pub(crate) fn take_samples(&mut self) {
         let now = self.now();
-        let Some(iv) = self.run.sample_interval else { return };
+        let Some(iv) = self.run.sample_interval else {
+            return;
+        };
         for qp in self.qps.iter_mut() {
             let open = qp.epsn < qp.psn_end || qp.snd_una < qp.psn_end;
             let moved = qp.delivered_bytes - qp.sampled_delivered;
@@ -419,8 +484,15 @@ impl World {
         let ip = crate::net::routing::ns3_ip;
         for r in &self.rec.flows {
             // The data direction, as ns-3 reports it.
-            let (s, d) = if r.verb == Verb::Read { (r.dst, r.src) } else { (r.src, r.dst) };
-            let l4 = L4Ports { sport: r.udp_sport, dport: self.workload.flows[r.flow as usize].dport };
+            let (s, d) = if r.verb == Verb::Read {
+                (r.dst, r.src)
+            } else {
+                (r.src, r.dst)
+            };
+            let l4 = L4Ports {
+                sport: r.udp_sport,
+                dport: self.workload.flows[r.flow as usize].dport,
+            };
             let standalone = self.ns3_standalone_fct(s, d, l4, r.bytes);
             writeln!(
                 w,
@@ -439,9 +511,21 @@ impl World {
     }
 
     pub fn write_qp_samples_csv(&self, w: &mut dyn Write) -> io::Result<()> {
-        writeln!(w, "time_ps,qp,dequeue_rate_bps,throughput_bps,bytes_in_flight,udp_sport")?;
+        writeln!(
+            w,
+            "time_ps,qp,dequeue_rate_bps,throughput_bps,bytes_in_flight,udp_sport"
+        )?;
         for s in &self.rec.qp_samples {
-            writeln!(w, "{},{},{},{},{},{}", s.time.ps(), s.qp, s.rate.bps(), s.throughput_bps, s.bytes_in_flight, s.udp_sport)?;
+            writeln!(
+                w,
+                "{},{},{},{},{},{}",
+                s.time.ps(),
+                s.qp,
+                s.rate.bps(),
+                s.throughput_bps,
+                s.bytes_in_flight,
+                s.udp_sport
+            )?;
         }
         Ok(())
     }
@@ -449,7 +533,15 @@ impl World {
     pub fn write_probes_csv(&self, w: &mut dyn Write) -> io::Result<()> {
         writeln!(w, "time_ps,qp,udp_sport,rtt_ps,lost")?;
         for p in &self.rec.probes {
-            writeln!(w, "{},{},{},{},{}", p.time.ps(), p.qp, p.udp_sport, p.rtt.ps(), p.lost)?;
+            writeln!(
+                w,
+                "{},{},{},{},{}",
+                p.time.ps(),
+                p.qp,
+                p.udp_sport,
+                p.rtt.ps(),
+                p.lost
+            )?;
         }
         Ok(())
     }
@@ -494,7 +586,15 @@ impl World {
         for e in &self.rec.pfc_events {
             let t = if self.is_switch(e.node) { 1 } else { 0 };
             // ns-3 interface indices start at 1 (0 is the loopback).
-            writeln!(w, "{} {} {} {} {}", e.time.ns(), e.node, t, e.port + 1, if e.pause { 1 } else { 0 })?;
+            writeln!(
+                w,
+                "{} {} {} {} {}",
+                e.time.ns(),
+                e.node,
+                t,
+                e.port + 1,
+                if e.pause { 1 } else { 0 }
+            )?;
         }
         Ok(())
     }
@@ -502,7 +602,11 @@ impl World {
     pub fn write_drops_csv(&self, w: &mut dyn Write) -> io::Result<()> {
         writeln!(w, "node,node_name,port,reason,frames,bytes")?;
         for (&(node, port, reason), &(n, b)) in &self.rec.drops {
-            writeln!(w, "{},{},{},{},{},{}", node, self.topo.nodes[node as usize].name, port, reason, n, b)?;
+            writeln!(
+                w,
+                "{},{},{},{},{},{}",
+                node, self.topo.nodes[node as usize].name, port, reason, n, b
+            )?;
         }
         Ok(())
     }
@@ -511,7 +615,15 @@ impl World {
         writeln!(w, "time_ps,qp,event,delay_ps,coalesced")?;
         if let Some(fw) = &self.ctl {
             for d in &fw.delays {
-                writeln!(w, "{},{},{},{},{}", d.time.ps(), d.qp, d.kind.name(), d.delay.ps(), d.coalesced)?;
+                writeln!(
+                    w,
+                    "{},{},{},{},{}",
+                    d.time.ps(),
+                    d.qp,
+                    d.kind.name(),
+                    d.delay.ps(),
+                    d.coalesced
+                )?;
             }
         }
         Ok(())
@@ -532,7 +644,11 @@ impl World {
                     l[((l.len() - 1) as f64 * q).round() as usize]
                 }
             };
-            let mean = if l.is_empty() { 0 } else { l.iter().sum::<u64>() / l.len() as u64 };
+            let mean = if l.is_empty() {
+                0
+            } else {
+                l.iter().sum::<u64>() / l.len() as u64
+            };
             writeln!(
                 w,
                 "{},{},{},{},{},{},{},{},{},{},{}",
@@ -556,18 +672,39 @@ impl World {
     /// stalls (`nic.resources`; no rows when it is off).
     pub fn write_nic_resources_csv(&self, w: &mut dyn Write) -> io::Result<()> {
         use crate::nic::resources::PciePurpose;
-        write!(w, "node,node_name,preset,qpc_hits,qpc_misses,mtt_hits,mtt_misses,wqe_hits,wqe_misses")?;
+        write!(
+            w,
+            "node,node_name,preset,qpc_hits,qpc_misses,mtt_hits,mtt_misses,wqe_hits,wqe_misses"
+        )?;
         for p in PciePurpose::ALL {
             write!(w, ",pcie_{}_bytes,pcie_{}_requests", p.name(), p.name())?;
         }
         writeln!(w, ",stall_ps,unit_waits")?;
-        let Some(cfg) = &self.nic_cfg.resources else { return Ok(()) };
+        let Some(cfg) = &self.nic_cfg.resources else {
+            return Ok(());
+        };
         for nic in &self.nics {
             let Some(r) = &nic.res else { continue };
             let c = r.counters();
-            write!(w, "{},{},{},{},{},{},{},{},{}", nic.node, self.topo.nodes[nic.node as usize].name, cfg.preset, c.qpc.0, c.qpc.1, c.mtt.0, c.mtt.1, c.wqe.0, c.wqe.1)?;
+            write!(
+                w,
+                "{},{},{},{},{},{},{},{},{}",
+                nic.node,
+                self.topo.nodes[nic.node as usize].name,
+                cfg.preset,
+                c.qpc.0,
+                c.qpc.1,
+                c.mtt.0,
+                c.mtt.1,
+                c.wqe.0,
+                c.wqe.1
+            )?;
             for p in PciePurpose::ALL {
-                write!(w, ",{},{}", c.pcie_bytes[p as usize], c.pcie_requests[p as usize])?;
+                write!(
+                    w,
+                    ",{},{}",
+                    c.pcie_bytes[p as usize], c.pcie_requests[p as usize]
+                )?;
             }
             writeln!(w, ",{},{}", c.stall_ps, c.unit_waits)?;
         }
@@ -578,9 +715,20 @@ impl World {
     /// this run holds (as sender or receiver); no rows without `nic.resources`.
     pub fn write_nic_memory_csv(&self, w: &mut dyn Write) -> io::Result<()> {
         writeln!(w, "structure,category,qps,typical_bytes,on_chip_bytes,how")?;
-        let Some(cfg) = &self.nic_cfg.resources else { return Ok(()) };
+        let Some(cfg) = &self.nic_cfg.resources else {
+            return Ok(());
+        };
         for row in self.memory_budget(cfg) {
-            writeln!(w, "{},{},{},{},{},{}", row.1.structure, row.1.category, row.0, row.1.typical_bytes, row.1.on_chip_bytes, row.1.how)?;
+            writeln!(
+                w,
+                "{},{},{},{},{},{}",
+                row.1.structure,
+                row.1.category,
+                row.0,
+                row.1.typical_bytes,
+                row.1.on_chip_bytes,
+                row.1.how
+            )?;
         }
         Ok(())
     }
@@ -588,34 +736,61 @@ impl World {
     /// The budget rows with the QP count they are for. Selective repeat's
     /// structures are sized for a 40 µs RTT at the NIC's line rate (SRNIC and
     /// IRN: 500 slots at 100 Gb/s).
-    pub fn memory_budget(&self, cfg: &crate::nic::resources::ResourceConfig) -> Vec<(u64, crate::nic::resources::BudgetRow)> {
+    pub fn memory_budget(
+        &self,
+        cfg: &crate::nic::resources::ResourceConfig,
+    ) -> Vec<(u64, crate::nic::resources::BudgetRow)> {
         let mut per_nic = vec![0u64; self.nics.len()];
         for q in &self.qps {
             per_nic[q.tx_nic as usize] += 1;
             per_nic[q.rx_nic as usize] += 1;
         }
         let qps = per_nic.iter().copied().max().unwrap_or(0);
-        let line = self.nics.iter().map(|n| n.line_rate).max().unwrap_or(crate::time::Rate(100_000_000_000));
+        let line = self
+            .nics
+            .iter()
+            .map(|n| n.line_rate)
+            .max()
+            .unwrap_or(crate::time::Rate(100_000_000_000));
         let bdp_bytes = line.bytes_in(crate::time::Duration::from_us(40));
         let bdp_packets = bdp_bytes.div_ceil(self.nic_cfg.wire.mtu_payload as u64);
         let sr = self.nic_cfg.selective_repeat();
-        crate::nic::resources::memory_budget(cfg, qps, bdp_packets, bdp_bytes, sr).into_iter().map(|r| (qps, r)).collect()
+        crate::nic::resources::memory_budget(cfg, qps, bdp_packets, bdp_bytes, sr)
+            .into_iter()
+            .map(|r| (qps, r))
+            .collect()
     }
 
     /// Every host policy that fired (`host.scheduler`): when its action took
     /// effect, on which host, which policy and what it did.
     pub fn write_policy_actions_csv(&self, w: &mut dyn Write) -> io::Result<()> {
         writeln!(w, "time_ps,node,node_name,policy,action")?;
-        let Some(cfg) = &self.nic_cfg.scheduler else { return Ok(()) };
+        let Some(cfg) = &self.nic_cfg.scheduler else {
+            return Ok(());
+        };
         for f in &self.policy_firings {
             let p = &cfg.policies[f.policy as usize];
             let job = |j: u32| self.workload.jobs[j as usize].as_str();
             let what = match p.then {
-                crate::host::policy::PolicyAction::SetClass { job: j, class } => format!("set_class {class} job {}", job(j)),
-                crate::host::policy::PolicyAction::SetShare { job: j, packets } => format!("set_share {packets} job {}", job(j)),
-                crate::host::policy::PolicyAction::SetQps { job: j, qps } => format!("set_qps {qps} job {}", job(j)),
+                crate::host::policy::PolicyAction::SetClass { job: j, class } => {
+                    format!("set_class {class} job {}", job(j))
+                }
+                crate::host::policy::PolicyAction::SetShare { job: j, packets } => {
+                    format!("set_share {packets} job {}", job(j))
+                }
+                crate::host::policy::PolicyAction::SetQps { job: j, qps } => {
+                    format!("set_qps {qps} job {}", job(j))
+                }
             };
-            writeln!(w, "{},{},{},{},{}", f.time.ps(), f.node, self.topo.nodes[f.node as usize].name, p.name, what)?;
+            writeln!(
+                w,
+                "{},{},{},{},{}",
+                f.time.ps(),
+                f.node,
+                self.topo.nodes[f.node as usize].name,
+                p.name,
+                what
+            )?;
         }
         Ok(())
     }

@@ -53,7 +53,11 @@ pub struct ScenarioErrors(pub Vec<ScenarioError>);
 impl fmt::Display for ScenarioErrors {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let n = self.0.len();
-        writeln!(f, "the scenario has {n} problem{}:", if n == 1 { "" } else { "s" })?;
+        writeln!(
+            f,
+            "the scenario has {n} problem{}:",
+            if n == 1 { "" } else { "s" }
+        )?;
         for e in &self.0 {
             writeln!(f, "  - {e}")?;
         }
@@ -84,7 +88,11 @@ pub struct Scenario {
 impl Scenario {
     pub fn from_json_str(text: &str) -> Result<Scenario, ScenarioErrors> {
         let v: Value = serde_json::from_str(text).map_err(|e| {
-            ScenarioErrors(vec![ScenarioError { key: "(scenario)".into(), value: String::new(), allowed: format!("not valid JSON: {e}") }])
+            ScenarioErrors(vec![ScenarioError {
+                key: "(scenario)".into(),
+                value: String::new(),
+                allowed: format!("not valid JSON: {e}"),
+            }])
         })?;
         Self::from_value(&v)
     }
@@ -160,8 +168,17 @@ struct HostConfig {
 }
 
 impl Parser {
-    fn err(&mut self, key: impl Into<String>, value: impl Into<String>, allowed: impl Into<String>) {
-        self.errs.push(ScenarioError { key: key.into(), value: value.into(), allowed: allowed.into() });
+    fn err(
+        &mut self,
+        key: impl Into<String>,
+        value: impl Into<String>,
+        allowed: impl Into<String>,
+    ) {
+        self.errs.push(ScenarioError {
+            key: key.into(),
+            value: value.into(),
+            allowed: allowed.into(),
+        });
     }
 
     fn obj<'a>(&mut self, v: &'a Value, path: &str, allowed: &[&str]) -> Option<Obj<'a>> {
@@ -169,14 +186,29 @@ impl Parser {
             Value::Object(map) => {
                 for k in map.keys() {
                     if !allowed.contains(&k.as_str()) {
-                        let key = if path.is_empty() { k.clone() } else { format!("{path}.{k}") };
-                        self.err(key, "", format!("unknown key; allowed here: {}", allowed.join(", ")));
+                        let key = if path.is_empty() {
+                            k.clone()
+                        } else {
+                            format!("{path}.{k}")
+                        };
+                        self.err(
+                            key,
+                            "",
+                            format!("unknown key; allowed here: {}", allowed.join(", ")),
+                        );
                     }
                 }
-                Some(Obj { path: path.to_string(), map })
+                Some(Obj {
+                    path: path.to_string(),
+                    map,
+                })
             }
             other => {
-                self.err(if path.is_empty() { "(scenario)" } else { path }, show(other), "must be a mapping of keys to values");
+                self.err(
+                    if path.is_empty() { "(scenario)" } else { path },
+                    show(other),
+                    "must be a mapping of keys to values",
+                );
                 None
             }
         }
@@ -204,12 +236,22 @@ impl Parser {
         }
     }
 
-    fn choice(&mut self, o: &Obj, k: &str, options: &[&str], default: Option<&str>) -> Option<String> {
+    fn choice(
+        &mut self,
+        o: &Obj,
+        k: &str,
+        options: &[&str],
+        default: Option<&str>,
+    ) -> Option<String> {
         let s = self.string(o, k, default)?;
         if options.contains(&s.as_str()) {
             Some(s)
         } else {
-            self.err(o.key(k), format!("`{s}`"), format!("allowed: {}", options.join(", ")));
+            self.err(
+                o.key(k),
+                format!("`{s}`"),
+                format!("allowed: {}", options.join(", ")),
+            );
             None
         }
     }
@@ -231,16 +273,28 @@ impl Parser {
                 }
             },
             Some(Value::Number(n)) => {
-                self.err(o.key(k), format!("`{n}`"), format!("has no unit; write it with one, like `{example}`"));
+                self.err(
+                    o.key(k),
+                    format!("`{n}`"),
+                    format!("has no unit; write it with one, like `{example}`"),
+                );
                 None
             }
             Some(other) => {
-                self.err(o.key(k), show(other), format!("must be a quantity with a unit, like `{example}`"));
+                self.err(
+                    o.key(k),
+                    show(other),
+                    format!("must be a quantity with a unit, like `{example}`"),
+                );
                 None
             }
             None => {
                 if default.is_none() {
-                    self.err(o.key(k), "", format!("is required (a quantity like `{example}`)"));
+                    self.err(
+                        o.key(k),
+                        "",
+                        format!("is required (a quantity like `{example}`)"),
+                    );
                 }
                 default
             }
@@ -260,7 +314,12 @@ impl Parser {
         self.unit_value(o, k, default, units::parse_duration, "10us")
     }
 
-    fn positive_duration(&mut self, o: &Obj, k: &str, default: Option<Duration>) -> Option<Duration> {
+    fn positive_duration(
+        &mut self,
+        o: &Obj,
+        k: &str,
+        default: Option<Duration>,
+    ) -> Option<Duration> {
         let d = self.duration(o, k, default)?;
         if d.ps() == 0 {
             self.err(o.key(k), format!("`{d}`"), "must be greater than 0");
@@ -278,45 +337,75 @@ impl Parser {
             Some(Value::Number(n)) if n.as_u64().is_some() => {
                 let v = n.as_u64().unwrap();
                 if v < min || v > max {
-                    self.err(o.key(k), format!("`{v}`"), format!("allowed: an integer from {min} to {max}"));
+                    self.err(
+                        o.key(k),
+                        format!("`{v}`"),
+                        format!("allowed: an integer from {min} to {max}"),
+                    );
                     None
                 } else {
                     Some(v)
                 }
             }
             Some(other) => {
-                self.err(o.key(k), show(other), format!("allowed: an integer from {min} to {max}"));
+                self.err(
+                    o.key(k),
+                    show(other),
+                    format!("allowed: an integer from {min} to {max}"),
+                );
                 None
             }
             None => {
                 if default.is_none() {
-                    self.err(o.key(k), "", format!("is required (an integer from {min} to {max})"));
+                    self.err(
+                        o.key(k),
+                        "",
+                        format!("is required (an integer from {min} to {max})"),
+                    );
                 }
                 default
             }
         }
     }
 
-    fn float(&mut self, o: &Obj, k: &str, default: Option<f64>, min: f64, max: f64, min_open: bool) -> Option<f64> {
+    fn float(
+        &mut self,
+        o: &Obj,
+        k: &str,
+        default: Option<f64>,
+        min: f64,
+        max: f64,
+        min_open: bool,
+    ) -> Option<f64> {
         // YAML 1.1 reads `1e-3` (no dot) as a string; accept numeric strings.
         let numeric_string = match o.get(k) {
             Some(Value::String(s)) => s.trim().parse::<f64>().ok(),
             _ => None,
         };
         match o.get(k) {
-            Some(v @ (Value::Number(_) | Value::String(_))) if v.is_number() || numeric_string.is_some() => {
+            Some(v @ (Value::Number(_) | Value::String(_)))
+                if v.is_number() || numeric_string.is_some() =>
+            {
                 let v = v.as_f64().or(numeric_string).unwrap_or(f64::NAN);
                 let low_ok = if min_open { v > min } else { v >= min };
                 if !(low_ok && v <= max) {
                     let lo = if min_open { "greater than" } else { "at least" };
-                    self.err(o.key(k), format!("`{v}`"), format!("allowed: a number {lo} {min} and at most {max}"));
+                    self.err(
+                        o.key(k),
+                        format!("`{v}`"),
+                        format!("allowed: a number {lo} {min} and at most {max}"),
+                    );
                     None
                 } else {
                     Some(v)
                 }
             }
             Some(other) => {
-                self.err(o.key(k), show(other), format!("must be a number from {min} to {max}"));
+                self.err(
+                    o.key(k),
+                    show(other),
+                    format!("must be a number from {min} to {max}"),
+                );
                 None
             }
             None => {
@@ -342,22 +431,43 @@ impl Parser {
     // ------------------------------------------------------------- sections
 
     fn scenario(&mut self, v: &Value) -> Option<Scenario> {
-        const TOP: &[&str] =
-            &["name", "description", "seed", "duration", "run_to_duration", "tx_time", "max_events", "topology", "links", "switch", "nic", "host", "cc", "control", "workload", "records"];
+        const TOP: &[&str] = &[
+            "name",
+            "description",
+            "seed",
+            "duration",
+            "run_to_duration",
+            "tx_time",
+            "max_events",
+            "topology",
+            "links",
+            "switch",
+            "nic",
+            "host",
+            "cc",
+            "control",
+            "workload",
+            "records",
+        ];
         let o = self.obj(v, "", TOP)?;
-        let name = self.string(&o, "name", Some("scenario")).unwrap_or_default();
+        let name = self
+            .string(&o, "name", Some("scenario"))
+            .unwrap_or_default();
         let _ = self.string(&o, "description", Some(""));
         let seed = self.int(&o, "seed", Some(1), 0, u64::MAX).unwrap_or(1);
         let duration = self.positive_duration(&o, "duration", None);
-        let max_events = self.int(&o, "max_events", Some(2_000_000_000), 1, u64::MAX).unwrap_or(1);
+        let max_events = self
+            .int(&o, "max_events", Some(2_000_000_000), 1, u64::MAX)
+            .unwrap_or(1);
         let run_to_stop = self.boolean(&o, "run_to_duration", false);
-        let tx_time = self.choice(&o, "tx_time", &["exact", "ns3-truncated"], Some("exact")).map(|t| match t.as_str() {
-            "ns3-truncated" => crate::time::TxTime::Ns3Truncated,
-            _ => crate::time::TxTime::Exact,
-        });
+        let tx_time = self
+            .choice(&o, "tx_time", &["exact", "ns3-truncated"], Some("exact"))
+            .map(|t| match t.as_str() {
+                "ns3-truncated" => crate::time::TxTime::Ns3Truncated,
+                _ => crate::time::TxTime::Exact,
+            });
         let records = self.records(&o);
         let qlen_monitor = self.qlen_monitor(&o);
-
 
         let topology = match o.get("topology") {
             Some(t) => self.topology(t),
@@ -388,7 +498,8 @@ impl Parser {
             self.check_connected(t, w);
         }
         if let (Some(n), Some(w)) = (&nic, &workload) {
-            let read = w.flows.iter().any(|f| f.verb == Verb::Read) || w.apps.iter().any(|a| a.verb == Verb::Read);
+            let read = w.flows.iter().any(|f| f.verb == Verb::Read)
+                || w.apps.iter().any(|a| a.verb == Verb::Read);
             if n.selective_repeat() && read {
                 self.err(
                     "nic.loss_recovery",
@@ -398,7 +509,9 @@ impl Parser {
             }
         }
         if let (Some(n), Some(host)) = (nic.as_mut(), self.host(&o)) {
-            if n.qp_scheduler == crate::nic::QpScheduler::Ns3Hpcc && (host.pcie.is_some() || host.device_pcie.is_some()) {
+            if n.qp_scheduler == crate::nic::QpScheduler::Ns3Hpcc
+                && (host.pcie.is_some() || host.device_pcie.is_some())
+            {
                 self.err("nic.qp_scheduler", "`ns3-hpcc`", "replays ns-3's NIC, which reads no host memory: not with host.pcie or host.device_pcie");
             }
             if host.pcie.is_none() {
@@ -429,11 +542,17 @@ impl Parser {
         if let (Some(n), Some(sw), Some(c)) = (nic.as_mut(), &switch, &cc) {
             if sw.int_enabled {
                 n.wire.int_header = crate::packet::wire::HPCC_INT_HEADER;
-            } else if matches!(c, CcConfig::Timely(_)) && n.wire == WireFormat::ns3_hpcc(n.wire.mtu_payload) {
+            } else if matches!(c, CcConfig::Timely(_))
+                && n.wire == WireFormat::ns3_hpcc(n.wire.mtu_payload)
+            {
                 // ns-3 HPCC carries TIMELY's send timestamp in an 8-byte INT header.
                 n.wire.int_header = crate::packet::wire::NS3_TIMELY_TS_HEADER;
             } else if matches!(c, CcConfig::Hpcc(_)) {
-                self.err("cc.algorithm", "`hpcc`", "needs INT from the switches; set switch.int: true");
+                self.err(
+                    "cc.algorithm",
+                    "`hpcc`",
+                    "needs INT from the switches; set switch.int: true",
+                );
             }
         }
         if !self.errs.is_empty() {
@@ -448,7 +567,14 @@ impl Parser {
             record_probes,
             placement,
             record_control_delays,
-            run: RunConfig { seed, stop_at: Time::ZERO + duration, max_events, sample_interval, run_to_stop, tx_time: tx_time? },
+            run: RunConfig {
+                seed,
+                stop_at: Time::ZERO + duration,
+                max_events,
+                sample_interval,
+                run_to_stop,
+                tx_time: tx_time?,
+            },
             topology: topology?,
             nic: nic?,
             switch: switch?,
@@ -458,14 +584,20 @@ impl Parser {
     }
 
     fn qlen_monitor(&mut self, o: &Obj) -> Option<Option<(Duration, Duration)>> {
-        let Some(r) = o.get("records").and_then(|v| v.get("qlen_monitor")) else { return Some(None) };
+        let Some(r) = o.get("records").and_then(|v| v.get("qlen_monitor")) else {
+            return Some(None);
+        };
         let m = self.obj(r, "records.qlen_monitor", &["start", "end"])?;
         let start = self.duration(&m, "start", None);
         let end = self.duration(&m, "end", None);
         match (start, end) {
             (Some(a), Some(b)) if b >= a => Some(Some((a, b))),
             (Some(a), Some(b)) => {
-                self.err("records.qlen_monitor.end", format!("`{b}`"), format!("must not be before start ({a})"));
+                self.err(
+                    "records.qlen_monitor.end",
+                    format!("`{b}`"),
+                    format!("must not be before start ({a})"),
+                );
                 None
             }
             _ => None,
@@ -482,31 +614,54 @@ impl Parser {
             Some(Value::String(s)) if s == "off" => Some(None),
             // YAML 1.1 reads a bare `off` as false.
             Some(Value::Bool(false)) => Some(None),
-            _ => self.positive_duration(&r, "sample_interval", Some(Duration::from_us(10))).map(Some),
+            _ => self
+                .positive_duration(&r, "sample_interval", Some(Duration::from_us(10)))
+                .map(Some),
         };
         Some((interval?, probes))
     }
 
     fn link_params(&mut self, o: &Obj, k: &str) -> Option<LinkParams> {
         let Some(l) = self.sub(o, k, &["rate", "delay"]) else {
-            self.err(o.key(k), "", "is required (a mapping with rate and delay, e.g. {rate: 100Gbps, delay: 1us})");
+            self.err(
+                o.key(k),
+                "",
+                "is required (a mapping with rate and delay, e.g. {rate: 100Gbps, delay: 1us})",
+            );
             return None;
         };
         let rate = self.rate(&l, "rate", None);
         let delay = self.duration(&l, "delay", Some(Duration::from_us(1)));
-        Some(LinkParams { rate: rate?, delay: delay? })
+        Some(LinkParams {
+            rate: rate?,
+            delay: delay?,
+        })
     }
 
     fn topology(&mut self, v: &Value) -> Option<Topology> {
-        const KINDS: &[&str] = &["single_switch", "dumbbell", "leaf_spine", "fat_tree", "hpcc_file"];
+        const KINDS: &[&str] = &[
+            "single_switch",
+            "dumbbell",
+            "leaf_spine",
+            "fat_tree",
+            "hpcc_file",
+        ];
         let kind = match v.get("kind") {
             Some(Value::String(s)) => s.clone(),
             Some(other) => {
-                self.err("topology.kind", show(other), format!("allowed: {}", KINDS.join(", ")));
+                self.err(
+                    "topology.kind",
+                    show(other),
+                    format!("allowed: {}", KINDS.join(", ")),
+                );
                 return None;
             }
             None => {
-                self.err("topology.kind", "", format!("is required; allowed: {}", KINDS.join(", ")));
+                self.err(
+                    "topology.kind",
+                    "",
+                    format!("is required; allowed: {}", KINDS.join(", ")),
+                );
                 return None;
             }
         };
@@ -518,7 +673,17 @@ impl Parser {
                 Topology::single_switch(n? as u32, hl?)
             }
             "dumbbell" => {
-                let o = self.obj(v, "topology", &["kind", "left_hosts", "right_hosts", "host_link", "bottleneck_link"])?;
+                let o = self.obj(
+                    v,
+                    "topology",
+                    &[
+                        "kind",
+                        "left_hosts",
+                        "right_hosts",
+                        "host_link",
+                        "bottleneck_link",
+                    ],
+                )?;
                 let l = self.int(&o, "left_hosts", None, 1, 100_000);
                 let r = self.int(&o, "right_hosts", None, 1, 100_000);
                 let hl = self.link_params(&o, "host_link");
@@ -526,7 +691,19 @@ impl Parser {
                 Topology::dumbbell(l? as u32, r? as u32, hl?, bl?)
             }
             "leaf_spine" => {
-                let o = self.obj(v, "topology", &["kind", "leaves", "spines", "hosts_per_leaf", "uplinks_per_spine", "host_link", "fabric_link"])?;
+                let o = self.obj(
+                    v,
+                    "topology",
+                    &[
+                        "kind",
+                        "leaves",
+                        "spines",
+                        "hosts_per_leaf",
+                        "uplinks_per_spine",
+                        "host_link",
+                        "fabric_link",
+                    ],
+                )?;
                 let l = self.int(&o, "leaves", None, 1, 10_000);
                 let s = self.int(&o, "spines", None, 1, 10_000);
                 let h = self.int(&o, "hosts_per_leaf", None, 1, 10_000);
@@ -540,7 +717,11 @@ impl Parser {
                 let k = self.int(&o, "k", None, 2, 64);
                 if let Some(k) = k {
                     if k % 2 != 0 {
-                        self.err("topology.k", format!("`{k}`"), "must be even (k/2 edge and aggregation switches per pod)");
+                        self.err(
+                            "topology.k",
+                            format!("`{k}`"),
+                            "must be even (k/2 edge and aggregation switches per pod)",
+                        );
                         return None;
                     }
                 }
@@ -554,7 +735,18 @@ impl Parser {
                     (Some(Value::String(b)), None) => match builtin_topology(b) {
                         Some(t) => t.to_string(),
                         None => {
-                            self.err("topology.builtin", format!("`{b}`"), format!("allowed: {}", BUILTIN_TOPOLOGIES.iter().map(|x| x.0).collect::<Vec<_>>().join(", ")));
+                            self.err(
+                                "topology.builtin",
+                                format!("`{b}`"),
+                                format!(
+                                    "allowed: {}",
+                                    BUILTIN_TOPOLOGIES
+                                        .iter()
+                                        .map(|x| x.0)
+                                        .collect::<Vec<_>>()
+                                        .join(", ")
+                                ),
+                            );
                             return None;
                         }
                     },
@@ -567,18 +759,30 @@ impl Parser {
                 match Topology::from_hpcc_file(&text) {
                     Ok(t) => t,
                     Err(e) => {
-                        self.err("topology", "", format!("the ns-3 HPCC topology file is malformed: {e}"));
+                        self.err(
+                            "topology",
+                            "",
+                            format!("the ns-3 HPCC topology file is malformed: {e}"),
+                        );
                         return None;
                     }
                 }
             }
             other => {
-                self.err("topology.kind", format!("`{other}`"), format!("allowed: {}", KINDS.join(", ")));
+                self.err(
+                    "topology.kind",
+                    format!("`{other}`"),
+                    format!("allowed: {}", KINDS.join(", ")),
+                );
                 return None;
             }
         };
         for i in t.isolated() {
-            self.err("topology", format!("node `{}`", t.nodes[i as usize].name), "has no links");
+            self.err(
+                "topology",
+                format!("node `{}`", t.nodes[i as usize].name),
+                "has no links",
+            );
         }
         for h in t.hosts() {
             let links = t.links.iter().filter(|l| l.a == h || l.b == h).count();
@@ -593,30 +797,65 @@ impl Parser {
         Some(t)
     }
 
-    fn node_ref(&mut self, t: &Topology, key: String, v: Option<&Value>, want_host: bool) -> Option<u32> {
+    fn node_ref(
+        &mut self,
+        t: &Topology,
+        key: String,
+        v: Option<&Value>,
+        want_host: bool,
+    ) -> Option<u32> {
         let hosts: Vec<u32> = t.hosts().collect();
         let what = if want_host { "host" } else { "node" };
         let hint = || {
-            let first = t.nodes.iter().find(|n| !want_host || n.kind == NodeKind::Host).map(|n| n.name.clone()).unwrap_or_default();
-            format!("a {what} name such as `{first}`, or a {what} index from 0 to {}", if want_host { hosts.len() } else { t.nodes.len() }.saturating_sub(1))
+            let first = t
+                .nodes
+                .iter()
+                .find(|n| !want_host || n.kind == NodeKind::Host)
+                .map(|n| n.name.clone())
+                .unwrap_or_default();
+            format!(
+                "a {what} name such as `{first}`, or a {what} index from 0 to {}",
+                if want_host {
+                    hosts.len()
+                } else {
+                    t.nodes.len()
+                }
+                .saturating_sub(1)
+            )
         };
         match v {
             Some(Value::String(s)) => match t.find(s) {
                 Some(id) if !want_host || t.nodes[id as usize].kind == NodeKind::Host => Some(id),
                 Some(_) => {
-                    self.err(key, format!("`{s}`"), format!("is a switch, not a host; allowed: {}", hint()));
+                    self.err(
+                        key,
+                        format!("`{s}`"),
+                        format!("is a switch, not a host; allowed: {}", hint()),
+                    );
                     None
                 }
                 None => {
-                    self.err(key, format!("`{s}`"), format!("no such {what}; allowed: {}", hint()));
+                    self.err(
+                        key,
+                        format!("`{s}`"),
+                        format!("no such {what}; allowed: {}", hint()),
+                    );
                     None
                 }
             },
             Some(Value::Number(n)) if n.as_u64().is_some() => {
                 let i = n.as_u64().unwrap() as usize;
-                let found = if want_host { hosts.get(i).copied() } else { (i < t.nodes.len()).then_some(i as u32) };
+                let found = if want_host {
+                    hosts.get(i).copied()
+                } else {
+                    (i < t.nodes.len()).then_some(i as u32)
+                };
                 if found.is_none() {
-                    self.err(key, format!("`{i}`"), format!("no such {what}; allowed: {}", hint()));
+                    self.err(
+                        key,
+                        format!("`{i}`"),
+                        format!("no such {what}; allowed: {}", hint()),
+                    );
                 }
                 found
             }
@@ -639,7 +878,9 @@ impl Parser {
         };
         for (i, item) in list.iter().enumerate() {
             let path = format!("links[{i}]");
-            let Some(lo) = self.obj(item, &path, &["between", "loss", "delay", "down"]) else { continue };
+            let Some(lo) = self.obj(item, &path, &["between", "loss", "delay", "down"]) else {
+                continue;
+            };
             let ends = match lo.get("between").and_then(|b| b.as_array()) {
                 Some(a) if a.len() == 2 => {
                     let x = self.node_ref(t, format!("{path}.between[0]"), a.first(), false);
@@ -647,14 +888,26 @@ impl Parser {
                     x.zip(y)
                 }
                 _ => {
-                    self.err(format!("{path}.between"), "", "is required: a list of the two nodes the link joins, e.g. [h0, s0]");
+                    self.err(
+                        format!("{path}.between"),
+                        "",
+                        "is required: a list of the two nodes the link joins, e.g. [h0, s0]",
+                    );
                     None
                 }
             };
             // No default: an entry that only sets `down` keeps the link's own loss.
-            let loss = if lo.get("loss").is_some() { self.float(&lo, "loss", None, 0.0, 1.0, false) } else { None };
+            let loss = if lo.get("loss").is_some() {
+                self.float(&lo, "loss", None, 0.0, 1.0, false)
+            } else {
+                None
+            };
             // Likewise for the propagation delay (durations parse as ≥ 0).
-            let delay = if lo.get("delay").is_some() { self.duration(&lo, "delay", None) } else { None };
+            let delay = if lo.get("delay").is_some() {
+                self.duration(&lo, "delay", None)
+            } else {
+                None
+            };
             let mut down = Vec::new();
             if let Some(dv) = lo.get("down") {
                 match dv.as_array() {
@@ -663,7 +916,10 @@ impl Parser {
                             let key = format!("{path}.down[{j}]");
                             let pair = iv.as_array().filter(|a| a.len() == 2);
                             let parsed = pair.map(|a| {
-                                (a[0].as_str().map(units::parse_duration), a[1].as_str().map(units::parse_duration))
+                                (
+                                    a[0].as_str().map(units::parse_duration),
+                                    a[1].as_str().map(units::parse_duration),
+                                )
                             });
                             match parsed {
                                 Some((Some(Ok(a)), Some(Ok(b)))) if b > a => down.push((a, b)),
@@ -671,7 +927,11 @@ impl Parser {
                             }
                         }
                     }
-                    None => self.err(format!("{path}.down"), show(dv), "must be a list of [down_at, up_at] intervals"),
+                    None => self.err(
+                        format!("{path}.down"),
+                        show(dv),
+                        "must be a list of [down_at, up_at] intervals",
+                    ),
                 }
             }
             let Some((a, b)) = ends else { continue };
@@ -683,7 +943,14 @@ impl Parser {
                 .map(|(k, _)| k)
                 .collect();
             if found.is_empty() {
-                self.err(format!("{path}.between"), format!("[{}, {}]", t.nodes[a as usize].name, t.nodes[b as usize].name), "no link joins these two nodes");
+                self.err(
+                    format!("{path}.between"),
+                    format!(
+                        "[{}, {}]",
+                        t.nodes[a as usize].name, t.nodes[b as usize].name
+                    ),
+                    "no link joins these two nodes",
+                );
                 continue;
             }
             for k in found {
@@ -727,7 +994,10 @@ impl Parser {
         let empty = Map::new();
         let n = match o.get("nic") {
             Some(v) => self.obj(v, "nic", KEYS)?,
-            None => Obj { path: "nic".into(), map: &empty },
+            None => Obj {
+                path: "nic".into(),
+                map: &empty,
+            },
         };
         let mtu = self.bytes(&n, "mtu", Some(1024));
         if let Some(m) = mtu {
@@ -743,7 +1013,9 @@ impl Parser {
             Some(Value::String(s)) if s == "off" => Some(None),
             // YAML 1.1 reads a bare `off` as false.
             Some(Value::Bool(false)) => Some(None),
-            _ => self.positive_duration(&n, "rto", Some(Duration::from_ms(1))).map(Some),
+            _ => self
+                .positive_duration(&n, "rto", Some(Duration::from_ms(1)))
+                .map(Some),
         };
         let class = self.int(&n, "data_class", Some(3), 1, 7);
         let ack_class = match self.choice(&n, "ack_class", &["control", "data"], Some("control")) {
@@ -753,52 +1025,95 @@ impl Parser {
         };
         let pfc_holds_acks = self.boolean(&n, "pfc_holds_acks", true);
         if let (Some(v), Some(crate::net::CONTROL_CLASS)) = (n.get("pfc_holds_acks"), ack_class) {
-            self.err("nic.pfc_holds_acks", show(v), "only applies with `nic.ack_class: data`");
+            self.err(
+                "nic.pfc_holds_acks",
+                show(v),
+                "only applies with `nic.ack_class: data`",
+            );
         }
-        let cnp = self.choice(&n, "cnp", &["packet", "ack_flag"], Some("packet")).map(|c| {
-            if c == "ack_flag" {
-                crate::nic::CnpMode::AckFlag
-            } else {
-                crate::nic::CnpMode::Packet
-            }
-        });
+        let cnp = self
+            .choice(&n, "cnp", &["packet", "ack_flag"], Some("packet"))
+            .map(|c| {
+                if c == "ack_flag" {
+                    crate::nic::CnpMode::AckFlag
+                } else {
+                    crate::nic::CnpMode::Packet
+                }
+            });
         let scales = self.boolean(&n, "window_scales_with_rate", false);
-        let rate_change = self.choice(&n, "rate_change", &["immediate", "next_packet"], Some("immediate")).map(|c| {
-            if c == "next_packet" {
-                crate::nic::RateChange::NextPacket
-            } else {
-                crate::nic::RateChange::Immediate
-            }
-        });
+        let rate_change = self
+            .choice(
+                &n,
+                "rate_change",
+                &["immediate", "next_packet"],
+                Some("immediate"),
+            )
+            .map(|c| {
+                if c == "next_packet" {
+                    crate::nic::RateChange::NextPacket
+                } else {
+                    crate::nic::RateChange::Immediate
+                }
+            });
         let base_rtt = match n.get("base_rtt") {
             Some(Value::String(s)) if s == "path" => Some(crate::nic::BaseRtt::Path),
             Some(Value::String(s)) if s == "fabric_max" => Some(crate::nic::BaseRtt::FabricMax),
             None => Some(crate::nic::BaseRtt::Path),
             _ => self
-                .unit_value(&n, "base_rtt", None, units::parse_duration, "`path`, `fabric_max` or a duration like 8us")
+                .unit_value(
+                    &n,
+                    "base_rtt",
+                    None,
+                    units::parse_duration,
+                    "`path`, `fabric_max` or a duration like 8us",
+                )
                 .and_then(|d| {
                     if d.ps() == 0 {
-                        self.err("nic.base_rtt", "`0s`", "must be longer than 0, or `path` or `fabric_max`");
+                        self.err(
+                            "nic.base_rtt",
+                            "`0s`",
+                            "must be longer than 0, or `path` or `fabric_max`",
+                        );
                         None
                     } else {
                         Some(crate::nic::BaseRtt::Fixed(d))
                     }
                 }),
         };
-        let probe_timeout = self.positive_duration(&n, "probe_timeout", Some(Duration::from_us(100)));
-        let sched = self.choice(&n, "qp_scheduler", &["packet", "wqe", "ns3-hpcc", "srnic"], Some("packet"));
-        let turn_wqes = self.int(&n, "wqes_per_turn", Some(crate::nic::SRNIC_TURN_WQES as u64), 1, 4096);
+        let probe_timeout =
+            self.positive_duration(&n, "probe_timeout", Some(Duration::from_us(100)));
+        let sched = self.choice(
+            &n,
+            "qp_scheduler",
+            &["packet", "wqe", "ns3-hpcc", "srnic"],
+            Some("packet"),
+        );
+        let turn_wqes = self.int(
+            &n,
+            "wqes_per_turn",
+            Some(crate::nic::SRNIC_TURN_WQES as u64),
+            1,
+            4096,
+        );
         let turn_burst = self.bytes(&n, "turn_burst", Some(crate::nic::SRNIC_TURN_BURST));
         if sched.as_deref() != Some("srnic") {
             for k in ["wqes_per_turn", "turn_burst"] {
                 if let Some(v) = n.get(k) {
-                    self.err(n.key(k), show(v), "only applies with `nic.qp_scheduler: srnic`");
+                    self.err(
+                        n.key(k),
+                        show(v),
+                        "only applies with `nic.qp_scheduler: srnic`",
+                    );
                 }
             }
         }
         let quantum = self.bytes(&n, "turn_quantum", Some(crate::nic::DEFAULT_TURN_QUANTUM));
         if let (Some(v), Some("packet" | "ns3-hpcc")) = (n.get("turn_quantum"), sched.as_deref()) {
-            self.err("nic.turn_quantum", show(v), "only applies with `nic.qp_scheduler: wqe`");
+            self.err(
+                "nic.turn_quantum",
+                show(v),
+                "only applies with `nic.qp_scheduler: wqe`",
+            );
         }
         if quantum == Some(0) {
             self.err("nic.turn_quantum", "`0B`", "must be at least 1 byte");
@@ -806,20 +1121,36 @@ impl Parser {
         let rate_burst = self.bytes(&n, "rate_burst", Some(0));
         let wqe_overhead = self.duration(&n, "wqe_overhead", Some(Duration::ZERO));
         let resources = self.resources(&n);
-        let loss_recovery = self.choice(&n, "loss_recovery", &["go-back-n", "selective-repeat"], Some("go-back-n")).map(|c| {
-            if c == "selective-repeat" {
-                crate::nic::LossRecovery::SelectiveRepeat
-            } else {
-                crate::nic::LossRecovery::GoBackN
-            }
-        });
-        if let (Some(crate::nic::LossRecovery::SelectiveRepeat), Some("ns3-hpcc")) = (loss_recovery, sched.as_deref()) {
-            self.err("nic.loss_recovery", "`selective-repeat`", "not with `nic.qp_scheduler: ns3-hpcc`, which replays ns-3's go-back-N NIC");
+        let loss_recovery = self
+            .choice(
+                &n,
+                "loss_recovery",
+                &["go-back-n", "selective-repeat"],
+                Some("go-back-n"),
+            )
+            .map(|c| {
+                if c == "selective-repeat" {
+                    crate::nic::LossRecovery::SelectiveRepeat
+                } else {
+                    crate::nic::LossRecovery::GoBackN
+                }
+            });
+        if let (Some(crate::nic::LossRecovery::SelectiveRepeat), Some("ns3-hpcc")) =
+            (loss_recovery, sched.as_deref())
+        {
+            self.err(
+                "nic.loss_recovery",
+                "`selective-repeat`",
+                "not with `nic.qp_scheduler: ns3-hpcc`, which replays ns-3's go-back-N NIC",
+            );
         }
         let qp_scheduler = match (sched, quantum) {
             (Some(s), Some(q)) if s == "wqe" => Some(crate::nic::QpScheduler::Wqe { quantum: q }),
             (Some(s), Some(_)) if s == "srnic" => match (turn_wqes, turn_burst) {
-                (Some(w), Some(b)) => Some(crate::nic::QpScheduler::Srnic { wqes: w as u32, burst: b }),
+                (Some(w), Some(b)) => Some(crate::nic::QpScheduler::Srnic {
+                    wqes: w as u32,
+                    burst: b,
+                }),
                 _ => None,
             },
             (Some(s), Some(_)) if s == "ns3-hpcc" => Some(crate::nic::QpScheduler::Ns3Hpcc),
@@ -831,24 +1162,43 @@ impl Parser {
             Some(Value::String(s)) if s == "none" => Some(WindowConfig::None),
             Some(Value::String(s)) if s == "bdp" => Some(WindowConfig::Bdp),
             None => Some(WindowConfig::None),
-            _ => match self.unit_value(&n, "window", None, units::parse_bytes, "64KB (or `none`, `bdp`)") {
+            _ => match self.unit_value(
+                &n,
+                "window",
+                None,
+                units::parse_bytes,
+                "64KB (or `none`, `bdp`)",
+            ) {
                 Some(0) => {
-                    self.err("nic.window", "`0B`", "must be at least 1 byte, or `none` or `bdp`");
+                    self.err(
+                        "nic.window",
+                        "`0B`",
+                        "must be at least 1 byte, or `none` or `bdp`",
+                    );
                     None
                 }
                 w => w.map(WindowConfig::Bytes),
             },
         };
         let mtu = mtu? as u32;
-        if let (Some(crate::nic::QpScheduler::Srnic { burst, .. }), true) = (qp_scheduler, (burst_below_mtu(turn_burst, mtu))) {
-            self.err("nic.turn_burst", format!("`{burst}B`"), format!("must be at least one MTU ({mtu}B): a turn sends whole packets"));
+        if let (Some(crate::nic::QpScheduler::Srnic { burst, .. }), true) =
+            (qp_scheduler, (burst_below_mtu(turn_burst, mtu)))
+        {
+            self.err(
+                "nic.turn_burst",
+                format!("`{burst}B`"),
+                format!("must be at least one MTU ({mtu}B): a turn sends whole packets"),
+            );
         }
-        if let (Some(crate::nic::QpScheduler::Srnic { .. }), Some(Some(r))) = (qp_scheduler, &resources) {
+        if let (Some(crate::nic::QpScheduler::Srnic { .. }), Some(Some(r))) =
+            (qp_scheduler, &resources)
+        {
             if r.wqe.is_some() {
                 self.err("nic.resources.wqe_cache", "(set)", "must be `none` with `nic.qp_scheduler: srnic`: its turns fetch WQEs and drop the unused (no WQE cache)");
             }
         }
-        if let (Some(crate::nic::QpScheduler::Ns3Hpcc), Some(Some(_))) = (qp_scheduler, &resources) {
+        if let (Some(crate::nic::QpScheduler::Ns3Hpcc), Some(Some(_))) = (qp_scheduler, &resources)
+        {
             self.err("nic.resources", "(set)", "not with `nic.qp_scheduler: ns3-hpcc`, which replays ns-3's NIC with unlimited on-chip memory");
         }
         let wire = match framing?.as_str() {
@@ -904,8 +1254,21 @@ impl Parser {
             };
         }
         const KEYS: &[&str] = &[
-            "preset", "wqe_interval", "qpc_cache", "qpc_entry", "qpc_ways", "mtt_cache", "mtt_ways", "page", "wqe_cache", "wqe_ways", "units",
-            "tlp_overhead", "tlp_max_payload", "rx_buffer", "registered_memory",
+            "preset",
+            "wqe_interval",
+            "qpc_cache",
+            "qpc_entry",
+            "qpc_ways",
+            "mtt_cache",
+            "mtt_ways",
+            "page",
+            "wqe_cache",
+            "wqe_ways",
+            "units",
+            "tlp_overhead",
+            "tlp_max_payload",
+            "rx_buffer",
+            "registered_memory",
         ];
         let o = self.obj(v, "nic.resources", KEYS)?;
         let before = self.errs.len();
@@ -920,11 +1283,23 @@ impl Parser {
         let wqe = match o.get("wqe_cache") {
             Some(Value::String(s)) if s == "none" => Some(None),
             None => Some(base.wqe.map(|w| w.bytes)),
-            Some(_) => self.unit_value(&o, "wqe_cache", None, units::parse_bytes, "64KiB or `none`").map(Some),
+            Some(_) => self
+                .unit_value(&o, "wqe_cache", None, units::parse_bytes, "64KiB or `none`")
+                .map(Some),
         };
-        let wqe_ways = self.int(&o, "wqe_ways", Some(base.wqe.map_or(8, |w| w.ways) as u64), 1, 1 << 20);
+        let wqe_ways = self.int(
+            &o,
+            "wqe_ways",
+            Some(base.wqe.map_or(8, |w| w.ways) as u64),
+            1,
+            1 << 20,
+        );
         if let (Some(None), Some(v)) = (wqe, o.get("wqe_ways")) {
-            self.err("nic.resources.wqe_ways", show(v), "only applies with a WQE cache (wqe_cache is `none` here)");
+            self.err(
+                "nic.resources.wqe_ways",
+                show(v),
+                "only applies with a WQE cache (wqe_cache is `none` here)",
+            );
         }
         let units_n = self.int(&o, "units", Some(base.units as u64), 1, 1 << 16);
         let wqe_interval = self.duration(&o, "wqe_interval", Some(base.wqe_interval));
@@ -938,38 +1313,81 @@ impl Parser {
         let (qpc_entry, qpc_cache, mtt_cache, page) = (qpc_entry?, qpc_cache?, mtt_cache?, page?);
         let (tlp_overhead, tlp_max) = (tlp_overhead?, tlp_max?);
         if !(1..=1 << 20).contains(&qpc_entry) {
-            self.err("nic.resources.qpc_entry", format!("`{qpc_entry}B`"), "allowed: 1B to 1MiB per QP context");
+            self.err(
+                "nic.resources.qpc_entry",
+                format!("`{qpc_entry}B`"),
+                "allowed: 1B to 1MiB per QP context",
+            );
         }
         let mtt_entry = crate::nic::resources::MTT_ENTRY_BYTES as u64;
         let wqe_entry = crate::nic::WQE_BYTES;
-        for (key, size, entry) in [("qpc_cache", qpc_cache, qpc_entry), ("mtt_cache", mtt_cache, mtt_entry)]
-            .into_iter()
-            .chain(wqe.flatten().map(|w| ("wqe_cache", w, wqe_entry)))
+        for (key, size, entry) in [
+            ("qpc_cache", qpc_cache, qpc_entry),
+            ("mtt_cache", mtt_cache, mtt_entry),
+        ]
+        .into_iter()
+        .chain(wqe.flatten().map(|w| ("wqe_cache", w, wqe_entry)))
         {
             if size < entry.max(1) {
-                self.err(format!("nic.resources.{key}"), format!("`{size}B`"), format!("must hold at least one entry of {entry}B"));
+                self.err(
+                    format!("nic.resources.{key}"),
+                    format!("`{size}B`"),
+                    format!("must hold at least one entry of {entry}B"),
+                );
             } else if size / entry.max(1) > u32::MAX as u64 {
-                self.err(format!("nic.resources.{key}"), format!("`{size}B`"), format!("allowed: at most {} entries of {entry}B", u32::MAX));
+                self.err(
+                    format!("nic.resources.{key}"),
+                    format!("`{size}B`"),
+                    format!("allowed: at most {} entries of {entry}B", u32::MAX),
+                );
             }
         }
         if page == 0 {
-            self.err("nic.resources.page", "`0B`", "must be at least 1 byte (4KiB: a base page; 2MiB: a huge page)");
+            self.err(
+                "nic.resources.page",
+                "`0B`",
+                "must be at least 1 byte (4KiB: a base page; 2MiB: a huge page)",
+            );
         }
         if tlp_max == 0 || tlp_max > 4096 {
-            self.err("nic.resources.tlp_max_payload", format!("`{tlp_max}B`"), "allowed: 1B to 4096B (PCIe's largest max payload size)");
+            self.err(
+                "nic.resources.tlp_max_payload",
+                format!("`{tlp_max}B`"),
+                "allowed: 1B to 4096B (PCIe's largest max payload size)",
+            );
         }
         if tlp_overhead > 64 {
-            self.err("nic.resources.tlp_overhead", format!("`{tlp_overhead}B`"), "allowed: 0B to 64B per TLP");
+            self.err(
+                "nic.resources.tlp_overhead",
+                format!("`{tlp_overhead}B`"),
+                "allowed: 0B to 64B per TLP",
+            );
         }
         if self.errs.len() != before {
             return None;
         }
         Some(Some(ResourceConfig {
-            preset: if o.map.len() == 1 { name } else { format!("{name}+custom") },
-            qpc: CacheSpec { bytes: qpc_cache, entry_bytes: qpc_entry as u32, ways: qpc_ways? as u32 },
-            mtt: CacheSpec { bytes: mtt_cache, entry_bytes: mtt_entry as u32, ways: mtt_ways? as u32 },
+            preset: if o.map.len() == 1 {
+                name
+            } else {
+                format!("{name}+custom")
+            },
+            qpc: CacheSpec {
+                bytes: qpc_cache,
+                entry_bytes: qpc_entry as u32,
+                ways: qpc_ways? as u32,
+            },
+            mtt: CacheSpec {
+                bytes: mtt_cache,
+                entry_bytes: mtt_entry as u32,
+                ways: mtt_ways? as u32,
+            },
             page_bytes: page,
-            wqe: wqe?.map(|b| CacheSpec { bytes: b, entry_bytes: wqe_entry as u32, ways: wqe_ways.unwrap_or(8) as u32 }),
+            wqe: wqe?.map(|b| CacheSpec {
+                bytes: b,
+                entry_bytes: wqe_entry as u32,
+                ways: wqe_ways.unwrap_or(8) as u32,
+            }),
             units: units_n? as u32,
             wqe_interval: wqe_interval?,
             tlp_overhead: tlp_overhead as u32,
@@ -982,28 +1400,57 @@ impl Parser {
     fn switch(&mut self, o: &Obj) -> Option<SwitchConfig> {
         let empty = Map::new();
         let s = match o.get("switch") {
-            Some(v) => self.obj(v, "switch", &["buffer", "pfc", "lossy_egress_alpha", "ecn", "int", "int_multi", "ecmp"])?,
-            None => Obj { path: "switch".into(), map: &empty },
+            Some(v) => self.obj(
+                v,
+                "switch",
+                &[
+                    "buffer",
+                    "pfc",
+                    "lossy_egress_alpha",
+                    "ecn",
+                    "int",
+                    "int_multi",
+                    "ecmp",
+                ],
+            )?,
+            None => Obj {
+                path: "switch".into(),
+                map: &empty,
+            },
         };
         let size = self.bytes(&s, "buffer", Some(32 << 20));
         let egress_alpha = self.float(&s, "lossy_egress_alpha", Some(1.0), 0.0, 1024.0, true);
         let int_enabled = self.boolean(&s, "int", false);
         let int_multi = if let Some(v) = s.get("int_multi") {
             if !int_enabled {
-                self.err("switch.int_multi", show(v), "only applies with `switch.int: true`");
+                self.err(
+                    "switch.int_multi",
+                    show(v),
+                    "only applies with `switch.int: true`",
+                );
             }
-            self.int(&s, "int_multi", None, 1, 1 << 16).map(|m| Some(m as u32))
+            self.int(&s, "int_multi", None, 1, 1 << 16)
+                .map(|m| Some(m as u32))
         } else {
             Some(None)
         };
-        let ecmp = self.choice(&s, "ecmp", &["rdmalab", "ns3-hpcc"], Some("rdmalab")).map(|c| match c.as_str() {
-            "ns3-hpcc" => crate::net::routing::EcmpHash::Ns3Hpcc,
-            _ => crate::net::routing::EcmpHash::Rdmalab,
-        });
+        let ecmp = self
+            .choice(&s, "ecmp", &["rdmalab", "ns3-hpcc"], Some("rdmalab"))
+            .map(|c| match c.as_str() {
+                "ns3-hpcc" => crate::net::routing::EcmpHash::Ns3Hpcc,
+                _ => crate::net::routing::EcmpHash::Rdmalab,
+            });
         let pfc_empty = Map::new();
         let pfc = match s.get("pfc") {
-            Some(v) => self.obj(v, "switch.pfc", &["enabled", "alpha", "reserve", "resume_offset", "headroom"])?,
-            None => Obj { path: "switch.pfc".into(), map: &pfc_empty },
+            Some(v) => self.obj(
+                v,
+                "switch.pfc",
+                &["enabled", "alpha", "reserve", "resume_offset", "headroom"],
+            )?,
+            None => Obj {
+                path: "switch.pfc".into(),
+                map: &pfc_empty,
+            },
         };
         let pfc_enabled = self.boolean(&pfc, "enabled", true);
         let alpha = self.float(&pfc, "alpha", Some(0.125), 0.0, 1024.0, true);
@@ -1017,7 +1464,10 @@ impl Parser {
         let ecn_empty = Map::new();
         let ecn = match s.get("ecn") {
             Some(v) => self.obj(v, "switch.ecn", &["enabled", "thresholds"])?,
-            None => Obj { path: "switch.ecn".into(), map: &ecn_empty },
+            None => Obj {
+                path: "switch.ecn".into(),
+                map: &ecn_empty,
+            },
         };
         let ecn_enabled = self.boolean(&ecn, "enabled", true);
         let mut by_rate = Vec::new();
@@ -1026,22 +1476,40 @@ impl Parser {
                 Some(list) => {
                     for (i, item) in list.iter().enumerate() {
                         let path = format!("switch.ecn.thresholds[{i}]");
-                        let Some(to) = self.obj(item, &path, &["rate", "kmin", "kmax", "pmax"]) else { continue };
+                        let Some(to) = self.obj(item, &path, &["rate", "kmin", "kmax", "pmax"])
+                        else {
+                            continue;
+                        };
                         let rate = self.rate(&to, "rate", None);
                         let kmin = self.bytes(&to, "kmin", None);
                         let kmax = self.bytes(&to, "kmax", None);
                         let pmax = self.float(&to, "pmax", None, 0.0, 1.0, false);
                         if let (Some(a), Some(b)) = (kmin, kmax) {
                             if b < a {
-                                self.err(format!("{path}.kmax"), format!("`{b}B`"), format!("must be at least kmin ({a}B)"));
+                                self.err(
+                                    format!("{path}.kmax"),
+                                    format!("`{b}B`"),
+                                    format!("must be at least kmin ({a}B)"),
+                                );
                             }
                         }
                         if let (Some(r), Some(a), Some(b), Some(p)) = (rate, kmin, kmax, pmax) {
-                            by_rate.push((r, EcnConfig { kmin_bytes: a, kmax_bytes: b, pmax: p }));
+                            by_rate.push((
+                                r,
+                                EcnConfig {
+                                    kmin_bytes: a,
+                                    kmax_bytes: b,
+                                    pmax: p,
+                                },
+                            ));
                         }
                     }
                 }
-                None => self.err("switch.ecn.thresholds", show(tv), "must be a list of {rate, kmin, kmax, pmax}"),
+                None => self.err(
+                    "switch.ecn.thresholds",
+                    show(tv),
+                    "must be a list of {rate, kmin, kmax, pmax}",
+                ),
             }
         }
         Some(SwitchConfig {
@@ -1067,7 +1535,10 @@ impl Parser {
         let empty = Map::new();
         let c = match o.get("cc") {
             Some(v) => self.obj(v, "cc", &["algorithm", "params"])?,
-            None => Obj { path: "cc".into(), map: &empty },
+            None => Obj {
+                path: "cc".into(),
+                map: &empty,
+            },
         };
         let names: Vec<&str> = ALGORITHMS.iter().map(|a| a.name).collect();
         let alg = self.choice(&c, "algorithm", &names, Some("dcqcn"))?;
@@ -1075,7 +1546,11 @@ impl Parser {
         let mut values = ParamValues::defaults(info.params);
         if let Some(pv) = c.get("params") {
             if info.params.is_empty() {
-                self.err("cc.params", "", format!("algorithm `{alg}` takes no parameters"));
+                self.err(
+                    "cc.params",
+                    "",
+                    format!("algorithm `{alg}` takes no parameters"),
+                );
                 return None;
             }
             let keys: Vec<&str> = info.params.iter().map(|p| p.name).collect();
@@ -1097,20 +1572,35 @@ impl Parser {
             ParamKind::Int => self.int(o, spec.name, None, 0, u64::MAX)? as f64,
             ParamKind::Bool => {
                 if !matches!(o.get(spec.name), Some(Value::Bool(_))) {
-                    self.err(o.key(spec.name), show(o.get(spec.name).unwrap()), "must be true or false");
+                    self.err(
+                        o.key(spec.name),
+                        show(o.get(spec.name).unwrap()),
+                        "must be true or false",
+                    );
                     return None;
                 }
                 self.boolean(o, spec.name, false) as u8 as f64
             }
-            ParamKind::Rate => self.unit_value(o, spec.name, None, units::parse_rate, "100Gbps")?.bps() as f64,
-            ParamKind::Duration => self.unit_value(o, spec.name, None, units::parse_duration, "10us")?.ps() as f64,
-            ParamKind::Bytes => self.unit_value(o, spec.name, None, units::parse_bytes, "64KB")? as f64,
+            ParamKind::Rate => self
+                .unit_value(o, spec.name, None, units::parse_rate, "100Gbps")?
+                .bps() as f64,
+            ParamKind::Duration => self
+                .unit_value(o, spec.name, None, units::parse_duration, "10us")?
+                .ps() as f64,
+            ParamKind::Bytes => {
+                self.unit_value(o, spec.name, None, units::parse_bytes, "64KB")? as f64
+            }
         };
         if v < spec.min || v > spec.max {
             self.err(
                 o.key(spec.name),
                 format!("`{}`", spec.show(v)),
-                format!("allowed: {} to {} ({})", spec.show(spec.min), spec.show(spec.max), spec.description),
+                format!(
+                    "allowed: {} to {} ({})",
+                    spec.show(spec.min),
+                    spec.show(spec.max),
+                    spec.description
+                ),
             );
             return None;
         }
@@ -1138,7 +1628,10 @@ impl Parser {
         let empty = Map::new();
         let c = match o.get("control") {
             Some(v) => self.obj(v, "control", KEYS)?,
-            None => Obj { path: "control".into(), map: &empty },
+            None => Obj {
+                path: "control".into(),
+                map: &empty,
+            },
         };
         let name = self.choice(&c, "placement", Placement::NAMES, Some("asic"))?;
         let mut p = Placement::by_name(&name).expect("a listed name");
@@ -1152,15 +1645,23 @@ impl Parser {
         // Or as cycles at a clock: processing = cycles / clock.
         match (c.get("cycles_per_event"), c.get("clock")) {
             (None, None) => {}
-            (Some(_), Some(_)) if c.get("processing").is_some() => {
-                self.err("control.processing", "", "give either processing or cycles_per_event with clock, not both")
-            }
+            (Some(_), Some(_)) if c.get("processing").is_some() => self.err(
+                "control.processing",
+                "",
+                "give either processing or cycles_per_event with clock, not both",
+            ),
             (Some(_), Some(clock)) => {
                 let cycles = self.int(&c, "cycles_per_event", None, 0, 1 << 40);
                 let hz = match clock {
-                    Value::String(s) => parse_frequency(s).map_err(|e| self.err("control.clock", format!("`{s}`"), e)).ok(),
+                    Value::String(s) => parse_frequency(s)
+                        .map_err(|e| self.err("control.clock", format!("`{s}`"), e))
+                        .ok(),
                     other => {
-                        self.err("control.clock", show(other), "a frequency with a unit, like `250MHz` or `1.8GHz`");
+                        self.err(
+                            "control.clock",
+                            show(other),
+                            "a frequency with a unit, like `250MHz` or `1.8GHz`",
+                        );
                         None
                     }
                 };
@@ -1168,7 +1669,11 @@ impl Parser {
                     p.processing = Duration((cy as f64 * 1e12 / hz).round() as u64);
                 }
             }
-            _ => self.err("control", "", "cycles_per_event and clock go together (processing = cycles / clock)"),
+            _ => self.err(
+                "control",
+                "",
+                "cycles_per_event and clock go together (processing = cycles / clock)",
+            ),
         }
         if c.get("tx_batch_bytes").is_some() {
             p.tx_batch_bytes = self.bytes(&c, "tx_batch_bytes", None).unwrap_or(0);
@@ -1188,8 +1693,17 @@ impl Parser {
             const TYPES: &[&str] = &["tx", "ack", "nack", "cnp", "timeout"];
             if let Some(co) = self.obj(cv, "control.coalesce", TYPES) {
                 for (i, t) in TYPES.iter().enumerate() {
-                    let idx = if i < 4 { i } else { EventType::Timeout as usize };
-                    if let Some(s) = self.choice(&co, t, &["accumulate", "keep-latest", "keep-oldest"], Some("accumulate")) {
+                    let idx = if i < 4 {
+                        i
+                    } else {
+                        EventType::Timeout as usize
+                    };
+                    if let Some(s) = self.choice(
+                        &co,
+                        t,
+                        &["accumulate", "keep-latest", "keep-oldest"],
+                        Some("accumulate"),
+                    ) {
                         p.coalesce[idx] = Coalesce::parse(&s).expect("listed");
                     }
                 }
@@ -1197,7 +1711,11 @@ impl Parser {
         }
         let record = self.boolean(&c, "record_delays", !p.is_immediate());
         if p.is_immediate() && name != "asic" {
-            self.err("control", "", "a placement with no latencies and threads: 0 is the `asic` placement; name it so");
+            self.err(
+                "control",
+                "",
+                "a placement with no latencies and threads: 0 is the `asic` placement; name it so",
+            );
         }
         (self.errs.len() == before).then_some((p, record))
     }
@@ -1208,7 +1726,17 @@ impl Parser {
         let Some(h) = self.sub(
             o,
             "host",
-            &["pcie", "pcie_bandwidth", "pcie_latency", "device_pcie", "device_pcie_bandwidth", "device_pcie_latency", "report_interval", "uar", "scheduler"],
+            &[
+                "pcie",
+                "pcie_bandwidth",
+                "pcie_latency",
+                "device_pcie",
+                "device_pcie_bandwidth",
+                "device_pcie_latency",
+                "report_interval",
+                "uar",
+                "scheduler",
+            ],
         ) else {
             return Some(HostConfig::default());
         };
@@ -1224,7 +1752,12 @@ impl Parser {
         if self.errs.len() != before {
             return None;
         }
-        Some(HostConfig { pcie, device_pcie, report, uar: uar? })
+        Some(HostConfig {
+            pcie,
+            device_pcie,
+            report,
+            uar: uar?,
+        })
     }
 
     /// `host.scheduler`: the host scheduler loop and its policies; job names
@@ -1233,8 +1766,14 @@ impl Parser {
         use crate::host::policy::{Condition, Policy, PolicyAction, SchedulerConfig, Signal, Test};
         let empty = Map::new();
         let h = match o.get("host") {
-            Some(Value::Object(m)) => Obj { path: "host".into(), map: m },
-            _ => Obj { path: "host".into(), map: &empty },
+            Some(Value::Object(m)) => Obj {
+                path: "host".into(),
+                map: m,
+            },
+            _ => Obj {
+                path: "host".into(),
+                map: &empty,
+            },
         };
         let s = self.sub(&h, "scheduler", &["period", "cost", "policies"])?;
         let period = self.positive_duration(&s, "period", Some(Duration::from_us(20)));
@@ -1244,8 +1783,16 @@ impl Parser {
                 Some(Value::String(j)) => match w.jobs.iter().position(|x| x == j) {
                     Some(i) => Some(i as u32),
                     None => {
-                        let known = if w.jobs.is_empty() { "none (give perftest entries a `job`)".to_string() } else { w.jobs.join(", ") };
-                        p.err(o.key("job"), format!("`{j}`"), format!("must name a job of the workload; jobs: {known}"));
+                        let known = if w.jobs.is_empty() {
+                            "none (give perftest entries a `job`)".to_string()
+                        } else {
+                            w.jobs.join(", ")
+                        };
+                        p.err(
+                            o.key("job"),
+                            format!("`{j}`"),
+                            format!("must name a job of the workload; jobs: {known}"),
+                        );
                         None
                     }
                 },
@@ -1255,7 +1802,11 @@ impl Parser {
                 }
                 None => {
                     if required {
-                        p.err(o.key("job"), "", "is required here (the job the signal or action is for)");
+                        p.err(
+                            o.key("job"),
+                            "",
+                            "is required here (the job the signal or action is for)",
+                        );
                     }
                     None
                 }
@@ -1263,45 +1814,84 @@ impl Parser {
         };
         let mut policies = Vec::new();
         for (path, v) in self.list(&s, "policies") {
-            let Some(p) = self.obj(v, &path, &["name", "when", "for", "then"]) else { continue };
+            let Some(p) = self.obj(v, &path, &["name", "when", "for", "then"]) else {
+                continue;
+            };
             let name = self.string(&p, "name", None).unwrap_or_default();
             let periods = self.int(&p, "for", Some(1), 1, 1 << 20);
             let mut when = Vec::new();
             let conds = self.list(&p, "when");
             if conds.is_empty() {
-                self.err(p.key("when"), "", "is required: a list of at least one condition");
+                self.err(
+                    p.key("when"),
+                    "",
+                    "is required: a list of at least one condition",
+                );
             }
             for (cpath, cv) in conds {
-                let Some(c) = self.obj(cv, &cpath, &["signal", "job", "above", "below", "rising"]) else { continue };
+                let Some(c) = self.obj(cv, &cpath, &["signal", "job", "above", "below", "rising"])
+                else {
+                    continue;
+                };
                 let signal = match c.get("signal") {
                     Some(Value::String(x)) => match Signal::parse(x) {
                         Some(sig) => Some(sig),
                         None => {
-                            self.err(c.key("signal"), format!("`{x}`"), format!("allowed: {}", Signal::NAMES.join(", ")));
+                            self.err(
+                                c.key("signal"),
+                                format!("`{x}`"),
+                                format!("allowed: {}", Signal::NAMES.join(", ")),
+                            );
                             None
                         }
                     },
                     other => {
-                        self.err(c.key("signal"), other.map_or(String::new(), show), format!("is required; allowed: {}", Signal::NAMES.join(", ")));
+                        self.err(
+                            c.key("signal"),
+                            other.map_or(String::new(), show),
+                            format!("is required; allowed: {}", Signal::NAMES.join(", ")),
+                        );
                         None
                     }
                 };
                 let Some(signal) = signal else { continue };
                 let job = job_of(self, &c, signal.per_job());
                 if !signal.per_job() && c.get("job").is_some() {
-                    self.err(c.key("job"), "(set)", format!("signal `{}` is per host, not per job", Signal::NAMES[signal as usize]));
+                    self.err(
+                        c.key("job"),
+                        "(set)",
+                        format!(
+                            "signal `{}` is per host, not per job",
+                            Signal::NAMES[signal as usize]
+                        ),
+                    );
                 }
-                let tests: Vec<&str> = ["above", "below", "rising"].into_iter().filter(|k| c.get(k).is_some()).collect();
+                let tests: Vec<&str> = ["above", "below", "rising"]
+                    .into_iter()
+                    .filter(|k| c.get(k).is_some())
+                    .collect();
                 if tests.len() != 1 {
-                    self.err(c.path.clone(), format!("{tests:?}"), "needs exactly one of above: X, below: X, rising: true");
+                    self.err(
+                        c.path.clone(),
+                        format!("{tests:?}"),
+                        "needs exactly one of above: X, below: X, rising: true",
+                    );
                     continue;
                 }
                 let test = match tests[0] {
-                    "above" => self.float(&c, "above", None, f64::MIN, f64::MAX, false).map(Test::Above),
-                    "below" => self.float(&c, "below", None, f64::MIN, f64::MAX, false).map(Test::Below),
+                    "above" => self
+                        .float(&c, "above", None, f64::MIN, f64::MAX, false)
+                        .map(Test::Above),
+                    "below" => self
+                        .float(&c, "below", None, f64::MIN, f64::MAX, false)
+                        .map(Test::Below),
                     _ => {
                         if !self.boolean(&c, "rising", false) {
-                            self.err(c.key("rising"), "`false`", "write `rising: true`, or leave the key out");
+                            self.err(
+                                c.key("rising"),
+                                "`false`",
+                                "write `rising: true`, or leave the key out",
+                            );
                         }
                         Some(Test::Rising)
                     }
@@ -1311,9 +1901,17 @@ impl Parser {
                 }
             }
             let then = match p.get("then") {
-                Some(t) => self.obj(t, &p.key("then"), &["set_class", "set_share", "set_qps", "job"]),
+                Some(t) => self.obj(
+                    t,
+                    &p.key("then"),
+                    &["set_class", "set_share", "set_qps", "job"],
+                ),
                 None => {
-                    self.err(p.key("then"), "", "is required: {set_class: C, job: J} or {set_share: N, job: J}");
+                    self.err(
+                        p.key("then"),
+                        "",
+                        "is required: {set_class: C, job: J} or {set_share: N, job: J}",
+                    );
                     None
                 }
             };
@@ -1330,13 +1928,26 @@ impl Parser {
                 }
             });
             if let (Some(then), Some(periods)) = (action, periods) {
-                policies.push(Policy { name, when, periods: periods as u32, then });
+                policies.push(Policy {
+                    name,
+                    when,
+                    periods: periods as u32,
+                    then,
+                });
             }
         }
         if policies.is_empty() && self.errs.is_empty() {
-            self.err(s.key("policies"), "", "is required: a list of at least one policy");
+            self.err(
+                s.key("policies"),
+                "",
+                "is required: a list of at least one policy",
+            );
         }
-        Some(SchedulerConfig { period: period?, cost: cost?, policies })
+        Some(SchedulerConfig {
+            period: period?,
+            cost: cost?,
+            policies,
+        })
     }
 
     /// `control.on_path`: TX cores in the send path, with a cost per packet
@@ -1344,10 +1955,28 @@ impl Parser {
     fn on_path(&mut self, o: &Obj) -> Option<Option<crate::nic::OnPathCores>> {
         let empty = Map::new();
         let c = match o.get("control") {
-            Some(Value::Object(m)) => Obj { path: "control".into(), map: m },
-            _ => Obj { path: "control".into(), map: &empty },
+            Some(Value::Object(m)) => Obj {
+                path: "control".into(),
+                map: m,
+            },
+            _ => Obj {
+                path: "control".into(),
+                map: &empty,
+            },
         };
-        let Some(p) = self.sub(&c, "on_path", &["tx_cores", "per_packet", "cycles_per_packet", "rx_cores", "rx_per_packet", "rx_cycles_per_packet", "clock"]) else {
+        let Some(p) = self.sub(
+            &c,
+            "on_path",
+            &[
+                "tx_cores",
+                "per_packet",
+                "cycles_per_packet",
+                "rx_cores",
+                "rx_per_packet",
+                "rx_cycles_per_packet",
+                "clock",
+            ],
+        ) else {
             return Some(None);
         };
         let cores = self.int(&p, "tx_cores", Some(0), 0, 1024);
@@ -1357,16 +1986,28 @@ impl Parser {
         }
         let per_packet = self.core_cost(&p, "", cores.unwrap_or(0) > 0);
         let rx_per_packet = self.core_cost(&p, "rx_", rx_cores.unwrap_or(0) > 0);
-        Some(Some(crate::nic::OnPathCores { tx_cores: cores? as u32, per_packet: per_packet?, rx_cores: rx_cores? as u32, rx_per_packet: rx_per_packet? }))
+        Some(Some(crate::nic::OnPathCores {
+            tx_cores: cores? as u32,
+            per_packet: per_packet?,
+            rx_cores: rx_cores? as u32,
+            rx_per_packet: rx_per_packet?,
+        }))
     }
 
     /// A core's cost per packet, `{prefix}per_packet` or `{prefix}cycles_per_packet` at `clock`.
     fn core_cost(&mut self, p: &Obj, prefix: &str, wanted: bool) -> Option<Duration> {
-        let (dk, ck) = (format!("{prefix}per_packet"), format!("{prefix}cycles_per_packet"));
+        let (dk, ck) = (
+            format!("{prefix}per_packet"),
+            format!("{prefix}cycles_per_packet"),
+        );
         if !wanted {
             for k in [&dk, &ck] {
                 if p.get(k).is_some() {
-                    let cores = if prefix.is_empty() { "tx_cores" } else { "rx_cores" };
+                    let cores = if prefix.is_empty() {
+                        "tx_cores"
+                    } else {
+                        "rx_cores"
+                    };
                     self.err(p.key(k), "(set)", format!("only applies with {cores}"));
                 }
             }
@@ -1380,12 +2021,20 @@ impl Parser {
                     Some(Value::String(s)) => match parse_frequency(s) {
                         Ok(hz) if hz > 0.0 => Some(hz),
                         _ => {
-                            self.err(p.key("clock"), format!("`{s}`"), "a frequency above 0, like 1.5GHz or 300MHz");
+                            self.err(
+                                p.key("clock"),
+                                format!("`{s}`"),
+                                "a frequency above 0, like 1.5GHz or 300MHz",
+                            );
                             None
                         }
                     },
                     other => {
-                        self.err(p.key("clock"), other.map_or(String::new(), show), "is required with cycles_per_packet: a frequency like 1GHz");
+                        self.err(
+                            p.key("clock"),
+                            other.map_or(String::new(), show),
+                            "is required with cycles_per_packet: a frequency like 1GHz",
+                        );
                         None
                     }
                 };
@@ -1395,7 +2044,11 @@ impl Parser {
                 }
             }
             _ => {
-                self.err(p.path.clone(), "", format!("needs exactly one of {dk} (a duration) or {ck} with clock"));
+                self.err(
+                    p.path.clone(),
+                    "",
+                    format!("needs exactly one of {dk} (a duration) or {ck} with clock"),
+                );
                 None
             }
         }
@@ -1407,8 +2060,14 @@ impl Parser {
         use crate::nic::TriggerMask;
         let empty = Map::new();
         let c = match o.get("control") {
-            Some(Value::Object(m)) => Obj { path: "control".into(), map: m },
-            _ => Obj { path: "control".into(), map: &empty },
+            Some(Value::Object(m)) => Obj {
+                path: "control".into(),
+                map: m,
+            },
+            _ => Obj {
+                path: "control".into(),
+                map: &empty,
+            },
         };
         let Some(t) = self.sub(&c, "trigger", &["on", "every"]) else {
             return Some(None);
@@ -1420,18 +2079,32 @@ impl Parser {
                 .filter_map(|v| match v {
                     Value::String(s) => Some(s.clone()),
                     other => {
-                        self.err(t.key("on"), show(other), format!("a list of packet kinds: {}", TriggerMask::NAMES.join(", ")));
+                        self.err(
+                            t.key("on"),
+                            show(other),
+                            format!("a list of packet kinds: {}", TriggerMask::NAMES.join(", ")),
+                        );
                         None
                     }
                 })
                 .collect(),
             None => TriggerMask::NAMES.iter().map(|s| s.to_string()).collect(),
             Some(other) => {
-                self.err(t.key("on"), show(other), format!("a list of packet kinds: {}", TriggerMask::NAMES.join(", ")));
+                self.err(
+                    t.key("on"),
+                    show(other),
+                    format!("a list of packet kinds: {}", TriggerMask::NAMES.join(", ")),
+                );
                 return None;
             }
         };
-        let mut m = TriggerMask { tx_first: false, tx_middle: false, tx_last: false, events: M(0), every: 1 };
+        let mut m = TriggerMask {
+            tx_first: false,
+            tx_middle: false,
+            tx_last: false,
+            events: M(0),
+            every: 1,
+        };
         for n in &names {
             match n.as_str() {
                 "tx_first" => m.tx_first = true,
@@ -1441,7 +2114,14 @@ impl Parser {
                 "nack" => m.events.0 |= M::NACK,
                 "cnp" => m.events.0 |= M::CNP,
                 "rx" => m.events.0 |= M::RX,
-                other => self.err(t.key("on"), format!("`{other}`"), format!("unknown packet kind; allowed: {}", TriggerMask::NAMES.join(", "))),
+                other => self.err(
+                    t.key("on"),
+                    format!("`{other}`"),
+                    format!(
+                        "unknown packet kind; allowed: {}",
+                        TriggerMask::NAMES.join(", ")
+                    ),
+                ),
             }
         }
         m.every = every? as u32;
@@ -1451,73 +2131,131 @@ impl Parser {
     /// `host.uar`: the UAR pages doorbells go through, and their costs.
     fn uar(&mut self, h: &Obj) -> Option<Option<crate::host::UarConfig>> {
         use crate::host::{UarConfig, UarPlacement};
-        let Some(u) = self.sub(h, "uar", &["pages", "placement", "post", "doorbell", "bounce"]) else {
+        let Some(u) = self.sub(
+            h,
+            "uar",
+            &["pages", "placement", "post", "doorbell", "bounce"],
+        ) else {
             return Some(None);
         };
         let pages = self.int(&u, "pages", Some(16), 1, 4096);
-        let placement = self.choice(&u, "placement", &["round-robin", "random", "per-core", "single"], Some("round-robin")).map(|p| match p.as_str() {
-            "per-core" => UarPlacement::PerCore,
-            "random" => UarPlacement::Random,
-            "single" => UarPlacement::Single,
-            _ => UarPlacement::RoundRobin,
-        });
+        let placement = self
+            .choice(
+                &u,
+                "placement",
+                &["round-robin", "random", "per-core", "single"],
+                Some("round-robin"),
+            )
+            .map(|p| match p.as_str() {
+                "per-core" => UarPlacement::PerCore,
+                "random" => UarPlacement::Random,
+                "single" => UarPlacement::Single,
+                _ => UarPlacement::RoundRobin,
+            });
         let post = self.duration(&u, "post", Some(crate::host::DEFAULT_POST));
         let doorbell = self.duration(&u, "doorbell", Some(crate::host::DEFAULT_DOORBELL));
         let bounce = self.duration(&u, "bounce", Some(crate::host::DEFAULT_BOUNCE));
-        Some(Some(UarConfig { pages: pages? as u32, placement: placement?, post: post?, doorbell: doorbell?, bounce: bounce? }))
+        Some(Some(UarConfig {
+            pages: pages? as u32,
+            placement: placement?,
+            post: post?,
+            doorbell: doorbell?,
+            bounce: bounce?,
+        }))
     }
 
     /// A PCIe path given as `{name}` (a preset), `{name}_bandwidth` and `{name}_latency`.
-    fn pcie_link(&mut self, h: &Obj, name: &str, default_latency: Duration) -> Option<crate::nic::PcieConfig> {
+    fn pcie_link(
+        &mut self,
+        h: &Obj,
+        name: &str,
+        default_latency: Duration,
+    ) -> Option<crate::nic::PcieConfig> {
         let preset = match h.get(name) {
             None => None,
             Some(Value::String(s)) if s == "gen4x16" => Some(Rate(252_061_538_462)),
             Some(Value::String(s)) if s == "gen5x16" => Some(Rate(504_123_076_923)),
             Some(Value::String(s)) if s == "gen3x16" => Some(Rate(126_030_769_231)),
             Some(v) => {
-                self.err(h.key(name), show(v), format!("allowed: gen3x16, gen4x16, gen5x16 (or set {name}_bandwidth)"));
+                self.err(
+                    h.key(name),
+                    show(v),
+                    format!("allowed: gen3x16, gen4x16, gen5x16 (or set {name}_bandwidth)"),
+                );
                 None
             }
         };
         let bw_key = format!("{name}_bandwidth");
         let wanted = h.get(name).is_some() || h.get(&bw_key).is_some();
-        let bw = if wanted { self.rate(h, &bw_key, preset) } else { None };
+        let bw = if wanted {
+            self.rate(h, &bw_key, preset)
+        } else {
+            None
+        };
         let latency = self.duration(h, &format!("{name}_latency"), Some(default_latency));
         match (wanted, bw, latency) {
-            (true, Some(bandwidth), Some(latency)) => Some(crate::nic::PcieConfig { bandwidth, latency }),
+            (true, Some(bandwidth), Some(latency)) => {
+                Some(crate::nic::PcieConfig { bandwidth, latency })
+            }
             _ => None,
         }
     }
 
     fn verb(&mut self, o: &Obj) -> Option<Verb> {
-        Some(match self.choice(o, "verb", &["write", "read", "send"], Some("write"))?.as_str() {
-            "read" => Verb::Read,
-            "send" => Verb::Send,
-            _ => Verb::Write,
-        })
+        Some(
+            match self
+                .choice(o, "verb", &["write", "read", "send"], Some("write"))?
+                .as_str()
+            {
+                "read" => Verb::Read,
+                "send" => Verb::Send,
+                _ => Verb::Write,
+            },
+        )
     }
 
     fn list<'a>(&mut self, o: &Obj<'a>, k: &str) -> Vec<(String, &'a Value)> {
         match o.get(k) {
             None => Vec::new(),
-            Some(Value::Array(a)) => a.iter().enumerate().map(|(i, v)| (format!("{}[{i}]", o.key(k)), v)).collect(),
+            Some(Value::Array(a)) => a
+                .iter()
+                .enumerate()
+                .map(|(i, v)| (format!("{}[{i}]", o.key(k)), v))
+                .collect(),
             Some(v @ Value::Object(_)) => vec![(o.key(k), v)],
             Some(other) => {
-                self.err(o.key(k), show(other), "must be a mapping or a list of mappings");
+                self.err(
+                    o.key(k),
+                    show(other),
+                    "must be a mapping or a list of mappings",
+                );
                 Vec::new()
             }
         }
     }
 
-    fn workload(&mut self, o: &Obj, t: &Topology, duration: Duration, seed: u64) -> Option<Workload> {
+    fn workload(
+        &mut self,
+        o: &Obj,
+        t: &Topology,
+        duration: Duration,
+        seed: u64,
+    ) -> Option<Workload> {
         let Some(w) = self.sub(o, "workload", &["flows", "poisson", "perftest", "incast"]) else {
-            self.err("workload", "", "is required (flows, poisson, perftest and/or incast)");
+            self.err(
+                "workload",
+                "",
+                "is required (flows, poisson, perftest and/or incast)",
+            );
             return None;
         };
         let mut wl = Workload::default();
         let before = self.errs.len();
         for (path, v) in self.list(&w, "flows") {
-            let Some(f) = self.obj(v, &path, &["src", "dst", "verb", "size", "start", "dport"]) else { continue };
+            let Some(f) = self.obj(v, &path, &["src", "dst", "verb", "size", "start", "dport"])
+            else {
+                continue;
+            };
             let dport = self.int(&f, "dport", Some(100), 0, 65535).unwrap_or(100) as u16;
             let src = self.node_ref(t, f.key("src"), f.get("src"), true);
             let dst = self.node_ref(t, f.key("dst"), f.get("dst"), true);
@@ -1526,16 +2264,32 @@ impl Parser {
             let start = self.duration(&f, "start", Some(Duration::ZERO));
             if let (Some(s), Some(d)) = (src, dst) {
                 if s == d {
-                    self.err(f.key("dst"), format!("`{}`", t.nodes[d as usize].name), "must differ from src");
+                    self.err(
+                        f.key("dst"),
+                        format!("`{}`", t.nodes[d as usize].name),
+                        "must differ from src",
+                    );
                     continue;
                 }
             }
-            if let (Some(src), Some(dst), Some(verb), Some(bytes), Some(start)) = (src, dst, verb, size, start) {
-                wl.flows.push(FlowSpec { src, dst, verb, bytes, start, dport });
+            if let (Some(src), Some(dst), Some(verb), Some(bytes), Some(start)) =
+                (src, dst, verb, size, start)
+            {
+                wl.flows.push(FlowSpec {
+                    src,
+                    dst,
+                    verb,
+                    bytes,
+                    start,
+                    dport,
+                });
             }
         }
         for (path, v) in self.list(&w, "incast") {
-            let Some(f) = self.obj(v, &path, &["senders", "receiver", "size", "start", "verb"]) else { continue };
+            let Some(f) = self.obj(v, &path, &["senders", "receiver", "size", "start", "verb"])
+            else {
+                continue;
+            };
             let receiver = self.node_ref(t, f.key("receiver"), f.get("receiver"), true);
             let size = self.bytes(&f, "size", None);
             let start = self.duration(&f, "start", Some(Duration::ZERO));
@@ -1546,36 +2300,64 @@ impl Parser {
                     let k = n.as_u64().unwrap() as usize;
                     let others: Vec<u32> = t.hosts().filter(|&h| Some(h) != receiver).collect();
                     if k == 0 || k > others.len() {
-                        self.err(f.key("senders"), format!("`{k}`"), format!("allowed: 1 to {} senders (the other hosts)", others.len()));
+                        self.err(
+                            f.key("senders"),
+                            format!("`{k}`"),
+                            format!("allowed: 1 to {} senders (the other hosts)", others.len()),
+                        );
                     } else {
                         senders = others[..k].to_vec();
                     }
                 }
                 Some(Value::Array(a)) => {
                     for (i, s) in a.iter().enumerate() {
-                        if let Some(h) = self.node_ref(t, format!("{}[{i}]", f.key("senders")), Some(s), true) {
+                        if let Some(h) =
+                            self.node_ref(t, format!("{}[{i}]", f.key("senders")), Some(s), true)
+                        {
                             if Some(h) == receiver {
-                                self.err(format!("{}[{i}]", f.key("senders")), show(s), "must differ from the receiver");
+                                self.err(
+                                    format!("{}[{i}]", f.key("senders")),
+                                    show(s),
+                                    "must differ from the receiver",
+                                );
                             }
                             senders.push(h);
                         }
                     }
                 }
-                other => self.err(f.key("senders"), other.map(show).unwrap_or_default(), "is required: a count of hosts or a list of hosts"),
+                other => self.err(
+                    f.key("senders"),
+                    other.map(show).unwrap_or_default(),
+                    "is required: a count of hosts or a list of hosts",
+                ),
             }
             if let (Some(r), Some(b), Some(s), Some(v)) = (receiver, size, start, verb) {
                 for src in senders {
-                    wl.flows.push(FlowSpec { src, dst: r, verb: v, bytes: b, start: s, dport: 100 });
+                    wl.flows.push(FlowSpec {
+                        src,
+                        dst: r,
+                        verb: v,
+                        bytes: b,
+                        start: s,
+                        dport: 100,
+                    });
                 }
             }
         }
         for (path, v) in self.list(&w, "poisson") {
-            let Some(f) = self.obj(v, &path, &["cdf", "load", "hosts", "start", "duration", "verb"]) else { continue };
+            let Some(f) = self.obj(
+                v,
+                &path,
+                &["cdf", "load", "hosts", "start", "duration", "verb"],
+            ) else {
+                continue;
+            };
             let cdf = match f.get("cdf") {
                 Some(Value::String(name)) => match FlowSizeCdf::builtin(name) {
                     Some(c) => Some(c),
                     None => {
-                        let names: Vec<_> = crate::workload::cdf::BUILTIN.iter().map(|x| x.0).collect();
+                        let names: Vec<_> =
+                            crate::workload::cdf::BUILTIN.iter().map(|x| x.0).collect();
                         self.err(f.key("cdf"), format!("`{name}`"), format!("allowed: {}, or a list of [size_bytes, cdf_percent] points, or a file path (front end)", names.join(", ")));
                         None
                     }
@@ -1595,13 +2377,21 @@ impl Parser {
                             None
                         }
                         None => {
-                            self.err(f.key("cdf"), "", "points must be [size_bytes, cdf_percent] pairs of numbers");
+                            self.err(
+                                f.key("cdf"),
+                                "",
+                                "points must be [size_bytes, cdf_percent] pairs of numbers",
+                            );
                             None
                         }
                     }
                 }
                 other => {
-                    self.err(f.key("cdf"), other.map(show).unwrap_or_default(), "is required: a shipped CDF name such as `websearch`, or points");
+                    self.err(
+                        f.key("cdf"),
+                        other.map(show).unwrap_or_default(),
+                        "is required: a shipped CDF name such as `websearch`, or points",
+                    );
                     None
                 }
             };
@@ -1613,15 +2403,27 @@ impl Parser {
                 None => Some(t.hosts().collect()),
                 Some(Value::String(s)) if s == "all" => Some(t.hosts().collect()),
                 Some(Value::Array(a)) => {
-                    let hs: Vec<Option<u32>> = a.iter().enumerate().map(|(i, h)| self.node_ref(t, format!("{}[{i}]", f.key("hosts")), Some(h), true)).collect();
+                    let hs: Vec<Option<u32>> = a
+                        .iter()
+                        .enumerate()
+                        .map(|(i, h)| {
+                            self.node_ref(t, format!("{}[{i}]", f.key("hosts")), Some(h), true)
+                        })
+                        .collect();
                     hs.into_iter().collect()
                 }
                 Some(other) => {
-                    self.err(f.key("hosts"), show(other), "allowed: `all` or a list of hosts");
+                    self.err(
+                        f.key("hosts"),
+                        show(other),
+                        "allowed: `all` or a list of hosts",
+                    );
                     None
                 }
             };
-            if let (Some(c), Some(l), Some(s), Some(d), Some(v), Some(hs)) = (cdf, load, start, dur, verb, hosts) {
+            if let (Some(c), Some(l), Some(s), Some(d), Some(v), Some(hs)) =
+                (cdf, load, start, dur, verb, hosts)
+            {
                 if hs.len() < 2 {
                     self.err(f.key("hosts"), "", "needs at least two hosts");
                     continue;
@@ -1630,16 +2432,42 @@ impl Parser {
                 let rates: Vec<Rate> = hs.iter().map(|&h| host_rate(t, h)).collect();
                 let rate = *rates.iter().min().unwrap();
                 let mut rng = RngStream::new(seed, &format!("workload/{path}"));
-                wl.flows.extend(poisson_flows(&hs, rate, l, &c, s, d, v, &mut rng));
+                wl.flows
+                    .extend(poisson_flows(&hs, rate, l, &c, s, d, v, &mut rng));
             }
         }
         for (path, v) in self.list(&w, "perftest") {
-            let Some(f) =
-                self.obj(v, &path, &["name", "src", "dst", "verb", "message_size", "message_size_max", "queue_depth", "qps", "start", "start_interval", "stop", "rate", "hints", "memory", "cores", "think_time", "class", "job"])
-            else {
+            let Some(f) = self.obj(
+                v,
+                &path,
+                &[
+                    "name",
+                    "src",
+                    "dst",
+                    "verb",
+                    "message_size",
+                    "message_size_max",
+                    "queue_depth",
+                    "qps",
+                    "start",
+                    "start_interval",
+                    "stop",
+                    "rate",
+                    "hints",
+                    "memory",
+                    "cores",
+                    "think_time",
+                    "class",
+                    "job",
+                ],
+            ) else {
                 continue;
             };
-            let rate = if f.get("rate").is_some() { self.rate(&f, "rate", None).map(Some) } else { Some(None) };
+            let rate = if f.get("rate").is_some() {
+                self.rate(&f, "rate", None).map(Some)
+            } else {
+                Some(None)
+            };
             let mut hints = Vec::new();
             if let Some(hv) = f.get("hints") {
                 match hv.as_object() {
@@ -1653,7 +2481,11 @@ impl Parser {
                             }
                         }
                     }
-                    None => self.err(f.key("hints"), show(hv), "must be a mapping of hint names to numbers"),
+                    None => self.err(
+                        f.key("hints"),
+                        show(hv),
+                        "must be a mapping of hint names to numbers",
+                    ),
                 }
             }
             let name = self.string(&f, "name", Some("")).unwrap_or_default();
@@ -1661,51 +2493,99 @@ impl Parser {
             let dst = self.node_ref(t, f.key("dst"), f.get("dst"), true);
             let verb = self.verb(&f);
             let size = self.bytes(&f, "message_size", None);
-            let size_max = if f.get("message_size_max").is_some() { self.bytes(&f, "message_size_max", None).map(Some) } else { Some(None) };
+            let size_max = if f.get("message_size_max").is_some() {
+                self.bytes(&f, "message_size_max", None).map(Some)
+            } else {
+                Some(None)
+            };
             if let (Some(lo), Some(Some(hi))) = (size, size_max) {
                 if hi < lo {
-                    self.err(f.key("message_size_max"), format!("`{hi}B`"), format!("must be at least message_size ({lo}B)"));
+                    self.err(
+                        f.key("message_size_max"),
+                        format!("`{hi}B`"),
+                        format!("must be at least message_size ({lo}B)"),
+                    );
                     continue;
                 }
             }
             let depth = self.int(&f, "queue_depth", Some(1), 1, 1 << 16);
-            let device_memory = self.choice(&f, "memory", &["host", "device"], Some("host")).map(|m| m == "device");
+            let device_memory = self
+                .choice(&f, "memory", &["host", "device"], Some("host"))
+                .map(|m| m == "device");
             let qps = self.int(&f, "qps", Some(1), 1, 1 << 16);
             let cores = self.int(&f, "cores", Some(1), 1, 4096);
             let job = match f.get("job") {
                 None => None,
-                Some(Value::String(j)) if !j.is_empty() => Some(match wl.jobs.iter().position(|x| x == j) {
-                    Some(i) => i as u32,
-                    None => {
-                        wl.jobs.push(j.clone());
-                        (wl.jobs.len() - 1) as u32
-                    }
-                }),
+                Some(Value::String(j)) if !j.is_empty() => {
+                    Some(match wl.jobs.iter().position(|x| x == j) {
+                        Some(i) => i as u32,
+                        None => {
+                            wl.jobs.push(j.clone());
+                            (wl.jobs.len() - 1) as u32
+                        }
+                    })
+                }
                 Some(v) => {
-                    self.err(f.key("job"), show(v), "must be a job name (a non-empty string)");
+                    self.err(
+                        f.key("job"),
+                        show(v),
+                        "must be a job name (a non-empty string)",
+                    );
                     None
                 }
             };
-            let class = if f.get("class").is_some() { self.int(&f, "class", None, 1, 7).map(|c| Some(c as u8)) } else { Some(None) };
+            let class = if f.get("class").is_some() {
+                self.int(&f, "class", None, 1, 7).map(|c| Some(c as u8))
+            } else {
+                Some(None)
+            };
             let think_time = self.duration(&f, "think_time", Some(Duration::ZERO));
             let start = self.duration(&f, "start", Some(Duration::ZERO));
             let stagger = self.duration(&f, "start_interval", Some(Duration::ZERO));
-            let stop = if f.get("stop").is_some() { self.duration(&f, "stop", None).map(Some) } else { Some(None) };
+            let stop = if f.get("stop").is_some() {
+                self.duration(&f, "stop", None).map(Some)
+            } else {
+                Some(None)
+            };
             if let (Some(st), Some(Some(sp))) = (start, stop) {
                 if sp <= st {
-                    self.err(f.key("stop"), format!("`{sp}`"), format!("must be later than start ({st})"));
+                    self.err(
+                        f.key("stop"),
+                        format!("`{sp}`"),
+                        format!("must be later than start ({st})"),
+                    );
                     continue;
                 }
             }
             if let (Some(s), Some(d)) = (src, dst) {
                 if s == d {
-                    self.err(f.key("dst"), format!("`{}`", t.nodes[d as usize].name), "must differ from src");
+                    self.err(
+                        f.key("dst"),
+                        format!("`{}`", t.nodes[d as usize].name),
+                        "must differ from src",
+                    );
                     continue;
                 }
             }
-            if let (Some(src), Some(dst), Some(verb), Some(mb), Some(qd), Some(n), Some(st), Some(rate), Some(gap), Some(stop), Some(mb_max), Some(cores), Some(think), Some(class)) =
-                (src, dst, verb, size, depth, qps, start, rate, stagger, stop, size_max, cores, think_time, class)
-            {
+            if let (
+                Some(src),
+                Some(dst),
+                Some(verb),
+                Some(mb),
+                Some(qd),
+                Some(n),
+                Some(st),
+                Some(rate),
+                Some(gap),
+                Some(stop),
+                Some(mb_max),
+                Some(cores),
+                Some(think),
+                Some(class),
+            ) = (
+                src, dst, verb, size, depth, qps, start, rate, stagger, stop, size_max, cores,
+                think_time, class,
+            ) {
                 let device_memory = device_memory.unwrap_or(false);
                 // Sizes uniform in [message_size, message_size_max], one per QP, from the entry's own stream.
                 let mut size_rng = RngStream::new(seed, &format!("workload/{path}/message_size"));
@@ -1716,12 +2596,20 @@ impl Parser {
                 if let Some(r) = rate {
                     let line = host_rate(t, if verb == Verb::Read { dst } else { src });
                     if r > line {
-                        self.err(f.key("rate"), format!("`{r}`"), format!("must not exceed the sender's link rate {line}"));
+                        self.err(
+                            f.key("rate"),
+                            format!("`{r}`"),
+                            format!("must not exceed the sender's link rate {line}"),
+                        );
                         continue;
                     }
                 }
                 for i in 0..n {
-                    let nm = if name.is_empty() { format!("{path}") } else { name.clone() };
+                    let nm = if name.is_empty() {
+                        format!("{path}")
+                    } else {
+                        name.clone()
+                    };
                     let nm = if n > 1 { format!("{nm}#{i}") } else { nm };
                     wl.apps.push(AppSpec {
                         name: nm,
@@ -1747,7 +2635,11 @@ impl Parser {
             }
         }
         if self.errs.len() == before && wl.flows.is_empty() && wl.apps.is_empty() {
-            self.err("workload", "", "produces no flows and no applications; add flows, poisson, perftest or incast");
+            self.err(
+                "workload",
+                "",
+                "produces no flows and no applications; add flows, poisson, perftest or incast",
+            );
         }
         wl.flows.sort_by_key(|f| f.start);
         Some(wl)
@@ -1766,16 +2658,28 @@ impl Parser {
         }
         for l in &t.links {
             // Hosts do not forward, but a host belongs to the component of its switch.
-            let (a, b) = (find(&mut parent, l.a as usize), find(&mut parent, l.b as usize));
+            let (a, b) = (
+                find(&mut parent, l.a as usize),
+                find(&mut parent, l.b as usize),
+            );
             parent[a] = b;
         }
         let mut reported = std::collections::BTreeSet::new();
-        let pairs = w.flows.iter().map(|f| (f.src, f.dst)).chain(w.apps.iter().map(|a| (a.src, a.dst)));
+        let pairs = w
+            .flows
+            .iter()
+            .map(|f| (f.src, f.dst))
+            .chain(w.apps.iter().map(|a| (a.src, a.dst)));
         for (s, d) in pairs {
-            if find(&mut parent, s as usize) != find(&mut parent, d as usize) && reported.insert((s, d)) {
+            if find(&mut parent, s as usize) != find(&mut parent, d as usize)
+                && reported.insert((s, d))
+            {
                 self.err(
                     "topology",
-                    format!("{} → {}", t.nodes[s as usize].name, t.nodes[d as usize].name),
+                    format!(
+                        "{} → {}",
+                        t.nodes[s as usize].name, t.nodes[d as usize].name
+                    ),
                     "the topology does not connect these two endpoints of a flow",
                 );
             }
@@ -1808,12 +2712,18 @@ fn parse_frequency(s: &str) -> Result<f64, String> {
 }
 
 fn host_rate(t: &Topology, h: u32) -> Rate {
-    t.links.iter().find(|l| l.a == h || l.b == h).map(|l| l.rate).unwrap_or(Rate(1))
+    t.links
+        .iter()
+        .find(|l| l.a == h || l.b == h)
+        .map(|l| l.rate)
+        .unwrap_or(Rate(1))
 }
 
 /// Topologies shipped with rdmalab, in the ns-3 HPCC format.
-pub const BUILTIN_TOPOLOGIES: &[(&str, &str)] =
-    &[("hpcc-fat-tree-320-hosts", include_str!("../../data/topologies/hpcc-fat-tree-320-hosts.txt"))];
+pub const BUILTIN_TOPOLOGIES: &[(&str, &str)] = &[(
+    "hpcc-fat-tree-320-hosts",
+    include_str!("../../data/topologies/hpcc-fat-tree-320-hosts.txt"),
+)];
 
 pub fn builtin_topology(name: &str) -> Option<&'static str> {
     BUILTIN_TOPOLOGIES.iter().find(|x| x.0 == name).map(|x| x.1)

@@ -28,48 +28,72 @@ fn scaled(v: f64, mult: f64, what: &str, s: &str) -> Result<u64, String> {
 
 /// A data rate: `bps`, `Kbps`, `Mbps`, `Gbps`, `Tbps` (also `Gb/s` forms).
 pub fn parse_rate(s: &str) -> Result<Rate, String> {
-    let (v, unit) = split_number(s).ok_or_else(|| format!("`{s}` is not a rate; write it like `100Gbps`"))?;
+    let (v, unit) =
+        split_number(s).ok_or_else(|| format!("`{s}` is not a rate; write it like `100Gbps`"))?;
     let mult = match unit.to_ascii_lowercase().replace("/s", "ps").as_str() {
         "bps" | "bit/s" => 1.0,
         "kbps" => 1e3,
         "mbps" => 1e6,
         "gbps" => 1e9,
         "tbps" => 1e12,
-        "" => return Err(format!("`{s}` has no unit; write a rate like `100Gbps` (units: bps, Kbps, Mbps, Gbps, Tbps)")),
-        _ => return Err(format!("`{s}` has an unknown rate unit `{unit}` (units: bps, Kbps, Mbps, Gbps, Tbps)")),
+        "" => return Err(format!(
+            "`{s}` has no unit; write a rate like `100Gbps` (units: bps, Kbps, Mbps, Gbps, Tbps)"
+        )),
+        _ => {
+            return Err(format!(
+                "`{s}` has an unknown rate unit `{unit}` (units: bps, Kbps, Mbps, Gbps, Tbps)"
+            ))
+        }
     };
     Ok(Rate(scaled(v, mult, "rate", s)?))
 }
 
 /// A duration: `ps`, `ns`, `us` (or `µs`), `ms`, `s`.
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let (v, unit) = split_number(s).ok_or_else(|| format!("`{s}` is not a duration; write it like `10us`"))?;
+    let (v, unit) =
+        split_number(s).ok_or_else(|| format!("`{s}` is not a duration; write it like `10us`"))?;
     let mult = match unit {
         "ps" => 1.0,
         "ns" => 1e3,
         "us" | "µs" => 1e6,
         "ms" => 1e9,
         "s" => 1e12,
-        "" => return Err(format!("`{s}` has no unit; write a duration like `10us` (units: ps, ns, us, ms, s)")),
-        _ => return Err(format!("`{s}` has an unknown time unit `{unit}` (units: ps, ns, us, ms, s)")),
+        "" => {
+            return Err(format!(
+                "`{s}` has no unit; write a duration like `10us` (units: ps, ns, us, ms, s)"
+            ))
+        }
+        _ => {
+            return Err(format!(
+                "`{s}` has an unknown time unit `{unit}` (units: ps, ns, us, ms, s)"
+            ))
+        }
     };
     Ok(Duration(scaled(v, mult, "duration", s)?))
 }
 
 /// A size: `B`, `KB`/`MB`/`GB` (powers of 1000) or `KiB`/`MiB`/`GiB` (powers of 1024).
 pub fn parse_bytes(s: &str) -> Result<u64, String> {
-    let (v, unit) = split_number(s).ok_or_else(|| format!("`{s}` is not a size; write it like `64KB`"))?;
-    let mult = match unit {
-        "B" => 1.0,
-        "KB" | "kB" => 1e3,
-        "MB" => 1e6,
-        "GB" => 1e9,
-        "KiB" => 1024.0,
-        "MiB" => 1024.0 * 1024.0,
-        "GiB" => 1024.0 * 1024.0 * 1024.0,
-        "" => return Err(format!("`{s}` has no unit; write a size like `64KB` (units: B, KB, MB, GB, KiB, MiB, GiB)")),
-        _ => return Err(format!("`{s}` has an unknown size unit `{unit}` (units: B, KB, MB, GB, KiB, MiB, GiB)")),
-    };
+    let (v, unit) =
+        split_number(s).ok_or_else(|| format!("`{s}` is not a size; write it like `64KB`"))?;
+    let mult =
+        match unit {
+            "B" => 1.0,
+            "KB" | "kB" => 1e3,
+            "MB" => 1e6,
+            "GB" => 1e9,
+            "KiB" => 1024.0,
+            "MiB" => 1024.0 * 1024.0,
+            "GiB" => 1024.0 * 1024.0 * 1024.0,
+            "" => return Err(format!(
+                "`{s}` has no unit; write a size like `64KB` (units: B, KB, MB, GB, KiB, MiB, GiB)"
+            )),
+            _ => {
+                return Err(format!(
+                    "`{s}` has an unknown size unit `{unit}` (units: B, KB, MB, GB, KiB, MiB, GiB)"
+                ))
+            }
+        };
     scaled(v, mult, "size", s)
 }
 
@@ -99,6 +123,8 @@ mod tests {
         assert_eq!(parse_duration("1.5us").unwrap(), Duration(1_500_000));
         assert_eq!(parse_bytes("32MiB").unwrap(), 32 << 20);
         assert_eq!(parse_bytes("1KB").unwrap(), 1000);
-        assert!(parse_bytes("3 apples").unwrap_err().contains("unknown size unit"));
+        assert!(parse_bytes("3 apples")
+            .unwrap_err()
+            .contains("unknown size unit"));
     }
 }

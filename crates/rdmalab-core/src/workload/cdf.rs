@@ -8,11 +8,26 @@ use crate::rng::RngStream;
 /// The CDFs shipped with rdmalab (from the HPCC simulator's `traffic_gen/`,
 /// and Cache Follower from the SRNIC authors' simulator, the same format).
 pub const BUILTIN: &[(&str, &str)] = &[
-    ("websearch", include_str!("../../data/flow-size-cdf/WebSearch_distribution.txt")),
-    ("fbhdp", include_str!("../../data/flow-size-cdf/FbHdp_distribution.txt")),
-    ("alistorage2019", include_str!("../../data/flow-size-cdf/AliStorage2019.txt")),
-    ("googlerpc2008", include_str!("../../data/flow-size-cdf/GoogleRPC2008.txt")),
-    ("cachefollower", include_str!("../../data/flow-size-cdf/CacheFollower_distribution.txt")),
+    (
+        "websearch",
+        include_str!("../../data/flow-size-cdf/WebSearch_distribution.txt"),
+    ),
+    (
+        "fbhdp",
+        include_str!("../../data/flow-size-cdf/FbHdp_distribution.txt"),
+    ),
+    (
+        "alistorage2019",
+        include_str!("../../data/flow-size-cdf/AliStorage2019.txt"),
+    ),
+    (
+        "googlerpc2008",
+        include_str!("../../data/flow-size-cdf/GoogleRPC2008.txt"),
+    ),
+    (
+        "cachefollower",
+        include_str!("../../data/flow-size-cdf/CacheFollower_distribution.txt"),
+    ),
 ];
 
 #[derive(Clone, Debug, PartialEq)]
@@ -23,7 +38,10 @@ pub struct FlowSizeCdf {
 
 impl FlowSizeCdf {
     pub fn builtin(name: &str) -> Option<Self> {
-        BUILTIN.iter().find(|(n, _)| *n == name).map(|(_, t)| Self::parse(t).expect("shipped CDFs parse"))
+        BUILTIN
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, t)| Self::parse(t).expect("shipped CDFs parse"))
     }
 
     pub fn parse(text: &str) -> Result<Self, String> {
@@ -35,10 +53,17 @@ impl FlowSizeCdf {
             }
             let f: Vec<&str> = line.split_whitespace().collect();
             if f.len() != 2 {
-                return Err(format!("line {}: `{line}` must be `size_bytes cdf_percent`", i + 1));
+                return Err(format!(
+                    "line {}: `{line}` must be `size_bytes cdf_percent`",
+                    i + 1
+                ));
             }
-            let size: f64 = f[0].parse().map_err(|_| format!("line {}: size `{}` is not a number", i + 1, f[0]))?;
-            let pct: f64 = f[1].parse().map_err(|_| format!("line {}: percent `{}` is not a number", i + 1, f[1]))?;
+            let size: f64 = f[0]
+                .parse()
+                .map_err(|_| format!("line {}: size `{}` is not a number", i + 1, f[0]))?;
+            let pct: f64 = f[1]
+                .parse()
+                .map_err(|_| format!("line {}: percent `{}` is not a number", i + 1, f[1]))?;
             points.push((size, pct));
         }
         Self::from_points(points)
@@ -50,7 +75,10 @@ impl FlowSizeCdf {
         }
         for w in points.windows(2) {
             if w[1].0 < w[0].0 || w[1].1 < w[0].1 {
-                return Err(format!("points must not decrease: ({}, {}) then ({}, {})", w[0].0, w[0].1, w[1].0, w[1].1));
+                return Err(format!(
+                    "points must not decrease: ({}, {}) then ({}, {})",
+                    w[0].0, w[0].1, w[1].0, w[1].1
+                ));
             }
         }
         let last = points.last().unwrap().1;
@@ -118,7 +146,11 @@ mod tests {
 
     #[test]
     fn bad_cdfs_are_refused() {
-        assert!(FlowSizeCdf::parse("0 0\n10 50").unwrap_err().contains("100 percent"));
-        assert!(FlowSizeCdf::parse("0 0\n10 60\n5 100").unwrap_err().contains("must not decrease"));
+        assert!(FlowSizeCdf::parse("0 0\n10 50")
+            .unwrap_err()
+            .contains("100 percent"));
+        assert!(FlowSizeCdf::parse("0 0\n10 60\n5 100")
+            .unwrap_err()
+            .contains("must not decrease"));
     }
 }

@@ -118,7 +118,14 @@ pub fn poisson_flows(
             }
             let dst = hosts[di];
             let bytes = cdf.sample(rng).max(1);
-            flows.push(FlowSpec { src, dst, verb, bytes, start: Duration(t as u64), dport: 100 });
+            flows.push(FlowSpec {
+                src,
+                dst,
+                verb,
+                bytes,
+                start: Duration(t as u64),
+                dport: 100,
+            });
         }
     }
     // Stable: equal start times keep host order.
@@ -131,7 +138,14 @@ impl World {
     /// `fixed_rate` it is uncontrolled background traffic: it sends at that
     /// rate with no window, and the scenario's controller never runs for it
     /// (not even its start, which could move or probe the QP).
-    pub(crate) fn create_qp(&mut self, requester: u32, responder: u32, verb: Verb, fixed_rate: Option<Rate>, dport: u16) -> u32 {
+    pub(crate) fn create_qp(
+        &mut self,
+        requester: u32,
+        responder: u32,
+        verb: Verb,
+        fixed_rate: Option<Rate>,
+        dport: u16,
+    ) -> u32 {
         let req_nic = self.node_index[requester as usize];
         let resp_nic = self.node_index[responder as usize];
         let (tx_nic, rx_nic, src_node, dst_node) = match verb {
@@ -139,7 +153,10 @@ impl World {
             _ => (req_nic, resp_nic, requester, responder),
         };
         let sport = {
-            let e = self.sport_next.entry((requester, responder)).or_insert(10000);
+            let e = self
+                .sport_next
+                .entry((requester, responder))
+                .or_insert(10000);
             let s = *e;
             *e = e.wrapping_add(1);
             s
@@ -205,7 +222,11 @@ impl World {
             last_tx_start: Time::ZERO,
             last_tx_wire: 0,
             in_active: false,
-            cc: if fixed_rate.is_some() { crate::control::Cc::Fixed } else { self.cc_cfg.make_in(&self.ctl_tables) },
+            cc: if fixed_rate.is_some() {
+                crate::control::Cc::Fixed
+            } else {
+                self.cc_cfg.make_in(&self.ctl_tables)
+            },
             cc_mask: crate::control::EventMask(0),
             timers: [QpTimer::default(); TIMER_SLOTS],
             epsn: 0,
@@ -241,7 +262,15 @@ impl World {
         let now = self.now();
         let packets = self.nic_cfg.wire.packets_for(bytes);
         let qp = &mut self.qps[qi as usize];
-        let m = Message { origin, bytes, first_psn: qp.psn_end, packets, first_byte: qp.byte_end, posted_at: now, issued_at: issued };
+        let m = Message {
+            origin,
+            bytes,
+            first_psn: qp.psn_end,
+            packets,
+            first_byte: qp.byte_end,
+            posted_at: now,
+            issued_at: issued,
+        };
         qp.msgs.push_back(m);
         qp.psn_end += packets;
         qp.byte_end += bytes;
@@ -270,7 +299,13 @@ impl World {
     #[inline(never)]
     pub(crate) fn start_app(&mut self, a: u32) {
         let spec = self.workload.apps[a as usize].clone();
-        let qi = self.create_qp(spec.src, spec.dst, spec.verb, spec.rate, crate::packet::wire::ROCEV2_UDP_PORT);
+        let qi = self.create_qp(
+            spec.src,
+            spec.dst,
+            spec.verb,
+            spec.rate,
+            crate::packet::wire::ROCEV2_UDP_PORT,
+        );
         self.qps[qi as usize].device_memory = spec.device_memory;
         if let Some(c) = spec.class {
             self.qps[qi as usize].class = c;
@@ -281,7 +316,12 @@ impl World {
         }
         // A QP that starts at or after the application's stop posts nothing.
         let stopped = spec.stop.is_some_and(|d| self.now() >= Time::ZERO + d);
-        if let (Some(cfg), Some(u)) = (self.nic_cfg.uar, self.nics[self.qps[qi as usize].requester as usize].uar.as_mut()) {
+        if let (Some(cfg), Some(u)) = (
+            self.nic_cfg.uar,
+            self.nics[self.qps[qi as usize].requester as usize]
+                .uar
+                .as_mut(),
+        ) {
             self.apps[a as usize].uar_page = u.bind(&cfg, spec.core);
         }
         for _ in 0..if stopped { 0 } else { spec.queue_depth } {
@@ -295,7 +335,10 @@ impl World {
     /// through its QP's UAR page.
     fn app_issue(&mut self, a: u32, qi: u32, at: Time) {
         let requester = self.qps[qi as usize].requester as usize;
-        let (core, page) = (self.workload.apps[a as usize].core, self.apps[a as usize].uar_page);
+        let (core, page) = (
+            self.workload.apps[a as usize].core,
+            self.apps[a as usize].uar_page,
+        );
         let done = match (self.nic_cfg.uar, self.nics[requester].uar.as_mut()) {
             (Some(cfg), Some(u)) => u.ring(&cfg, core, page, at).done,
             _ => at,
@@ -305,22 +348,34 @@ impl World {
             self.post(qi, size, Origin::App(a));
         } else {
             self.apps[a as usize].issued.push_back(at);
-            self.q.schedule(done, crate::world::Event::AppPost { app: a });
+            self.q
+                .schedule(done, crate::world::Event::AppPost { app: a });
         }
     }
 
     /// The doorbell of application `a`'s oldest waiting WQE went through.
     pub(crate) fn app_doorbell_done(&mut self, a: u32) {
-        let Some(own) = self.apps[a as usize].qp else { return };
+        let Some(own) = self.apps[a as usize].qp else {
+            return;
+        };
         let qi = self.apps[a as usize].post_qp.unwrap_or(own);
-        let issued = self.apps[a as usize].issued.pop_front().expect("a doorbell per issued WQE");
+        let issued = self.apps[a as usize]
+            .issued
+            .pop_front()
+            .expect("a doorbell per issued WQE");
         let size = self.workload.apps[a as usize].message_bytes;
         self.post_issued(qi, size, Origin::App(a), issued);
     }
 
     /// A message finished: the last byte was acknowledged (WRITE, SEND) or
     /// arrived at the requester (READ).
-    pub(crate) fn message_completed(&mut self, qi: u32, origin: Origin, bytes: u64, posted_at: Time) {
+    pub(crate) fn message_completed(
+        &mut self,
+        qi: u32,
+        origin: Origin,
+        bytes: u64,
+        posted_at: Time,
+    ) {
         let now = self.now();
         match origin {
             Origin::Flow(f) => {
@@ -332,7 +387,9 @@ impl World {
                 st.completed += 1;
                 st.completed_bytes += bytes;
                 st.latencies_ps.push((now - posted_at).ps());
-                let stop = self.workload.apps[a as usize].stop.map_or(self.run.stop_at, |d| Time::ZERO + d);
+                let stop = self.workload.apps[a as usize]
+                    .stop
+                    .map_or(self.run.stop_at, |d| Time::ZERO + d);
                 if now < self.run.stop_at && now < stop {
                     st.posted += 1;
                     let at = now + self.workload.apps[a as usize].think_time;

@@ -27,11 +27,19 @@ pub fn assert_conservation(w: &World) {
     );
     // Message level: every posted byte is delivered in order, or still owed.
     for qp in &w.qps {
-        assert!(qp.delivered_bytes <= qp.byte_end, "QP {} delivered more than posted", qp.id);
+        assert!(
+            qp.delivered_bytes <= qp.byte_end,
+            "QP {} delivered more than posted",
+            qp.id
+        );
     }
     for f in &w.rec.flows {
         let qp = &w.qps[f.qp as usize];
-        assert_eq!(qp.delivered_bytes, qp.byte_end, "completed flow {} delivered all its bytes", f.flow);
+        assert_eq!(
+            qp.delivered_bytes, qp.byte_end,
+            "completed flow {} delivered all its bytes",
+            f.flow
+        );
     }
 }
 

@@ -36,8 +36,14 @@ impl BloomFilter {
     /// # Panics
     /// If `hashes` is 0 or `bits` exceeds [`Self::MAX_BITS`] (construction-time misuse).
     pub fn new(bits: u64, hashes: u32, seed: u64) -> Self {
-        assert!(hashes > 0, "a Bloom filter needs at least one hash function");
-        assert!(bits <= Self::MAX_BITS, "a Bloom filter holds at most 2^32 bits");
+        assert!(
+            hashes > 0,
+            "a Bloom filter needs at least one hash function"
+        );
+        assert!(
+            bits <= Self::MAX_BITS,
+            "a Bloom filter holds at most 2^32 bits"
+        );
         let words = bits.max(1).div_ceil(64);
         BloomFilter {
             words: vec![0u64; words as usize].into_boxed_slice(),
@@ -54,7 +60,10 @@ impl BloomFilter {
     /// # Panics
     /// If `fpr` is not in (0, 1) or the filter would exceed [`Self::MAX_BITS`].
     pub fn with_capacity(items: u64, fpr: f64, seed: u64) -> Self {
-        assert!(fpr > 0.0 && fpr < 1.0, "target false-positive rate must be in (0, 1)");
+        assert!(
+            fpr > 0.0 && fpr < 1.0,
+            "target false-positive rate must be in (0, 1)"
+        );
         let n = items.max(1) as f64;
         let ln2 = std::f64::consts::LN_2;
         let bits = (-n * fpr.ln() / (ln2 * ln2)).ceil();
@@ -205,7 +214,11 @@ mod tests {
 
     #[test]
     fn measured_false_positive_rate_is_close_to_the_formula() {
-        for &(bits, hashes, n) in &[(1u64 << 14, 4u32, 2000u64), (1 << 16, 3, 8192), (1 << 15, 7, 2000)] {
+        for &(bits, hashes, n) in &[
+            (1u64 << 14, 4u32, 2000u64),
+            (1 << 16, 3, 8192),
+            (1 << 15, 7, 2000),
+        ] {
             let mut f = BloomFilter::new(bits, hashes, bits ^ n);
             let measured = measured_fpr(&mut f, n, 200_000, n);
             let predicted = BloomFilter::false_positive_rate(bits, hashes, n);
@@ -221,7 +234,11 @@ mod tests {
     fn a_filter_sized_for_a_target_rate_meets_it() {
         for &(n, p) in &[(1000u64, 0.01), (10_000, 0.001), (5000, 0.05)] {
             let mut f = BloomFilter::with_capacity(n, p, 11);
-            assert_eq!(f.expected_fpr(), 0.0, "an empty filter has no false positives");
+            assert_eq!(
+                f.expected_fpr(),
+                0.0,
+                "an empty filter has no false positives"
+            );
             let measured = measured_fpr(&mut f, n, 100_000, 17 + n);
             assert!(measured < 1.5 * p, "n={n} target {p}: measured {measured}");
             assert!(

@@ -33,8 +33,14 @@ impl CountMinSketch {
     /// # Panics
     /// If `width` or `depth` is 0, or `width` exceeds [`Self::MAX_WIDTH`].
     pub fn new(width: u64, depth: u32, seed: u64) -> Self {
-        assert!(width > 0 && depth > 0, "a Count-Min sketch needs at least one counter");
-        assert!(width <= Self::MAX_WIDTH, "Count-Min rows hold at most 2^32 counters");
+        assert!(
+            width > 0 && depth > 0,
+            "a Count-Min sketch needs at least one counter"
+        );
+        assert!(
+            width <= Self::MAX_WIDTH,
+            "Count-Min rows hold at most 2^32 counters"
+        );
         CountMinSketch {
             counters: vec![0u64; (width * depth as u64) as usize].into_boxed_slice(),
             salts: (0..depth as u64).map(|r| derive_salt(seed, r)).collect(),
@@ -138,7 +144,9 @@ mod tests {
 
     /// A skewed stream over `keys` keys: key i gets about 1/(i+1) of the mass.
     fn skewed_counts(keys: u64, rng: &mut TestRng) -> Vec<u64> {
-        (0..keys).map(|i| 1 + rng.below(100_000 / (i + 1) + 50)).collect()
+        (0..keys)
+            .map(|i| 1 + rng.below(100_000 / (i + 1) + 50))
+            .collect()
     }
 
     #[test]
@@ -190,7 +198,10 @@ mod tests {
         a.merge(&b).unwrap();
         assert_eq!(a.counters, both.counters);
         assert_eq!(a.total(), both.total());
-        assert_eq!(a.merge(&CountMinSketch::new(256, 4, 10)), Err(ShapeMismatch));
+        assert_eq!(
+            a.merge(&CountMinSketch::new(256, 4, 10)),
+            Err(ShapeMismatch)
+        );
         assert_eq!(a.merge(&CountMinSketch::new(255, 4, 9)), Err(ShapeMismatch));
     }
 

@@ -124,7 +124,9 @@ impl ShiftEwma {
     #[inline]
     pub fn update(&mut self, sample: i64) -> i64 {
         self.acc = if self.primed {
-            self.acc.saturating_sub(self.acc >> self.shift).saturating_add(sample)
+            self.acc
+                .saturating_sub(self.acc >> self.shift)
+                .saturating_add(sample)
         } else {
             sample.saturating_mul(1 << self.shift)
         };
@@ -211,7 +213,12 @@ mod tests {
 
     #[test]
     fn the_fixed_average_settles_exactly_on_a_constant_signal_from_either_side() {
-        for (start, target) in [(0i64, 1000i64), (5000, 1000), (-300, 77), (1 << 20, 943_718)] {
+        for (start, target) in [
+            (0i64, 1000i64),
+            (5000, 1000),
+            (-300, 77),
+            (1 << 20, 943_718),
+        ] {
             let mut e = ShiftEwma::starting_at(3, start);
             for _ in 0..400 {
                 e.update(target);

@@ -69,7 +69,11 @@ impl Q16 {
     /// An fxp16 factor (DOCA's unsigned convention), saturating at [`Q16::MAX`].
     #[inline]
     pub const fn from_fxp16(a: u32) -> Q16 {
-        Q16(if a > i32::MAX as u32 { i32::MAX } else { a as i32 })
+        Q16(if a > i32::MAX as u32 {
+            i32::MAX
+        } else {
+            a as i32
+        })
     }
 
     /// As an fxp16 factor; negative values become 0.
@@ -351,7 +355,10 @@ mod tests {
             let x = (rng.next_f64() - 0.5) * 60_000.0;
             assert!((Q16::from_f64(x).to_f64() - x).abs() <= HALF_STEP, "{x}");
         }
-        assert_eq!(Q16::from_f64(1.5), Q16::from_int(1) + Q16::from_raw(1 << 15));
+        assert_eq!(
+            Q16::from_f64(1.5),
+            Q16::from_int(1) + Q16::from_raw(1 << 15)
+        );
         assert_eq!(Q16::from_f64(-2.25).floor(), -3);
         assert_eq!(Q16::from_f64(f64::NAN), Q16::ZERO);
     }
@@ -415,7 +422,10 @@ mod tests {
             );
             let exact = fxp16_to_f64(f) * fxp20_to_f64(r);
             let got = fxp20_to_f64(fxp_mult(f, r));
-            assert!(got <= exact && exact - got < 1.0 / FXP20_LINE_RATE as f64, "{f} x {r}");
+            assert!(
+                got <= exact && exact - got < 1.0 / FXP20_LINE_RATE as f64,
+                "{f} x {r}"
+            );
         }
     }
 
@@ -425,7 +435,10 @@ mod tests {
         assert_eq!(fxp20(0.05), 52_429); // DOCA's AI default is (2^20·5)/100 = 52428, truncated
         assert_eq!(fxp20(-0.1), 0);
         assert_eq!(fxp16(0.85), 55_706);
-        assert_eq!(fxp20_to_bps(FXP20_LINE_RATE, 100_000_000_000), 100_000_000_000);
+        assert_eq!(
+            fxp20_to_bps(FXP20_LINE_RATE, 100_000_000_000),
+            100_000_000_000
+        );
         assert_eq!(fxp20_to_bps(1 << 19, 200_000_000_000), 100_000_000_000);
         assert_eq!(fxp20_from_bps(25_000_000_000, 100_000_000_000), 1 << 18);
         assert_eq!(fxp20_from_bps(1, 0), 0);
@@ -467,7 +480,10 @@ mod tests {
         for _ in 0..100_000 {
             let a = ((rng.next_u64() >> 32) as u32 >> rng.below(32)).max(1);
             let exact = (a as f64 / 65536.0).log2();
-            assert!((fxp_log2(a) as f64 / 65536.0 - exact).abs() <= STEP, "log2 of {a}");
+            assert!(
+                (fxp_log2(a) as f64 / 65536.0 - exact).abs() <= STEP,
+                "log2 of {a}"
+            );
         }
         assert_eq!(fxp_log2(FXP16_ONE), 0);
         assert_eq!(fxp_log2(8 * FXP16_ONE), 3 << 16);

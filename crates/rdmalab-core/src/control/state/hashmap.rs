@@ -166,7 +166,9 @@ impl<K: MapKey, V: Copy> FixedHashMap<K, V> {
 
     /// Entries in table order (deterministic for a given seed and history).
     pub fn iter(&self) -> impl Iterator<Item = (K, &V)> + '_ {
-        self.slots.iter().filter_map(|s| s.as_ref().map(|(k, v)| (*k, v)))
+        self.slots
+            .iter()
+            .filter_map(|s| s.as_ref().map(|(k, v)| (*k, v)))
     }
 
     /// Bytes of state: the slot table plus this header.
@@ -217,7 +219,10 @@ mod tests {
     use crate::control::state::TestRng;
     use std::collections::BTreeMap;
 
-    fn assert_same<K: MapKey + Ord + std::fmt::Debug>(map: &FixedHashMap<K, u64>, reference: &BTreeMap<K, u64>) {
+    fn assert_same<K: MapKey + Ord + std::fmt::Debug>(
+        map: &FixedHashMap<K, u64>,
+        reference: &BTreeMap<K, u64>,
+    ) {
         assert_eq!(map.len(), reference.len());
         let mut ours: Vec<(K, u64)> = map.iter().map(|(k, v)| (k, *v)).collect();
         ours.sort_unstable_by_key(|e| e.0);
@@ -326,7 +331,10 @@ mod tests {
         let map: FixedHashMap<u32, u64> = FixedHashMap::with_capacity(8192, 0);
         assert_eq!(map.slots.len(), 16384);
         let slot = std::mem::size_of::<Option<(u32, u64)>>();
-        assert_eq!(map.footprint_bytes(), 16384 * slot + std::mem::size_of_val(&map));
+        assert_eq!(
+            map.footprint_bytes(),
+            16384 * slot + std::mem::size_of_val(&map)
+        );
         let empty: FixedHashMap<u64, u8> = FixedHashMap::with_capacity(0, 0);
         assert_eq!(empty.get(1), None);
         assert!(empty.is_full());

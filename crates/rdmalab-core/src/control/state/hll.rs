@@ -207,13 +207,17 @@ mod tests {
         for (p, seed) in [(10u32, 1u64), (10, 2), (12, 1), (12, 2), (12, 3)] {
             sweep(p, seed, |n, hll| {
                 let e = error_in_standard_errors(hll.estimate(), n, hll);
-                assert!(e.abs() <= 3.0, "p={p} seed={seed} n={n}: {e:.2} standard errors");
+                assert!(
+                    e.abs() <= 3.0,
+                    "p={p} seed={seed} n={n}: {e:.2} standard errors"
+                );
             });
         }
     }
 
     #[test]
-    fn improved_estimates_are_within_three_standard_errors_from_ten_to_a_million_keys_at_any_precision() {
+    fn improved_estimates_are_within_three_standard_errors_from_ten_to_a_million_keys_at_any_precision(
+    ) {
         for (p, seed) in [
             (10u32, 1u64),
             (12, 1),
@@ -227,7 +231,10 @@ mod tests {
         ] {
             sweep(p, seed, |n, hll| {
                 let e = error_in_standard_errors(hll.estimate_improved(), n, hll);
-                assert!(e.abs() <= 3.0, "p={p} seed={seed} n={n}: {e:.2} standard errors");
+                assert!(
+                    e.abs() <= 3.0,
+                    "p={p} seed={seed} n={n}: {e:.2} standard errors"
+                );
             });
         }
     }
@@ -303,6 +310,9 @@ mod tests {
     #[test]
     fn footprint_is_one_byte_per_register() {
         let hll = HyperLogLog::new(14, 0);
-        assert_eq!(hll.footprint_bytes(), (1 << 14) + std::mem::size_of::<HyperLogLog>());
+        assert_eq!(
+            hll.footprint_bytes(),
+            (1 << 14) + std::mem::size_of::<HyperLogLog>()
+        );
     }
 }

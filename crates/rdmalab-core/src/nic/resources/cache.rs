@@ -15,7 +15,9 @@ use std::collections::HashMap;
 pub enum Lookup {
     Hit,
     /// The entry was fetched in; `evicted` is the key it replaced, if the set was full.
-    Miss { evicted: Option<u64> },
+    Miss {
+        evicted: Option<u64>,
+    },
 }
 
 const NONE: u32 = u32::MAX;
@@ -94,7 +96,11 @@ impl SetAssocCache {
         self.misses += 1;
         let (slot, evicted) = if self.used[set as usize] < self.ways {
             self.used[set as usize] += 1;
-            self.slots.push(Slot { key, prev: NONE, next: NONE });
+            self.slots.push(Slot {
+                key,
+                prev: NONE,
+                next: NONE,
+            });
             ((self.slots.len() - 1) as u32, None)
         } else {
             let victim = self.tail[set as usize];
@@ -192,7 +198,11 @@ mod tests {
                 s.push_front(key);
                 return Lookup::Hit;
             }
-            let evicted = if s.len() == self.ways { s.pop_back() } else { None };
+            let evicted = if s.len() == self.ways {
+                s.pop_back()
+            } else {
+                None
+            };
             s.push_front(key);
             Lookup::Miss { evicted }
         }
@@ -200,7 +210,10 @@ mod tests {
 
     fn check_against_reference(entries: u32, ways: u32, keys: u64, n: usize, seed: u64) {
         let mut c = SetAssocCache::new(entries, ways);
-        let mut r = ReferenceLru { sets: vec![VecDeque::new(); c.sets as usize], ways: c.ways as usize };
+        let mut r = ReferenceLru {
+            sets: vec![VecDeque::new(); c.sets as usize],
+            ways: c.ways as usize,
+        };
         let mut x = seed;
         for _ in 0..n {
             x = mix(x.wrapping_add(0x9e37_79b9_7f4a_7c15));

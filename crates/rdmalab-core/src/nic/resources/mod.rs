@@ -39,7 +39,13 @@ pub enum PciePurpose {
 }
 
 impl PciePurpose {
-    pub const ALL: [PciePurpose; 5] = [PciePurpose::Payload, PciePurpose::Wqe, PciePurpose::Qpc, PciePurpose::Mtt, PciePurpose::Bitmap];
+    pub const ALL: [PciePurpose; 5] = [
+        PciePurpose::Payload,
+        PciePurpose::Wqe,
+        PciePurpose::Qpc,
+        PciePurpose::Mtt,
+        PciePurpose::Bitmap,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -121,10 +127,22 @@ impl ResourceConfig {
     pub fn cx6() -> Self {
         ResourceConfig {
             preset: "cx6".into(),
-            qpc: CacheSpec { bytes: 256 * CX_QPC_BYTES as u64, entry_bytes: CX_QPC_BYTES, ways: 8 },
-            mtt: CacheSpec { bytes: 2048 * MTT_ENTRY_BYTES as u64, entry_bytes: MTT_ENTRY_BYTES, ways: 8 },
+            qpc: CacheSpec {
+                bytes: 256 * CX_QPC_BYTES as u64,
+                entry_bytes: CX_QPC_BYTES,
+                ways: 8,
+            },
+            mtt: CacheSpec {
+                bytes: 2048 * MTT_ENTRY_BYTES as u64,
+                entry_bytes: MTT_ENTRY_BYTES,
+                ways: 8,
+            },
             page_bytes: 4096,
-            wqe: Some(CacheSpec { bytes: 1024 * crate::nic::WQE_BYTES, entry_bytes: crate::nic::WQE_BYTES as u32, ways: 8 }),
+            wqe: Some(CacheSpec {
+                bytes: 1024 * crate::nic::WQE_BYTES,
+                entry_bytes: crate::nic::WQE_BYTES as u32,
+                ways: 8,
+            }),
             units: 30,
             wqe_interval: Duration::from_ns(160),
             tlp_overhead: 24,
@@ -141,8 +159,16 @@ impl ResourceConfig {
     pub fn srnic() -> Self {
         ResourceConfig {
             preset: "srnic".into(),
-            qpc: CacheSpec { bytes: 10240 * SRNIC_QPC_BYTES as u64, entry_bytes: SRNIC_QPC_BYTES, ways: 10240 },
-            mtt: CacheSpec { bytes: 1_258_291, entry_bytes: MTT_ENTRY_BYTES, ways: 8 },
+            qpc: CacheSpec {
+                bytes: 10240 * SRNIC_QPC_BYTES as u64,
+                entry_bytes: SRNIC_QPC_BYTES,
+                ways: 10240,
+            },
+            mtt: CacheSpec {
+                bytes: 1_258_291,
+                entry_bytes: MTT_ENTRY_BYTES,
+                ways: 8,
+            },
             page_bytes: 4096,
             wqe: None,
             units: 16,
@@ -260,7 +286,12 @@ impl NicResources {
 
     /// Take the processing unit that frees first; returns when the fetch may start.
     pub fn take_unit(&mut self, now: Time) -> (usize, Time) {
-        let (i, &free) = self.units_free_at.iter().enumerate().min_by_key(|(i, t)| (**t, *i)).expect("at least one unit");
+        let (i, &free) = self
+            .units_free_at
+            .iter()
+            .enumerate()
+            .min_by_key(|(i, t)| (**t, *i))
+            .expect("at least one unit");
         if free > now {
             self.unit_waits += 1;
         }
@@ -289,9 +320,19 @@ impl NicResources {
 /// latency after both it is issued and its bytes are through.
 /// Returns (link free again at, data back at).
 #[inline]
-pub fn pcie_read(link_free_at: Time, now: Time, at: Time, bandwidth: Rate, latency: Duration, bus_bytes: u64) -> (Time, Time) {
+pub fn pcie_read(
+    link_free_at: Time,
+    now: Time,
+    at: Time,
+    bandwidth: Rate,
+    latency: Duration,
+    bus_bytes: u64,
+) -> (Time, Time) {
     let through = link_free_at.max(now) + bandwidth.serialization(bus_bytes);
-    (through, through.max(at + bandwidth.serialization(bus_bytes)) + latency)
+    (
+        through,
+        through.max(at + bandwidth.serialization(bus_bytes)) + latency,
+    )
 }
 
 /// Whether a lookup needs a fetch.
@@ -317,7 +358,13 @@ pub struct BudgetRow {
 /// slots for 100 Gb/s × 40 µs), `bdp_bytes` the reordering buffer (0.5 MB).
 /// `selective_repeat` says whether the configuration recovers loss that way
 /// (its bitmaps onloaded to host memory, its reordering done in place).
-pub fn memory_budget(cfg: &ResourceConfig, qps: u64, bdp_packets: u64, bdp_bytes: u64, selective_repeat: bool) -> Vec<BudgetRow> {
+pub fn memory_budget(
+    cfg: &ResourceConfig,
+    qps: u64,
+    bdp_packets: u64,
+    bdp_bytes: u64,
+    selective_repeat: bool,
+) -> Vec<BudgetRow> {
     let mtt_full = cfg.registered_bytes / cfg.page_bytes.max(1) * MTT_ENTRY_BYTES as u64;
     let qpc_need = qps * cfg.qpc.entry_bytes as u64;
     // SQ and RQ WQE caches of 8 WQEs per QP each (SRNIC §3.2.1).
@@ -328,25 +375,75 @@ pub fn memory_budget(cfg: &ResourceConfig, qps: u64, bdp_packets: u64, bdp_bytes
     let reorder_need = qps * bdp_bytes;
     let sr = |b: u64| if selective_repeat { b } else { 0 };
     vec![
-        BudgetRow { structure: "receiving_buffer", category: "common", typical_bytes: cfg.rx_buffer_bytes, on_chip_bytes: cfg.rx_buffer_bytes, how: "shared by all QPs" },
+        BudgetRow {
+            structure: "receiving_buffer",
+            category: "common",
+            typical_bytes: cfg.rx_buffer_bytes,
+            on_chip_bytes: cfg.rx_buffer_bytes,
+            how: "shared by all QPs",
+        },
         BudgetRow {
             structure: "qpc",
             category: "common",
             typical_bytes: qpc_need,
             on_chip_bytes: qpc_need.min(cfg.qpc.bytes),
-            how: if qpc_need <= cfg.qpc.bytes { "all on chip" } else { "cache: the rest in host memory" },
+            how: if qpc_need <= cfg.qpc.bytes {
+                "all on chip"
+            } else {
+                "cache: the rest in host memory"
+            },
         },
-        BudgetRow { structure: "mtt", category: "common", typical_bytes: mtt_full, on_chip_bytes: mtt_full.min(cfg.mtt.bytes), how: "cache: the table in host memory" },
+        BudgetRow {
+            structure: "mtt",
+            category: "common",
+            typical_bytes: mtt_full,
+            on_chip_bytes: mtt_full.min(cfg.mtt.bytes),
+            how: "cache: the table in host memory",
+        },
         BudgetRow {
             structure: "wqe_cache",
             category: "common",
             typical_bytes: wqe_need,
             on_chip_bytes: cfg.wqe.map_or(0, |w| w.bytes.min(wqe_need)),
-            how: if cfg.wqe.is_some() { "cache" } else { "cache-free QP scheduler (fetch and drop)" },
+            how: if cfg.wqe.is_some() {
+                "cache"
+            } else {
+                "cache-free QP scheduler (fetch and drop)"
+            },
         },
-        BudgetRow { structure: "bitmap", category: "selective_repeat", typical_bytes: sr(bitmap_need), on_chip_bytes: 0, how: if selective_repeat { "onloaded to host memory" } else { "go-back-N: none" } },
-        BudgetRow { structure: "reordering_buffer", category: "selective_repeat", typical_bytes: sr(reorder_need), on_chip_bytes: 0, how: if selective_repeat { "header extensions: placed in the user buffer" } else { "go-back-N: none" } },
-        BudgetRow { structure: "outstanding_request_table", category: "selective_repeat", typical_bytes: sr(ort_need), on_chip_bytes: 0, how: if selective_repeat { "header extensions: echoed in responses" } else { "go-back-N: none" } },
+        BudgetRow {
+            structure: "bitmap",
+            category: "selective_repeat",
+            typical_bytes: sr(bitmap_need),
+            on_chip_bytes: 0,
+            how: if selective_repeat {
+                "onloaded to host memory"
+            } else {
+                "go-back-N: none"
+            },
+        },
+        BudgetRow {
+            structure: "reordering_buffer",
+            category: "selective_repeat",
+            typical_bytes: sr(reorder_need),
+            on_chip_bytes: 0,
+            how: if selective_repeat {
+                "header extensions: placed in the user buffer"
+            } else {
+                "go-back-N: none"
+            },
+        },
+        BudgetRow {
+            structure: "outstanding_request_table",
+            category: "selective_repeat",
+            typical_bytes: sr(ort_need),
+            on_chip_bytes: 0,
+            how: if selective_repeat {
+                "header extensions: echoed in responses"
+            } else {
+                "go-back-N: none"
+            },
+        },
     ]
 }
 
@@ -376,14 +473,24 @@ mod tests {
         assert!((mib(get("wqe_cache").typical_bytes) - 9.8).abs() < 0.05);
         assert_eq!(get("wqe_cache").on_chip_bytes, 0);
         assert!((mib(get("bitmap").typical_bytes) - 3.0).abs() < 0.05);
-        assert!((get("reordering_buffer").typical_bytes as f64 / (1u64 << 30) as f64 - 4.88).abs() < 0.01);
+        assert!(
+            (get("reordering_buffer").typical_bytes as f64 / (1u64 << 30) as f64 - 4.88).abs()
+                < 0.01
+        );
         assert!((mib(get("outstanding_request_table").typical_bytes) - 114.4).abs() < 0.1);
-        assert_eq!(get("qpc").on_chip_bytes, get("qpc").typical_bytes, "SRNIC keeps 10K contexts on chip");
+        assert_eq!(
+            get("qpc").on_chip_bytes,
+            get("qpc").typical_bytes,
+            "SRNIC keeps 10K contexts on chip"
+        );
     }
 
     #[test]
     fn units_are_taken_earliest_free_first() {
-        let mut r = NicResources::new(&ResourceConfig { units: 2, ..ResourceConfig::cx6() });
+        let mut r = NicResources::new(&ResourceConfig {
+            units: 2,
+            ..ResourceConfig::cx6()
+        });
         let t = Time::ZERO + Duration::from_ns(10);
         let (u0, s0) = r.take_unit(t);
         r.release_unit_at(u0, t + Duration::from_ns(1000));
@@ -392,7 +499,11 @@ mod tests {
         assert_eq!((s0, s1), (t, t));
         r.release_unit_at(u1, t + Duration::from_ns(500));
         let (u2, s2) = r.take_unit(t);
-        assert_eq!((u2, s2), (u1, t + Duration::from_ns(500)), "a third fetch waits for the unit that frees first");
+        assert_eq!(
+            (u2, s2),
+            (u1, t + Duration::from_ns(500)),
+            "a third fetch waits for the unit that frees first"
+        );
         assert_eq!(r.unit_waits, 1);
     }
 }
