@@ -33,6 +33,8 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("slowdown", pa.float64()),
             ("retransmitted_packets", pa.uint64()),
             ("timeouts", pa.uint64()),
+            ("tenant", pa.string()),
+            ("piece", pa.bool_()),
         ]
     ),
     "qp_samples": pa.schema(
@@ -106,6 +108,7 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("latency_mean_ps", pa.uint64()),
             ("latency_p50_ps", pa.uint64()),
             ("latency_p99_ps", pa.uint64()),
+            ("tenant", pa.string()),
         ]
     ),
     "nic_resources": pa.schema(
@@ -140,6 +143,20 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("node_name", pa.string()),
             ("policy", pa.string()),
             ("action", pa.string()),
+        ]
+    ),
+    "tenants": pa.schema(
+        [
+            ("tenant", pa.string()),
+            ("qps", pa.uint64()),
+            ("flows", pa.uint64()),
+            ("flows_completed", pa.uint64()),
+            ("pieces", pa.uint64()),
+            ("bytes_delivered", pa.uint64()),
+            ("throughput_bps", pa.float64()),
+            ("share", pa.float64()),
+            ("slowdown_p50", pa.float64()),
+            ("slowdown_p99", pa.float64()),
         ]
     ),
     "nic_memory": pa.schema(

@@ -150,6 +150,11 @@ pub struct World {
     pub cc_cfg: CcConfig,
     /// Per-NIC tables controllers share (SCR's DPA-global records).
     pub ctl_tables: crate::algo::SharedTables,
+    /// `nic.cc_scope`: the CC states that several QPs share.
+    pub cc_groups: crate::nic::cc_scope::CcGroups,
+    /// Per flow, the flow that starts once its last byte is on the wire
+    /// (`u32::MAX`: none; empty when no flow follows another).
+    pub followers: Vec<u32>,
     pub q: EventQueue<Event>,
     pub pkts: PacketPool,
     pub topo: Topology,
@@ -283,8 +288,17 @@ impl World {
         }
         let routing = Routing::build(&adj, &is_host, run.seed, switch_cfg.ecmp);
         let mut q = EventQueue::new();
+        let mut followers = Vec::new();
         for (i, f) in workload.flows.iter().enumerate() {
-            q.schedule(Time::ZERO + f.start, Event::FlowStart { flow: i as u32 });
+            match f.after {
+                None => q.schedule(Time::ZERO + f.start, Event::FlowStart { flow: i as u32 }),
+                Some(a) => {
+                    if followers.is_empty() {
+                        followers = vec![u32::MAX; workload.flows.len()];
+                    }
+                    followers[a as usize] = i as u32;
+                }
+            }
         }
         let mut apps = Vec::new();
         for (i, a) in workload.apps.iter().enumerate() {
@@ -316,6 +330,7 @@ impl World {
             }
         }
         let flows_open = workload.flows.len() as u64;
+        let cc_scope = nic_cfg.cc_scope;
         let int_enabled = switch_cfg.int_enabled;
         Ok(World {
             run,
@@ -323,6 +338,11 @@ impl World {
             switch_cfg,
             cc_cfg,
             ctl_tables: Default::default(),
+            followers,
+            cc_groups: crate::nic::cc_scope::CcGroups {
+                scope: cc_scope,
+                ..Default::default()
+            },
             q,
             pkts: PacketPool::with_int(int_enabled),
             topo,

@@ -707,6 +707,7 @@ impl Simulation {
         write_file(&dir, "policy_actions.csv", |f| {
             w.write_policy_actions_csv(f)
         })?;
+        write_file(&dir, "tenants.csv", |f| w.write_tenants_csv(f))?;
         write_file(&dir, "fct.txt", |f| w.write_hpcc_fct(f))?;
         write_file(&dir, "pfc.txt", |f| w.write_hpcc_pfc(f))?;
         if w.qlen_monitor.is_some() {
@@ -724,6 +725,7 @@ impl Simulation {
             "nic_resources",
             "nic_memory",
             "policy_actions",
+            "tenants",
         ]
         .iter()
         .map(|s| s.to_string())

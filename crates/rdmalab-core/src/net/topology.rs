@@ -153,20 +153,35 @@ impl Topology {
     /// The 3-tier fat-tree of Al-Fares et al. (SIGCOMM'08) for even `k`: k pods of
     /// k/2 edge and k/2 aggregation switches, (k/2)² core switches, k³/4 hosts.
     pub fn fat_tree(k: u32, host: LinkParams, fabric: LinkParams) -> Self {
+        Self::fat_tree_pods(k, k, k / 2, host, fabric)
+    }
+
+    /// A fat-tree of radix `k` with only `pods` of its k pods built and
+    /// `hosts_per_edge` hosts on each edge switch (k/2 in the full tree).
+    /// With more hosts per edge the fabric links must be faster to stay
+    /// non-blocking: Snyder et al. (§IV) use k = 8, 4 pods and 16 hosts per
+    /// edge at 100 Gb/s with 400 Gb/s fabric links (256 hosts, 16 cores).
+    pub fn fat_tree_pods(
+        k: u32,
+        pods: u32,
+        hosts_per_edge: u32,
+        host: LinkParams,
+        fabric: LinkParams,
+    ) -> Self {
         let half = k / 2;
         let mut t = Topology::default();
-        let n_hosts = k * half * half;
+        let n_hosts = pods * half * hosts_per_edge;
         let hosts: Vec<u32> = (0..n_hosts)
             .map(|i| t.add_node(format!("h{i}"), NodeKind::Host))
             .collect();
         let mut edge = Vec::new();
         let mut agg = Vec::new();
-        for p in 0..k {
+        for p in 0..pods {
             for i in 0..half {
                 edge.push(t.add_node(format!("edge{p}_{i}"), NodeKind::Switch));
             }
         }
-        for p in 0..k {
+        for p in 0..pods {
             for i in 0..half {
                 agg.push(t.add_node(format!("agg{p}_{i}"), NodeKind::Switch));
             }
@@ -175,9 +190,9 @@ impl Topology {
             .map(|i| t.add_node(format!("core{i}"), NodeKind::Switch))
             .collect();
         for (i, h) in hosts.iter().enumerate() {
-            t.add_link(*h, edge[i / half as usize], host);
+            t.add_link(*h, edge[i / hosts_per_edge as usize], host);
         }
-        for p in 0..k {
+        for p in 0..pods {
             for e in 0..half {
                 for a in 0..half {
                     t.add_link(

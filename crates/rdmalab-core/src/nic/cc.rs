@@ -5,6 +5,7 @@
 //! effect at once; the SCR framework adds trigger, processing and install
 //! latencies between these two steps.
 
+use super::cc_scope::NO_GROUP;
 use super::qp::CC_SLOT_BASE;
 use crate::control::framework::{ControlDelay, Entry, EventType, PendingInstall, NO_ENTRY};
 use crate::control::{check_actions, Actions, CcContext, CcEvent, NicFacts, CC_TIMER_SLOTS};
@@ -34,6 +35,11 @@ impl World {
     /// passes its packet so the controller can read the echoed INT records.
     #[inline(never)]
     pub(crate) fn raise_cc(&mut self, qi: u32, ev: CcEvent, ack: Option<crate::packet::PacketId>) {
+        let g = self.qps[qi as usize].group;
+        if g != NO_GROUP {
+            self.raise_group_cc(g, qi, ev, ack);
+            return;
+        }
         if self.ctl.is_some() {
             self.ctl_raise(qi, ev, ack);
             return;
@@ -84,6 +90,123 @@ impl World {
         Ok(())
     }
 
+    /// `nic.cc_scope`: deliver `ev` of QP `qi` to the controller of its
+    /// group, which sees the group's byte stream, rate and window.
+    #[inline(never)]
+    fn raise_group_cc(
+        &mut self,
+        g: u32,
+        qi: u32,
+        ev: CcEvent,
+        ack: Option<crate::packet::PacketId>,
+    ) {
+        let now = self.now();
+        let grp = &mut self.cc_groups.groups[g as usize];
+        let ev = match ev {
+            CcEvent::Ack {
+                acked_bytes,
+                rtt,
+                ece,
+                hops,
+                ..
+            } => CcEvent::Ack {
+                acked_bytes,
+                acked_through: grp.acked_bytes,
+                rtt,
+                ece,
+                hops,
+            },
+            e => e,
+        };
+        let int = match ack {
+            Some(id) => self.pkts.int_of(id),
+            None => &[],
+        };
+        let qp = &self.qps[qi as usize];
+        let mut actions = Actions::default();
+        let mut ctx = CcContext::with_facts(
+            now,
+            grp.rate,
+            grp.bytes_in_flight(),
+            grp.sent_bytes,
+            grp.path,
+            int,
+            &mut actions,
+        );
+        ctx.udp_sport = qp.udp_sport;
+        ctx.at_receiver = ev.at_receiver();
+        ctx.qp = grp.timer_qp;
+        ctx.nic = nic_facts(&self.nics, &self.ports, qp, ctx.at_receiver);
+        if let Err(detail) = grp.cc.on_event(&ev, &mut ctx) {
+            self.fail_controller(qi, ev.name(), detail);
+            return;
+        }
+        self.apply_actions(qi, ev.name(), &actions, ev.at_receiver());
+    }
+
+    /// `nic.cc_scope`: put new QP `qi` in the group of `key`, or open that
+    /// group and start its controller. A QP joining a running group starts
+    /// at the group's rate and window, not at line rate.
+    pub(crate) fn join_cc_group(&mut self, qi: u32, key: (u32, u32, u32)) {
+        if let Some(&g) = self.cc_groups.index.get(&key) {
+            let grp = &mut self.cc_groups.groups[g as usize];
+            let qp = &mut self.qps[qi as usize];
+            qp.group = g;
+            qp.cc_mask = grp.cc_mask;
+            qp.rate = grp.rate;
+            qp.window = grp.window;
+            return;
+        }
+        let g = self.cc_groups.groups.len() as u32;
+        let qp = &mut self.qps[qi as usize];
+        qp.group = g;
+        let split = self.cc_groups.scope.splits();
+        self.cc_groups.groups.push(super::cc_scope::CcGroup {
+            cc: self.cc_cfg.make_in(&self.ctl_tables),
+            cc_mask: crate::control::EventMask(0),
+            members: Vec::new(),
+            timer_qp: qi,
+            split,
+            rate: qp.rate,
+            window: qp.window,
+            next_avail: crate::time::Time::ZERO,
+            last_tx_start: crate::time::Time::ZERO,
+            last_tx_wire: 0,
+            sent_bytes: 0,
+            acked_bytes: 0,
+            path: qp.path,
+        });
+        self.cc_groups.index.insert(key, g);
+        let now = self.now();
+        let grp = &mut self.cc_groups.groups[g as usize];
+        let qp = &self.qps[qi as usize];
+        let mut actions = Actions::default();
+        let mut ctx = CcContext::with_facts(now, grp.rate, 0, 0, grp.path, &[], &mut actions);
+        ctx.udp_sport = qp.udp_sport;
+        ctx.qp = qi;
+        ctx.nic = nic_facts(&self.nics, &self.ports, qp, false);
+        if let Err(detail) = grp.cc.on_start(&mut ctx) {
+            self.fail_controller(qi, "START", detail);
+            return;
+        }
+        let mask = grp.cc.subscriptions();
+        let mask = self.trigger_filter(mask);
+        self.cc_groups.groups[g as usize].cc_mask = mask;
+        self.qps[qi as usize].cc_mask = mask;
+        self.apply_actions(qi, "START", &actions, false);
+    }
+
+    /// `control.trigger`: packet events the filter does not pass never reach the controller.
+    fn trigger_filter(&self, mask: crate::control::EventMask) -> crate::control::EventMask {
+        let Some(t) = self.nic_cfg.trigger else {
+            return mask;
+        };
+        use crate::control::EventMask as M;
+        let filtered = M::ACK | M::NACK | M::CNP | M::RX;
+        let keep = !filtered | (t.events.0 & filtered);
+        M(mask.0 & keep)
+    }
+
     /// Start the controller of a new QP.
     pub(crate) fn start_cc(&mut self, qi: u32) {
         let now = self.now();
@@ -97,14 +220,8 @@ impl World {
             self.fail_controller(qi, "START", detail);
             return;
         }
-        self.qps[qi as usize].cc_mask = self.qps[qi as usize].cc.subscriptions();
-        if let Some(t) = self.nic_cfg.trigger {
-            // Packet events the filter does not pass never reach the controller.
-            use crate::control::EventMask as M;
-            let filtered = M::ACK | M::NACK | M::CNP | M::RX;
-            let keep = !filtered | (t.events.0 & filtered);
-            self.qps[qi as usize].cc_mask.0 &= keep;
-        }
+        self.qps[qi as usize].cc_mask =
+            self.trigger_filter(self.qps[qi as usize].cc.subscriptions());
         self.apply_actions(qi, "START", &actions, false);
     }
 
@@ -112,8 +229,14 @@ impl World {
     #[inline(never)]
     fn fail_controller(&mut self, qi: u32, event: &str, detail: String) {
         if self.error.is_none() {
+            let g = self.qps[qi as usize].group;
+            let cc = if g == NO_GROUP {
+                &self.qps[qi as usize].cc
+            } else {
+                &self.cc_groups.groups[g as usize].cc
+            };
             self.error = Some(RunError::Controller {
-                controller: self.qps[qi as usize].cc.name().to_string(),
+                controller: cc.name().to_string(),
                 qp: qi,
                 event: event.to_string(),
                 detail,
@@ -307,12 +430,46 @@ impl World {
             self.fail_controller(qi, event, detail);
             return;
         }
+        let g = self.qps[qi as usize].group;
+        if g != NO_GROUP {
+            // The group's rate and window reach every QP of it with data posted.
+            self.cc_groups.prune(g, &mut self.qps);
+            let grp = &mut self.cc_groups.groups[g as usize];
+            if let Some(r) = a.rate.filter(|&r| r != grp.rate) {
+                grp.rate = r;
+                if grp.split
+                    && grp.last_tx_wire > 0
+                    && self.nic_cfg.rate_change == super::RateChange::Immediate
+                {
+                    grp.next_avail =
+                        grp.last_tx_start + self.run.tx_time.of(r, grp.last_tx_wire as u64);
+                }
+            }
+            if let Some(w) = a.window {
+                grp.window = w;
+            }
+            for i in 0..self.cc_groups.groups[g as usize].members.len() {
+                let m = self.cc_groups.groups[g as usize].members[i];
+                if let Some(r) = a.rate {
+                    self.set_dequeue_rate(m, r);
+                }
+                if let Some(w) = a.window {
+                    self.qps[m as usize].window = w;
+                }
+            }
+        }
         if let Some(r) = a.rate {
             self.set_dequeue_rate(qi, r);
         }
         if let Some(w) = a.window {
             self.qps[qi as usize].window = w;
         }
+        // A group's timers run on the slots of its first QP.
+        let timer_qp = if g == NO_GROUP {
+            qi
+        } else {
+            self.cc_groups.groups[g as usize].timer_qp
+        };
         if let Some(sport) = a.path {
             self.qps[qi as usize].udp_sport = sport;
         }
@@ -332,8 +489,10 @@ impl World {
         }
         for s in 0..CC_TIMER_SLOTS {
             match a.timers[s] {
-                Some(Some(t)) => self.set_qp_timer(qi, CC_SLOT_BASE + s, t.max(self.now())),
-                Some(None) => self.set_qp_timer(qi, CC_SLOT_BASE + s, crate::time::Time::NEVER),
+                Some(Some(t)) => self.set_qp_timer(timer_qp, CC_SLOT_BASE + s, t.max(self.now())),
+                Some(None) => {
+                    self.set_qp_timer(timer_qp, CC_SLOT_BASE + s, crate::time::Time::NEVER)
+                }
                 None => {}
             }
         }

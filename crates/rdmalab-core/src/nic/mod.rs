@@ -11,6 +11,7 @@
 //! not paused by PFC.
 
 pub mod cc;
+pub mod cc_scope;
 pub mod context_fetch;
 pub mod qp;
 pub mod reliability;
@@ -22,7 +23,7 @@ use crate::net::CONTROL_CLASS;
 use crate::packet::{Packet, PacketId, PacketKind, WireFormat};
 use crate::time::{Duration, Rate, Time};
 use crate::world::{Event, World};
-use qp::{Qp, Verb};
+use qp::{Origin, Qp, Verb};
 use std::collections::VecDeque;
 
 #[derive(Clone, Debug)]
@@ -58,6 +59,8 @@ pub struct NicConfig {
     /// Base RTT that controllers and `window: bdp` use: each QP's own path, or
     /// the fabric's largest (ns-3 GLOBAL_T 1).
     pub base_rtt: BaseRtt,
+    /// Which QPs share one CC state (`nic.cc_scope`, see `cc_scope`).
+    pub cc_scope: cc_scope::CcScope,
     /// A probe not answered within this time is reported lost (SCR Fig. 19: 100 µs).
     pub probe_timeout: Duration,
     /// The host PCIe model (`None`: host memory is free and instant).
@@ -405,7 +408,9 @@ impl World {
             if self.ports[port as usize].paused[qp.class as usize] {
                 continue;
             }
-            if Self::window_full(qp, self.nic_cfg.window_scales_with_rate) {
+            if Self::window_full(qp, self.nic_cfg.window_scales_with_rate)
+                || self.group_window_full(&self.qps[qi as usize])
+            {
                 continue;
             }
             let srnic = if let QpScheduler::Srnic { wqes, burst } = self.nic_cfg.qp_scheduler {
@@ -419,7 +424,7 @@ impl World {
                 false
             };
             let qp = &self.qps[qi as usize];
-            let mut ready_at = qp.next_avail;
+            let mut ready_at = self.pacing_ready_at(qp);
             if device.is_some() {
                 // Payload from device memory comes over the device's path, host payload over the host's.
                 if let Some(t) = if qp.device_memory {
@@ -545,6 +550,30 @@ impl World {
         Some(done)
     }
 
+    /// When the QP's dequeue rate lets its next packet go: its own pacing
+    /// and, in a split CC group (`nic.cc_scope`), the group's.
+    #[inline]
+    fn pacing_ready_at(&self, qp: &Qp) -> Time {
+        if qp.group == cc_scope::NO_GROUP {
+            return qp.next_avail;
+        }
+        let g = &self.cc_groups.groups[qp.group as usize];
+        if g.split {
+            qp.next_avail.max(g.next_avail)
+        } else {
+            qp.next_avail
+        }
+    }
+
+    /// Whether the QP's split CC group has its window of bytes in flight.
+    #[inline]
+    fn group_window_full(&self, qp: &Qp) -> bool {
+        qp.group != cc_scope::NO_GROUP
+            && qp.retx.is_empty()
+            && self.cc_groups.groups[qp.group as usize]
+                .window_full(self.nic_cfg.window_scales_with_rate)
+    }
+
     /// Whether the QP's window (scaled by rate with `window_scales_with_rate`) is full.
     #[inline]
     fn window_full(qp: &Qp, scales_with_rate: bool) -> bool {
@@ -575,8 +604,9 @@ impl World {
             if !self.ports[port as usize].paused[qp.class as usize]
                 && qp.has_unsent()
                 && !Self::window_full(qp, self.nic_cfg.window_scales_with_rate)
+                && !self.group_window_full(qp)
             {
-                if qp.next_avail > now {
+                if self.pacing_ready_at(qp) > now {
                     continue;
                 }
                 res = Some(idx);
@@ -612,8 +642,9 @@ impl World {
             .ns3_qps
             .iter()
             .map(|&q| &self.qps[q as usize])
-            .filter(|qp| qp.has_unsent() && qp.next_avail > now)
-            .map(|qp| qp.next_avail)
+            .map(|qp| (qp, self.pacing_ready_at(qp)))
+            .filter(|&(qp, t)| qp.has_unsent() && t > now)
+            .map(|(_, t)| t)
             .min();
         if let Some(t) = earliest {
             if t < self.nics[nic_i].wake_at {
@@ -691,6 +722,18 @@ impl World {
             Duration::ZERO
         };
         qp.next_avail = Time(now.ps() - credit.ps()) + gap;
+        if qp.group != cc_scope::NO_GROUP {
+            // The group's byte stream, and its aggregate pacing when its QPs split its rate.
+            let g = &mut self.cc_groups.groups[qp.group as usize];
+            if !is_retx {
+                g.sent_bytes += payload;
+            }
+            if g.split {
+                g.next_avail = now + self.run.tx_time.of(g.rate, wire_bytes as u64);
+                g.last_tx_start = now;
+                g.last_tx_wire = wire_bytes;
+            }
+        }
         qp.last_tx_start = now;
         qp.last_tx_wire = wire_bytes;
         qp.sent_payload += payload;
@@ -701,6 +744,12 @@ impl World {
         self.stats.data_payload_sent += payload;
         if let (true, false, Some(r)) = (psn == m.first_psn, is_retx, &self.nic_cfg.resources) {
             qp.wqe_ready_at = now + r.wqe_interval;
+        }
+        if let (true, false, Origin::Flow(f)) = (last, is_retx, m.origin) {
+            // A chained flow (staggered, `interval: sent`) starts when this one is on the wire.
+            if let Some(&next) = self.followers.get(f as usize).filter(|&&n| n != u32::MAX) {
+                self.q.schedule(now, Event::FlowStart { flow: next });
+            }
         }
         if psn == m.first_psn && !is_retx && self.nic_cfg.wqe_overhead.ps() > 0 {
             self.nics[qp.tx_nic as usize].tx_gap = self.nic_cfg.wqe_overhead;

@@ -28,6 +28,9 @@ impl Verb {
     }
 }
 
+/// A QP owned by no tenant.
+pub const NO_TENANT: u32 = u32::MAX;
+
 /// Who posted a message, so its completion can be reported.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Origin {
@@ -161,6 +164,16 @@ pub struct Qp {
     pub in_active: bool,
     pub cc: Cc,
     pub cc_mask: EventMask,
+    /// `nic.cc_scope`: the CC group whose state governs this QP
+    /// (`cc_scope::NO_GROUP`: its own `cc`), and whether it is in the
+    /// group's list of QPs with messages posted.
+    pub group: u32,
+    pub group_listed: bool,
+    /// The tenant that owns it (`workload.tenants`; `NO_TENANT`: none).
+    pub tenant: u32,
+    /// Which of the destination host's addresses it connects to (0: the
+    /// first); `cc_scope: destination` keeps one state per address.
+    pub dst_address: u16,
     pub timers: [QpTimer; TIMER_SLOTS],
 
     // --- data receiver ---

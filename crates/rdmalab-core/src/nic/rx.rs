@@ -255,6 +255,9 @@ impl World {
         }
         let new_off = qp.byte_offset_of(psn, mtu);
         let acked = new_off - qp.snd_una_off;
+        if qp.group != super::cc_scope::NO_GROUP {
+            self.cc_groups.groups[qp.group as usize].acked_bytes += acked;
+        }
         qp.snd_una = psn;
         if !qp.sacked.is_empty() || !qp.retx.is_empty() {
             qp.sacked = qp.sacked.split_off(&psn);

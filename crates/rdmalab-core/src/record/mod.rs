@@ -447,14 +447,14 @@ impl World {
     pub fn write_flows_csv(&self, w: &mut dyn Write) -> io::Result<()> {
         writeln!(
             w,
-            "flow_id,qp,src,dst,src_name,dst_name,verb,udp_sport,size_bytes,start_ps,finish_ps,fct_ps,ideal_fct_ps,slowdown,retransmitted_packets,timeouts"
+            "flow_id,qp,src,dst,src_name,dst_name,verb,udp_sport,size_bytes,start_ps,finish_ps,fct_ps,ideal_fct_ps,slowdown,retransmitted_packets,timeouts,tenant,piece"
         )?;
         let mut rows: Vec<&FlowRecord> = self.rec.flows.iter().collect();
         rows.sort_by_key(|r| r.flow);
         for r in rows {
             writeln!(
                 w,
-                "{},{},{},{},{},{},{},{},{},{},{},{},{},{:.6},{},{}",
+                "{},{},{},{},{},{},{},{},{},{},{},{},{},{:.6},{},{},{},{}",
                 r.flow,
                 r.qp,
                 r.src,
@@ -470,7 +470,90 @@ impl World {
                 r.ideal.ps(),
                 r.slowdown(),
                 r.retransmitted_packets,
-                r.timeouts
+                r.timeouts,
+                self.tenant_name(self.workload.flows[r.flow as usize].owner.tenant),
+                self.workload.flows[r.flow as usize].piece
+            )?;
+        }
+        Ok(())
+    }
+
+    /// A tenant's name (empty for none).
+    pub fn tenant_name(&self, t: u32) -> &str {
+        self.workload
+            .tenants
+            .get(t as usize)
+            .map_or("", |s| s.as_str())
+    }
+
+    /// Per tenant: its QPs, flows, payload delivered, throughput over the
+    /// run so far, share of all payload delivered, and the FCT slowdown of
+    /// its completed flows that are not attack pieces (no rows without
+    /// `workload.tenants`).
+    pub fn write_tenants_csv(&self, w: &mut dyn Write) -> io::Result<()> {
+        writeln!(w, "tenant,qps,flows,flows_completed,pieces,bytes_delivered,throughput_bps,share,slowdown_p50,slowdown_p99")?;
+        let n = self.workload.tenants.len();
+        if n == 0 {
+            return Ok(());
+        }
+        let mut qps = vec![0u64; n];
+        let mut bytes = vec![0u64; n];
+        let mut total = 0u64;
+        for qp in &self.qps {
+            total += qp.delivered_bytes;
+            if (qp.tenant as usize) < n {
+                qps[qp.tenant as usize] += 1;
+                bytes[qp.tenant as usize] += qp.delivered_bytes;
+            }
+        }
+        let mut flows = vec![0u64; n];
+        let mut pieces = vec![0u64; n];
+        for f in &self.workload.flows {
+            if (f.owner.tenant as usize) < n {
+                flows[f.owner.tenant as usize] += 1;
+                pieces[f.owner.tenant as usize] += f.piece as u64;
+            }
+        }
+        let mut slow: Vec<Vec<f64>> = vec![Vec::new(); n];
+        let mut done = vec![0u64; n];
+        for r in &self.rec.flows {
+            let f = &self.workload.flows[r.flow as usize];
+            if (f.owner.tenant as usize) < n {
+                done[f.owner.tenant as usize] += 1;
+                if !f.piece {
+                    slow[f.owner.tenant as usize].push(r.slowdown());
+                }
+            }
+        }
+        let elapsed = self.now().ps().max(1) as f64 / 1e12;
+        for t in 0..n {
+            let s = &mut slow[t];
+            s.sort_by(|a, b| a.total_cmp(b));
+            let pct = |q: f64| {
+                if s.is_empty() {
+                    f64::NAN
+                } else {
+                    s[((s.len() - 1) as f64 * q).round() as usize]
+                }
+            };
+            let share = if total == 0 {
+                0.0
+            } else {
+                bytes[t] as f64 / total as f64
+            };
+            writeln!(
+                w,
+                "{},{},{},{},{},{},{:.0},{:.6},{:.6},{:.6}",
+                self.workload.tenants[t],
+                qps[t],
+                flows[t],
+                done[t],
+                pieces[t],
+                bytes[t],
+                bytes[t] as f64 * 8.0 / elapsed,
+                share,
+                pct(0.5),
+                pct(0.99)
             )?;
         }
         Ok(())
@@ -632,7 +715,7 @@ impl World {
     pub fn write_apps_csv(&self, w: &mut dyn Write) -> io::Result<()> {
         writeln!(
             w,
-            "app,name,qp,verb,message_bytes,queue_depth,messages_completed,bytes_completed,latency_mean_ps,latency_p50_ps,latency_p99_ps"
+            "app,name,qp,verb,message_bytes,queue_depth,messages_completed,bytes_completed,latency_mean_ps,latency_p50_ps,latency_p99_ps,tenant"
         )?;
         for (i, (spec, st)) in self.workload.apps.iter().zip(&self.apps).enumerate() {
             let mut l = st.latencies_ps.clone();
@@ -651,7 +734,7 @@ impl World {
             };
             writeln!(
                 w,
-                "{},{},{},{},{},{},{},{},{},{},{}",
+                "{},{},{},{},{},{},{},{},{},{},{},{}",
                 i,
                 spec.name,
                 st.qp.map_or(-1, |q| q as i64),
@@ -662,7 +745,8 @@ impl World {
                 st.completed_bytes,
                 mean,
                 pct(0.5),
-                pct(0.99)
+                pct(0.99),
+                self.tenant_name(spec.owner.tenant)
             )?;
         }
         Ok(())

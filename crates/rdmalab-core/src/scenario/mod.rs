@@ -20,7 +20,7 @@ use crate::packet::WireFormat;
 use crate::rng::RngStream;
 use crate::time::{Duration, Rate, Time};
 use crate::workload::cdf::FlowSizeCdf;
-use crate::workload::{poisson_flows, AppSpec, FlowSpec, Workload};
+use crate::workload::{poisson_flows, AppSpec, FlowSpec, QpOwner, Workload};
 use crate::world::{RunConfig, World};
 use serde_json::{Map, Value};
 use std::fmt;
@@ -498,6 +498,7 @@ impl Parser {
             self.check_connected(t, w);
         }
         if let (Some(n), Some(w)) = (&nic, &workload) {
+            self.check_cc_scope(n.cc_scope, w, control.as_ref().map(|c| &c.0));
             let read = w.flows.iter().any(|f| f.verb == Verb::Read)
                 || w.apps.iter().any(|a| a.verb == Verb::Read);
             if n.selective_repeat() && read {
@@ -713,21 +714,32 @@ impl Parser {
                 Topology::leaf_spine(l? as u32, s? as u32, h? as u32, u? as u32, hl?, fl?)
             }
             "fat_tree" => {
-                let o = self.obj(v, "topology", &["kind", "k", "host_link", "fabric_link"])?;
-                let k = self.int(&o, "k", None, 2, 64);
-                if let Some(k) = k {
-                    if k % 2 != 0 {
-                        self.err(
-                            "topology.k",
-                            format!("`{k}`"),
-                            "must be even (k/2 edge and aggregation switches per pod)",
-                        );
-                        return None;
-                    }
+                let o = self.obj(
+                    v,
+                    "topology",
+                    &[
+                        "kind",
+                        "k",
+                        "pods",
+                        "hosts_per_edge",
+                        "host_link",
+                        "fabric_link",
+                    ],
+                )?;
+                let k = self.int(&o, "k", None, 2, 64)?;
+                if k % 2 != 0 {
+                    self.err(
+                        "topology.k",
+                        format!("`{k}`"),
+                        "must be even (k/2 edge and aggregation switches per pod)",
+                    );
+                    return None;
                 }
+                let pods = self.int(&o, "pods", Some(k), 1, k);
+                let per_edge = self.int(&o, "hosts_per_edge", Some(k / 2), 1, 4096);
                 let hl = self.link_params(&o, "host_link");
                 let fl = self.link_params(&o, "fabric_link");
-                Topology::fat_tree(k? as u32, hl?, fl?)
+                Topology::fat_tree_pods(k as u32, pods? as u32, per_edge? as u32, hl?, fl?)
             }
             "hpcc_file" => {
                 let o = self.obj(v, "topology", &["kind", "builtin", "text"])?;
@@ -990,6 +1002,7 @@ impl Parser {
             "turn_burst",
             "resources",
             "loss_recovery",
+            "cc_scope",
         ];
         let empty = Map::new();
         let n = match o.get("nic") {
@@ -1082,6 +1095,14 @@ impl Parser {
         };
         let probe_timeout =
             self.positive_duration(&n, "probe_timeout", Some(Duration::from_us(100)));
+        let cc_scope = self
+            .choice(
+                &n,
+                "cc_scope",
+                crate::nic::cc_scope::CcScope::NAMES,
+                Some("qp"),
+            )
+            .and_then(|c| crate::nic::cc_scope::CcScope::parse(&c));
         let sched = self.choice(
             &n,
             "qp_scheduler",
@@ -1219,6 +1240,7 @@ impl Parser {
             window_scales_with_rate: scales,
             rate_change: rate_change?,
             base_rtt: base_rtt?,
+            cc_scope: cc_scope?,
             probe_timeout: probe_timeout?,
             pcie: None,
             device_pcie: None,
@@ -2241,19 +2263,34 @@ impl Parser {
         duration: Duration,
         seed: u64,
     ) -> Option<Workload> {
-        let Some(w) = self.sub(o, "workload", &["flows", "poisson", "perftest", "incast"]) else {
+        let Some(w) = self.sub(
+            o,
+            "workload",
+            &[
+                "flows",
+                "poisson",
+                "perftest",
+                "incast",
+                "staggered",
+                "tenants",
+            ],
+        ) else {
             self.err(
                 "workload",
                 "",
-                "is required (flows, poisson, perftest and/or incast)",
+                "is required (flows, poisson, perftest, incast and/or staggered)",
             );
             return None;
         };
         let mut wl = Workload::default();
         let before = self.errs.len();
+        let host_tenant = self.tenants(&w, t, &mut wl);
         for (path, v) in self.list(&w, "flows") {
-            let Some(f) = self.obj(v, &path, &["src", "dst", "verb", "size", "start", "dport"])
-            else {
+            let Some(f) = self.obj(
+                v,
+                &path,
+                &["src", "dst", "verb", "size", "start", "dport", "tenant"],
+            ) else {
                 continue;
             };
             let dport = self.int(&f, "dport", Some(100), 0, 65535).unwrap_or(100) as u16;
@@ -2272,8 +2309,9 @@ impl Parser {
                     continue;
                 }
             }
-            if let (Some(src), Some(dst), Some(verb), Some(bytes), Some(start)) =
-                (src, dst, verb, size, start)
+            let tenant = self.tenant_of(&f, &wl, &host_tenant, src);
+            if let (Some(src), Some(dst), Some(verb), Some(bytes), Some(start), Some(tenant)) =
+                (src, dst, verb, size, start, tenant)
             {
                 wl.flows.push(FlowSpec {
                     src,
@@ -2282,12 +2320,18 @@ impl Parser {
                     bytes,
                     start,
                     dport,
+                    owner: QpOwner { tenant, address: 0 },
+                    piece: false,
+                    after: None,
                 });
             }
         }
         for (path, v) in self.list(&w, "incast") {
-            let Some(f) = self.obj(v, &path, &["senders", "receiver", "size", "start", "verb"])
-            else {
+            let Some(f) = self.obj(
+                v,
+                &path,
+                &["senders", "receiver", "size", "start", "verb", "tenant"],
+            ) else {
                 continue;
             };
             let receiver = self.node_ref(t, f.key("receiver"), f.get("receiver"), true);
@@ -2333,6 +2377,9 @@ impl Parser {
             }
             if let (Some(r), Some(b), Some(s), Some(v)) = (receiver, size, start, verb) {
                 for src in senders {
+                    let Some(tenant) = self.tenant_of(&f, &wl, &host_tenant, Some(src)) else {
+                        break;
+                    };
                     wl.flows.push(FlowSpec {
                         src,
                         dst: r,
@@ -2340,6 +2387,9 @@ impl Parser {
                         bytes: b,
                         start: s,
                         dport: 100,
+                        owner: QpOwner { tenant, address: 0 },
+                        piece: false,
+                        after: None,
                     });
                 }
             }
@@ -2348,10 +2398,13 @@ impl Parser {
             let Some(f) = self.obj(
                 v,
                 &path,
-                &["cdf", "load", "hosts", "start", "duration", "verb"],
+                &[
+                    "cdf", "load", "hosts", "start", "duration", "verb", "tenant", "split",
+                ],
             ) else {
                 continue;
             };
+            let split = self.split(&f);
             let cdf = match f.get("cdf") {
                 Some(Value::String(name)) => match FlowSizeCdf::builtin(name) {
                     Some(c) => Some(c),
@@ -2432,8 +2485,17 @@ impl Parser {
                 let rates: Vec<Rate> = hs.iter().map(|&h| host_rate(t, h)).collect();
                 let rate = *rates.iter().min().unwrap();
                 let mut rng = RngStream::new(seed, &format!("workload/{path}"));
-                wl.flows
-                    .extend(poisson_flows(&hs, rate, l, &c, s, d, v, &mut rng));
+                let mut flows = poisson_flows(&hs, rate, l, &c, s, d, v, &mut rng);
+                for fl in flows.iter_mut() {
+                    match self.tenant_of(&f, &wl, &host_tenant, Some(fl.src)) {
+                        Some(tenant) => fl.owner.tenant = tenant,
+                        None => break,
+                    }
+                }
+                if let Some(Some(sp)) = split {
+                    flows = crate::workload::split_flows(flows, sp);
+                }
+                wl.flows.extend(flows);
             }
         }
         for (path, v) in self.list(&w, "perftest") {
@@ -2459,6 +2521,8 @@ impl Parser {
                     "think_time",
                     "class",
                     "job",
+                    "tenant",
+                    "addresses",
                 ],
             ) else {
                 continue;
@@ -2513,6 +2577,8 @@ impl Parser {
                 .choice(&f, "memory", &["host", "device"], Some("host"))
                 .map(|m| m == "device");
             let qps = self.int(&f, "qps", Some(1), 1, 1 << 16);
+            let addresses = self.int(&f, "addresses", Some(1), 1, 1 << 16);
+            let tenant = self.tenant_of(&f, &wl, &host_tenant, src);
             let cores = self.int(&f, "cores", Some(1), 1, 4096);
             let job = match f.get("job") {
                 None => None,
@@ -2582,9 +2648,11 @@ impl Parser {
                 Some(cores),
                 Some(think),
                 Some(class),
+                Some(addresses),
+                Some(tenant),
             ) = (
                 src, dst, verb, size, depth, qps, start, rate, stagger, stop, size_max, cores,
-                think_time, class,
+                think_time, class, addresses, tenant,
             ) {
                 let device_memory = device_memory.unwrap_or(false);
                 // Sizes uniform in [message_size, message_size_max], one per QP, from the entry's own stream.
@@ -2630,19 +2698,316 @@ impl Parser {
                         class,
                         job,
                         think_time: think,
+                        owner: QpOwner {
+                            tenant,
+                            address: (i % addresses) as u16,
+                        },
+                    });
+                }
+            }
+        }
+        for (path, v) in self.list(&w, "staggered") {
+            let Some(f) = self.obj(
+                v,
+                &path,
+                &[
+                    "src", "dst", "verb", "piece", "interval", "pieces", "start", "stop", "tenant",
+                ],
+            ) else {
+                continue;
+            };
+            let src = self.node_ref(t, f.key("src"), f.get("src"), true);
+            let dst = self.node_ref(t, f.key("dst"), f.get("dst"), true);
+            let verb = self.verb(&f);
+            let piece = self.bytes(&f, "piece", None);
+            // `interval: sent`: the next piece starts when the previous one is on the wire.
+            let chained = matches!(f.get("interval"), Some(Value::String(s)) if s == "sent");
+            let interval = if chained {
+                Some(Duration::ZERO)
+            } else {
+                self.duration(&f, "interval", None)
+            };
+            let start = self.duration(&f, "start", Some(Duration::ZERO));
+            let tenant = self.tenant_of(&f, &wl, &host_tenant, src);
+            if chained && f.get("stop").is_some() {
+                self.err(f.key("stop"), show(f.get("stop").unwrap()), "not with `interval: sent` (how many pieces fit depends on the run): give pieces");
+                continue;
+            }
+            if interval == Some(Duration::ZERO) && !chained {
+                self.err(f.key("interval"), "`0s`", "must be longer than 0: a fresh QP every interval (an RTT, say 13us); 0 would start them all at once (use perftest qps for that)");
+                continue;
+            }
+            if piece == Some(0) {
+                self.err(
+                    f.key("piece"),
+                    "`0B`",
+                    "must be at least 1 byte (a BDP, say 37.5KB)",
+                );
+                continue;
+            }
+            let count = match (f.get("pieces"), f.get("stop")) {
+                (Some(_), Some(_)) => {
+                    self.err(
+                        f.key("stop"),
+                        show(f.get("stop").unwrap()),
+                        "give pieces or stop, not both",
+                    );
+                    continue;
+                }
+                (Some(_), None) => self.int(&f, "pieces", None, 1, 1 << 24),
+                (None, Some(_)) => match (self.duration(&f, "stop", None), start, interval) {
+                    (Some(sp), Some(st), Some(iv)) if sp > st => {
+                        Some((sp.ps() - st.ps()).div_ceil(iv.ps()))
+                    }
+                    (Some(sp), Some(st), Some(_)) => {
+                        self.err(
+                            f.key("stop"),
+                            format!("`{sp}`"),
+                            format!("must be later than start ({st})"),
+                        );
+                        continue;
+                    }
+                    _ => None,
+                },
+                (None, None) => {
+                    self.err(
+                        f.key("pieces"),
+                        "",
+                        "is required (or stop): how many fresh QPs the attacker opens",
+                    );
+                    continue;
+                }
+            };
+            if let (Some(s), Some(d)) = (src, dst) {
+                if s == d {
+                    self.err(
+                        f.key("dst"),
+                        format!("`{}`", t.nodes[d as usize].name),
+                        "must differ from src",
+                    );
+                    continue;
+                }
+            }
+            if let (
+                Some(src),
+                Some(dst),
+                Some(verb),
+                Some(bytes),
+                Some(iv),
+                Some(st),
+                Some(n),
+                Some(tenant),
+            ) = (src, dst, verb, piece, interval, start, count, tenant)
+            {
+                for k in 0..n {
+                    let start = st + Duration(iv.ps() * k);
+                    let after = if chained && k > 0 {
+                        Some(wl.flows.len() as u32 - 1)
+                    } else {
+                        None
+                    };
+                    wl.flows.push(FlowSpec {
+                        src,
+                        dst,
+                        verb,
+                        bytes,
+                        start,
+                        dport: 100,
+                        owner: QpOwner { tenant, address: 0 },
+                        piece: true,
+                        after,
                     });
                 }
             }
         }
         if self.errs.len() == before && wl.flows.is_empty() && wl.apps.is_empty() {
+            self.err("workload", "", "produces no flows and no applications; add flows, poisson, perftest, incast or staggered");
+        }
+        // By start time (stable), with the flows that others follow renumbered.
+        let mut order: Vec<usize> = (0..wl.flows.len()).collect();
+        order.sort_by_key(|&i| wl.flows[i].start);
+        let mut renumber = vec![0u32; order.len()];
+        for (new, &old) in order.iter().enumerate() {
+            renumber[old] = new as u32;
+        }
+        wl.flows = order
+            .iter()
+            .map(|&i| {
+                let mut f = wl.flows[i].clone();
+                f.after = f.after.map(|a| renumber[a as usize]);
+                f
+            })
+            .collect();
+        Some(wl)
+    }
+
+    /// `nic.cc_scope` other than `qp` runs on the direct control path, and
+    /// `tenant` needs every controlled QP to have a tenant.
+    fn check_cc_scope(
+        &mut self,
+        scope: crate::nic::cc_scope::CcScope,
+        w: &Workload,
+        placement: Option<&Placement>,
+    ) {
+        use crate::nic::cc_scope::CcScope;
+        let shown = format!("`{}`", scope.name());
+        if scope == CcScope::Qp {
+            return;
+        }
+        if let Some(p) = placement.filter(|p| !p.is_immediate()) {
             self.err(
-                "workload",
-                "",
-                "produces no flows and no applications; add flows, poisson, perftest or incast",
+                "nic.cc_scope",
+                shown.clone(),
+                format!("shares CC state at the NIC's own pipeline: only with control.placement `asic` (not `{}`); use `qp` with other placements", p.name),
             );
         }
-        wl.flows.sort_by_key(|f| f.start);
-        Some(wl)
+        if scope != CcScope::Tenant {
+            return;
+        }
+        let no_tenant = crate::nic::qp::NO_TENANT;
+        if let Some((i, f)) = w
+            .flows
+            .iter()
+            .enumerate()
+            .find(|(_, f)| f.owner.tenant == no_tenant)
+        {
+            self.err("nic.cc_scope", shown, format!("needs every QP to have a tenant, and flow {i} (from host {}) has none: give its workload entry a `tenant`, or list its host under workload.tenants", f.src));
+        } else if let Some(a) = w
+            .apps
+            .iter()
+            .find(|a| a.owner.tenant == no_tenant && a.rate.is_none())
+        {
+            self.err("nic.cc_scope", shown, format!("needs every QP to have a tenant, and perftest `{}` has none: give it a `tenant`, or list its host under workload.tenants", a.name));
+        }
+    }
+
+    /// `workload.tenants`: a mapping of tenant names to `{hosts: [...]}`.
+    /// Returns the tenant of each host that one owns.
+    fn tenants(
+        &mut self,
+        w: &Obj,
+        t: &Topology,
+        wl: &mut Workload,
+    ) -> std::collections::HashMap<u32, u32> {
+        let mut owner = std::collections::HashMap::new();
+        let Some(v) = w.get("tenants") else {
+            return owner;
+        };
+        let Some(m) = v.as_object() else {
+            self.err(
+                w.key("tenants"),
+                show(v),
+                "must be a mapping of tenant names to {hosts: [...]}",
+            );
+            return owner;
+        };
+        for (name, tv) in m {
+            let key = format!("{}.{name}", w.key("tenants"));
+            let id = wl.tenants.len() as u32;
+            wl.tenants.push(name.clone());
+            if name.is_empty() {
+                self.err(key.clone(), "", "a tenant needs a non-empty name");
+            }
+            let Some(o) = self.obj(tv, &key, &["hosts"]) else {
+                continue;
+            };
+            match o.get("hosts") {
+                None => {}
+                Some(Value::Array(a)) => {
+                    for (i, h) in a.iter().enumerate() {
+                        let hk = format!("{}[{i}]", o.key("hosts"));
+                        let Some(node) = self.node_ref(t, hk.clone(), Some(h), true) else {
+                            continue;
+                        };
+                        if let Some(prev) = owner.insert(node, id) {
+                            self.err(
+                                hk,
+                                show(h),
+                                format!(
+                                    "already belongs to tenant `{}`: a host has one owner",
+                                    wl.tenants[prev as usize]
+                                ),
+                            );
+                        }
+                    }
+                }
+                Some(other) => self.err(o.key("hosts"), show(other), "must be a list of hosts"),
+            }
+        }
+        owner
+    }
+
+    /// The tenant of a workload entry's QPs: its `tenant` key (a declared
+    /// tenant), else the tenant that owns its sending host, else none.
+    fn tenant_of(
+        &mut self,
+        f: &Obj,
+        wl: &Workload,
+        host_tenant: &std::collections::HashMap<u32, u32>,
+        src: Option<u32>,
+    ) -> Option<u32> {
+        match f.get("tenant") {
+            Some(Value::String(n)) => match wl.tenants.iter().position(|x| x == n) {
+                Some(i) => Some(i as u32),
+                None => {
+                    let allowed = if wl.tenants.is_empty() {
+                        "none declared: add workload.tenants".to_string()
+                    } else {
+                        format!("allowed: {}", wl.tenants.join(", "))
+                    };
+                    self.err(
+                        f.key("tenant"),
+                        format!("`{n}`"),
+                        format!("is not a tenant in workload.tenants ({allowed})"),
+                    );
+                    None
+                }
+            },
+            Some(v) => {
+                self.err(
+                    f.key("tenant"),
+                    show(v),
+                    "must be a tenant name from workload.tenants",
+                );
+                None
+            }
+            None => Some(
+                src.and_then(|s| host_tenant.get(&s).copied())
+                    .unwrap_or(crate::nic::qp::NO_TENANT),
+            ),
+        }
+    }
+
+    /// `poisson[].split`: `{above, piece, interval}`, the flow-splitting attack.
+    fn split(&mut self, f: &Obj) -> Option<Option<crate::workload::Split>> {
+        let v = f.get("split")?;
+        let o = self.obj(v, &f.key("split"), &["above", "piece", "interval"])?;
+        let above = self.bytes(&o, "above", None);
+        let piece = self.bytes(&o, "piece", None);
+        let interval = self.duration(&o, "interval", Some(Duration::ZERO));
+        if piece == Some(0) {
+            self.err(
+                o.key("piece"),
+                "`0B`",
+                "must be at least 1 byte (the paper cuts into 150KB pieces)",
+            );
+            return None;
+        }
+        if let (Some(a), Some(p)) = (above, piece) {
+            if p > a {
+                self.err(
+                    o.key("piece"),
+                    format!("`{p}B`"),
+                    format!("must not exceed above ({a}B): only flows larger than above are cut"),
+                );
+                return None;
+            }
+        }
+        Some(Some(crate::workload::Split {
+            above: above?,
+            piece: piece?,
+            interval: interval?,
+        }))
     }
 
     /// Every flow's endpoints must be joined through switches.

@@ -26,6 +26,70 @@ pub struct FlowSpec {
     /// UDP destination port written in the ns-3-style FCT file (ns-3's
     /// fct_analysis reads 100 as normal traffic and 200 as incast).
     pub dport: u16,
+    pub owner: QpOwner,
+    /// A piece of a larger transfer that an attack cut up (`split`,
+    /// `staggered`): not a victim when slowdowns are compared.
+    pub piece: bool,
+    /// Starts when flow `after` has put its last byte on the wire for the
+    /// first time, not at `start` (`staggered` with `interval: sent`: one
+    /// QP sending at a time).
+    pub after: Option<u32>,
+}
+
+/// The flow-splitting attack (Snyder et al. §IV-B): every flow larger than
+/// `above` becomes pieces of `piece` bytes (the last one smaller), the k-th
+/// starting `k · interval` after the flow would have (0: all at once, the
+/// parallel attack; an RTT: the staggered attack).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Split {
+    pub above: u64,
+    pub piece: u64,
+    pub interval: Duration,
+}
+
+/// Cut the flows larger than `s.above` into pieces, keeping start order.
+pub fn split_flows(flows: Vec<FlowSpec>, s: Split) -> Vec<FlowSpec> {
+    let mut out = Vec::with_capacity(flows.len());
+    for f in flows {
+        if f.bytes <= s.above {
+            out.push(f);
+            continue;
+        }
+        let mut left = f.bytes;
+        let mut k = 0;
+        while left > 0 {
+            let bytes = left.min(s.piece);
+            out.push(FlowSpec {
+                bytes,
+                start: f.start + Duration(s.interval.ps() * k),
+                piece: true,
+                ..f.clone()
+            });
+            left -= bytes;
+            k += 1;
+        }
+    }
+    out.sort_by_key(|f| f.start);
+    out
+}
+
+/// Who owns a QP and which address of the destination host it connects to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QpOwner {
+    /// Index into `Workload::tenants` (`NO_TENANT`: none).
+    pub tenant: u32,
+    /// The destination host's address (0: its first). A tenant that gives
+    /// a host more addresses escapes `cc_scope: destination`.
+    pub address: u16,
+}
+
+impl Default for QpOwner {
+    fn default() -> Self {
+        QpOwner {
+            tenant: crate::nic::qp::NO_TENANT,
+            address: 0,
+        }
+    }
 }
 
 /// A perftest-like application: one QP from `src` to `dst` keeping
@@ -57,6 +121,7 @@ pub struct AppSpec {
     pub job: Option<u32>,
     /// A closed loop's pause between a completion and the next post.
     pub think_time: Duration,
+    pub owner: QpOwner,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -82,6 +147,8 @@ pub struct Workload {
     pub apps: Vec<AppSpec>,
     /// Job names, in order of first appearance (`workload.perftest[].job`).
     pub jobs: Vec<String>,
+    /// Tenant names (`workload.tenants`), indexed by `QpOwner::tenant`.
+    pub tenants: Vec<String>,
 }
 
 /// Poisson flow arrivals at every host in `hosts`, as the ns-3 HPCC
@@ -125,6 +192,9 @@ pub fn poisson_flows(
                 bytes,
                 start: Duration(t as u64),
                 dport: 100,
+                owner: QpOwner::default(),
+                piece: false,
+                after: None,
             });
         }
     }
@@ -145,6 +215,7 @@ impl World {
         verb: Verb,
         fixed_rate: Option<Rate>,
         dport: u16,
+        owner: QpOwner,
     ) -> u32 {
         let req_nic = self.node_index[requester as usize];
         let resp_nic = self.node_index[responder as usize];
@@ -174,6 +245,13 @@ impl World {
             crate::nic::WindowConfig::None => None,
             crate::nic::WindowConfig::Bdp => Some(path.bdp_bytes().max(1)),
             crate::nic::WindowConfig::Bytes(b) => Some(b),
+        };
+        let group_key = match fixed_rate {
+            Some(_) => None,
+            None => self
+                .cc_groups
+                .scope
+                .key(tx_nic, dst_node, owner.address, owner.tenant),
         };
         self.qps.push(Qp {
             id: qi,
@@ -222,12 +300,16 @@ impl World {
             last_tx_start: Time::ZERO,
             last_tx_wire: 0,
             in_active: false,
-            cc: if fixed_rate.is_some() {
+            cc: if fixed_rate.is_some() || group_key.is_some() {
                 crate::control::Cc::Fixed
             } else {
                 self.cc_cfg.make_in(&self.ctl_tables)
             },
             cc_mask: crate::control::EventMask(0),
+            group: crate::nic::cc_scope::NO_GROUP,
+            group_listed: false,
+            tenant: owner.tenant,
+            dst_address: owner.address,
             timers: [QpTimer::default(); TIMER_SLOTS],
             epsn: 0,
             rx_unacked: 0,
@@ -245,8 +327,10 @@ impl World {
             timeouts: 0,
             sampled_delivered: 0,
         });
-        if fixed_rate.is_none() {
-            self.start_cc(qi);
+        match (fixed_rate, group_key) {
+            (Some(_), _) => {}
+            (None, Some(key)) => self.join_cc_group(qi, key),
+            (None, None) => self.start_cc(qi),
         }
         qi
     }
@@ -261,6 +345,16 @@ impl World {
     pub(crate) fn post_issued(&mut self, qi: u32, bytes: u64, origin: Origin, issued: Time) {
         let now = self.now();
         let packets = self.nic_cfg.wire.packets_for(bytes);
+        let qp = &mut self.qps[qi as usize];
+        if qp.group != crate::nic::cc_scope::NO_GROUP && !qp.group_listed {
+            // Back in its group's list: it sends at the group's rate and window.
+            let g = qp.group;
+            self.cc_groups.list(g, qp);
+            let grp = &self.cc_groups.groups[g as usize];
+            let (r, w) = (grp.rate, grp.window);
+            self.qps[qi as usize].window = w;
+            self.set_dequeue_rate(qi, r);
+        }
         let qp = &mut self.qps[qi as usize];
         let m = Message {
             origin,
@@ -291,7 +385,7 @@ impl World {
     #[inline(never)]
     pub(crate) fn start_flow(&mut self, f: u32) {
         let spec = self.workload.flows[f as usize].clone();
-        let qi = self.create_qp(spec.src, spec.dst, spec.verb, None, spec.dport);
+        let qi = self.create_qp(spec.src, spec.dst, spec.verb, None, spec.dport, spec.owner);
         self.post(qi, spec.bytes, Origin::Flow(f));
     }
 
@@ -305,6 +399,7 @@ impl World {
             spec.verb,
             spec.rate,
             crate::packet::wire::ROCEV2_UDP_PORT,
+            spec.owner,
         );
         self.qps[qi as usize].device_memory = spec.device_memory;
         if let Some(c) = spec.class {

@@ -1,0 +1,374 @@
+//! Tenants who cheat per-QP congestion control (Snyder et al., "RDMA
+//! Congestion Control: It's Only for the Compliant"), the enforcement
+//! scopes a NIC may use (`nic.cc_scope`), and what each stops.
+//!
+//! The stage: a dumbbell with one 100 Gb/s bottleneck. The attacker h0
+//! sends to h2, the victim h1 to h3 over one QP; both are tenants.
+
+mod common;
+
+use rdmalab_core::scenario::Scenario;
+use rdmalab_core::world::World;
+
+fn dumbbell(scope: &str, cc: &str, workload: &str) -> String {
+    let int = if cc == "hpcc" { r#", "int": true"# } else { "" };
+    format!(
+        r#"{{
+        "name": "attack", "seed": 1, "duration": "4ms",
+        "topology": {{"kind": "dumbbell", "left_hosts": 2, "right_hosts": 2,
+                      "host_link": {{"rate": "100Gbps", "delay": "1us"}},
+                      "bottleneck_link": {{"rate": "100Gbps", "delay": "1us"}}}},
+        "switch": {{"buffer": "32MiB", "pfc": {{"enabled": true}}{int}}},
+        "nic": {{"cc_scope": "{scope}"}},
+        "cc": {{"algorithm": "{cc}"}},
+        "workload": {{
+          "tenants": {{"attacker": {{"hosts": ["h0"]}}, "victim": {{"hosts": ["h1"]}}}},
+          {workload}
+        }}
+    }}"#
+    )
+}
+
+fn run(json: &str) -> World {
+    let s = Scenario::from_json_str(json).unwrap_or_else(|e| panic!("{e}"));
+    let mut w = s.build().expect("build");
+    w.run_to_end().expect("run");
+    common::assert_conservation(&w);
+    w
+}
+
+/// Goodput of (attacker, victim) in Gb/s over the run.
+fn goodput(w: &World) -> (f64, f64) {
+    let secs = w.now().ps() as f64 / 1e12;
+    let mut by = [0u64; 2];
+    for qp in &w.qps {
+        by[qp.tenant as usize] += qp.delivered_bytes;
+    }
+    (
+        by[0] as f64 * 8.0 / secs / 1e9,
+        by[1] as f64 * 8.0 / secs / 1e9,
+    )
+}
+
+const VICTIM: &str =
+    r#"{"name": "victim", "src": "h1", "dst": "h3", "message_size": "1MB", "queue_depth": 4}"#;
+
+/// The attacker opens `qps` QPs over `addresses` addresses of h2.
+fn parallel(scope: &str, cc: &str, qps: u32, addresses: u32) -> World {
+    let attacker = format!(
+        r#"{{"name": "attacker", "src": "h0", "dst": "h2", "message_size": "1MB", "queue_depth": 4, "qps": {qps}, "addresses": {addresses}}}"#
+    );
+    run(&dumbbell(
+        scope,
+        cc,
+        &format!(r#""perftest": [{attacker}, {VICTIM}]"#),
+    ))
+}
+
+/// The attacker opens a fresh QP for every 64 KB piece, every `interval`
+/// (a duration, or `sent`).
+fn staggered(scope: &str, interval: &str) -> World {
+    let count = if interval == "sent" {
+        r#""pieces": 800"#
+    } else {
+        r#""stop": "4ms""#
+    };
+    let attack = format!(
+        r#""staggered": [{{"src": "h0", "dst": "h2", "piece": "64KB", "interval": "{interval}", {count}}}]"#
+    );
+    run(&dumbbell(
+        scope,
+        "dcqcn",
+        &format!(r#"{attack}, "perftest": [{VICTIM}]"#),
+    ))
+}
+
+fn share(w: &World) -> f64 {
+    let (a, v) = goodput(w);
+    a / (a + v)
+}
+
+#[test]
+fn per_qp_cc_gives_a_parallel_attacker_its_qp_count_in_shares() {
+    // One QP each: an even split (DCQCN is fair between two flows).
+    let fair = share(&parallel("qp", "dcqcn", 1, 1));
+    assert!(
+        (fair - 0.5).abs() < 0.03,
+        "one QP each: attacker share {fair:.3}"
+    );
+    // 8 QPs against 1 take at least 80 % (8/9 under ideal per-QP fairness).
+    let w = parallel("qp", "dcqcn", 8, 1);
+    let s = share(&w);
+    assert!(s >= 0.80, "8 parallel QPs: attacker share {s:.3}");
+    // Without CC the switch shares the bottleneck between its two input
+    // ports, whatever the QP count: the gain above comes from per-QP CC.
+    let none = share(&parallel("qp", "none", 8, 1));
+    assert!((none - 0.5).abs() < 0.05, "no CC: attacker share {none:.3}");
+}
+
+#[test]
+fn destination_scope_shares_one_rate_that_extra_addresses_escape() {
+    let per_qp = parallel("qp", "dcqcn", 8, 1);
+    let shared = parallel("destination", "dcqcn", 8, 1);
+    let s = share(&shared);
+    // ConnectX-5: each QP sends at the shared rate, so the attacker still
+    // gains (its QPs are not split), but less than under per-QP CC.
+    assert!(
+        s > 0.55 && s < share(&per_qp) - 0.05,
+        "per destination, 8 QPs: attacker share {s:.3}"
+    );
+    // One address per QP: every group holds one QP, exactly per-QP CC.
+    let escaped = parallel("destination", "dcqcn", 8, 8);
+    let bytes = |w: &World| w.qps.iter().map(|q| q.delivered_bytes).collect::<Vec<_>>();
+    assert_eq!(
+        bytes(&escaped),
+        bytes(&per_qp),
+        "8 addresses under destination scope = per-QP CC"
+    );
+}
+
+#[test]
+fn a_group_of_one_qp_behaves_as_that_qp() {
+    // The group's virtual byte stream and timers must reproduce a QP's own
+    // control loop exactly, for a rate-based and a window-based algorithm.
+    for cc in ["dcqcn", "hpcc"] {
+        let own = parallel("qp", cc, 1, 1);
+        for scope in ["destination", "pair", "tenant"] {
+            let grouped = parallel(scope, cc, 1, 1);
+            let a: Vec<_> = own
+                .qps
+                .iter()
+                .map(|q| (q.delivered_bytes, q.rate.bps()))
+                .collect();
+            let b: Vec<_> = grouped
+                .qps
+                .iter()
+                .map(|q| (q.delivered_bytes, q.rate.bps()))
+                .collect();
+            assert_eq!(a, b, "{cc}: scope {scope} with one QP per group");
+            assert!(a[0].0 > 0);
+        }
+    }
+}
+
+#[test]
+fn split_scopes_stop_parallel_and_staggered_attacks() {
+    for scope in ["pair", "tenant"] {
+        for cc in ["dcqcn", "hpcc"] {
+            let s = share(&parallel(scope, cc, 8, 8));
+            assert!(
+                s <= 0.55,
+                "{scope}, {cc}, 8 parallel QPs over 8 addresses: attacker share {s:.3}"
+            );
+        }
+        for interval in ["6us", "sent"] {
+            let s = share(&staggered(scope, interval));
+            assert!(
+                s <= 0.55,
+                "{scope}, staggered every {interval}: attacker share {s:.3}"
+            );
+        }
+    }
+}
+
+#[test]
+fn staggering_beats_per_qp_cc_and_per_destination_cc_stops_one_at_a_time() {
+    // Alone, the staggered attacker runs at line rate (payload share of 92.4 Gb/s).
+    let alone = run(&dumbbell(
+        "qp",
+        "dcqcn",
+        r#""staggered": [{"src": "h0", "dst": "h2", "piece": "64KB", "interval": "sent", "pieces": 800}]"#,
+    ));
+    let (a, _) = goodput(&alone);
+    assert!(a > 90.0, "staggered alone: {a:.1} Gb/s");
+    // Per QP (the IB spec): every fresh QP starts at line rate; the victim starves.
+    for interval in ["6us", "sent"] {
+        let s = share(&staggered("qp", interval));
+        assert!(
+            s > 0.9,
+            "per QP, staggered every {interval}: attacker share {s:.3}"
+        );
+    }
+    // Per destination (ConnectX-5, Table I: secure): a fresh QP starts at the shared rate.
+    let s = share(&staggered("destination", "sent"));
+    assert!(
+        s < 0.55,
+        "per destination, one QP at a time: attacker share {s:.3}"
+    );
+}
+
+#[test]
+fn a_chained_piece_starts_when_the_previous_is_on_the_wire() {
+    let w = staggered("qp", "sent");
+    let mut starts: Vec<u64> = w
+        .rec
+        .flows
+        .iter()
+        .filter(|f| f.src == 0)
+        .map(|f| f.start.ps())
+        .collect();
+    starts.sort_unstable();
+    assert!(starts.len() > 100);
+    // 64 KB (64 packets of 1 KB plus headers) takes at least 5.2 µs at 100 Gb/s.
+    for pair in starts.windows(2) {
+        assert!(
+            pair[1] - pair[0] >= 5_200_000,
+            "pieces {} ps apart",
+            pair[1] - pair[0]
+        );
+    }
+}
+
+#[test]
+fn split_flows_keep_their_bytes() {
+    let json = dumbbell(
+        "qp",
+        "dcqcn",
+        r#""poisson": [{"cdf": "fbhdp", "load": 0.3, "hosts": ["h0", "h1", "h2", "h3"], "duration": "2ms", "split": {"above": "1MB", "piece": "150KB", "interval": "13us"}}]"#,
+    );
+    let split = Scenario::from_json_str(&json).unwrap();
+    let whole = Scenario::from_json_str(&json.replace(
+        r#", "split": {"above": "1MB", "piece": "150KB", "interval": "13us"}"#,
+        "",
+    ))
+    .unwrap();
+    let total = |s: &Scenario| s.workload.flows.iter().map(|f| f.bytes).sum::<u64>();
+    assert_eq!(total(&split), total(&whole));
+    assert!(split.workload.flows.len() > whole.workload.flows.len());
+    assert!(split
+        .workload
+        .flows
+        .iter()
+        .all(|f| !f.piece || f.bytes <= 150_000));
+    assert!(whole.workload.flows.iter().any(|f| f.bytes > 1_000_000));
+    assert!(split
+        .workload
+        .flows
+        .iter()
+        .filter(|f| !f.piece)
+        .all(|f| f.bytes <= 1_000_000));
+}
+
+#[test]
+fn tenant_shares_add_up() {
+    let w = parallel("qp", "dcqcn", 2, 1);
+    let mut out = Vec::new();
+    w.write_tenants_csv(&mut out).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    let rows: Vec<Vec<&str>> = text
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .collect();
+    assert_eq!(rows.len(), 2);
+    assert_eq!((rows[0][0], rows[0][1]), ("attacker", "2"));
+    assert_eq!((rows[1][0], rows[1][1]), ("victim", "1"));
+    let shares: f64 = rows.iter().map(|r| r[7].parse::<f64>().unwrap()).sum();
+    assert!((shares - 1.0).abs() < 1e-5, "shares sum to {shares}");
+    let (a, _) = goodput(&w);
+    let att: f64 = rows[0][6].parse().unwrap();
+    assert!((att / 1e9 - a).abs() < 0.01, "table {att} vs {a} Gb/s");
+}
+
+fn errors(json: &str) -> String {
+    match Scenario::from_json_str(json) {
+        Ok(_) => panic!("accepted: {json}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn bad_attack_and_tenant_input_is_refused() {
+    let st = |extra: &str| {
+        dumbbell(
+            "qp",
+            "dcqcn",
+            &format!(r#""staggered": [{{"src": "h0", "dst": "h2", "piece": "64KB"{extra}}}]"#),
+        )
+    };
+    let e = errors(&st(r#", "interval": "0us", "pieces": 4"#));
+    assert!(
+        e.contains("workload.staggered[0].interval") && e.contains("must be longer than 0"),
+        "{e}"
+    );
+    let e = errors(&st(r#", "interval": "6us", "pieces": 0"#));
+    assert!(
+        e.contains("workload.staggered[0].pieces") && e.contains("`0`"),
+        "{e}"
+    );
+    let e = errors(&st(r#", "interval": "sent", "stop": "1ms""#));
+    assert!(
+        e.contains("workload.staggered[0].stop") && e.contains("give pieces"),
+        "{e}"
+    );
+    let e = errors(&st(r#", "interval": "6us""#));
+    assert!(
+        e.contains("workload.staggered[0].pieces") && e.contains("is required"),
+        "{e}"
+    );
+    let e = errors(&dumbbell(
+        "qp",
+        "dcqcn",
+        r#""perftest": [{"src": "h0", "dst": "h2", "message_size": "64KB", "qps": 0}]"#,
+    ));
+    assert!(
+        e.contains("workload.perftest[0].qps") && e.contains("`0`"),
+        "{e}"
+    );
+    let e = errors(&dumbbell(
+        "qp",
+        "dcqcn",
+        r#""perftest": [{"src": "h0", "dst": "h2", "message_size": "64KB", "tenant": "mallory"}]"#,
+    ));
+    assert!(
+        e.contains("workload.perftest[0].tenant")
+            && e.contains("`mallory`")
+            && e.contains("attacker, victim"),
+        "{e}"
+    );
+    let e = errors(&dumbbell(
+        "qp",
+        "dcqcn",
+        r#""poisson": [{"cdf": "fbhdp", "load": 0.3, "split": {"above": "1MB", "piece": "0B"}}]"#,
+    ));
+    assert!(
+        e.contains("workload.poisson[0].split.piece") && e.contains("at least 1 byte"),
+        "{e}"
+    );
+    // A QP with no tenant under the tenant scope.
+    let e = errors(&dumbbell(
+        "tenant",
+        "dcqcn",
+        r#""flows": [{"src": "h2", "dst": "h0", "size": "1MB"}]"#,
+    ));
+    assert!(
+        e.contains("nic.cc_scope") && e.contains("`tenant`") && e.contains("has none"),
+        "{e}"
+    );
+    // A host in two tenants.
+    let two = dumbbell("qp", "dcqcn", VICTIM).replace(
+        r#""victim": {"hosts": ["h1"]}"#,
+        r#""victim": {"hosts": ["h1", "h0"]}"#,
+    );
+    let e = errors(&two.replace(VICTIM, &format!(r#""perftest": [{VICTIM}]"#)));
+    assert!(
+        e.contains("workload.tenants.victim.hosts[1]")
+            && e.contains("already belongs to tenant `attacker`"),
+        "{e}"
+    );
+    // Shared CC state lives in the NIC's pipeline.
+    let e = errors(
+        &dumbbell("pair", "dcqcn", &format!(r#""perftest": [{VICTIM}]"#))
+            .replace(r#""cc": {"#, r#""control": {"placement": "swcc"}, "cc": {"#),
+    );
+    assert!(e.contains("nic.cc_scope") && e.contains("`asic`"), "{e}");
+    let e = errors(&dumbbell(
+        "flow",
+        "dcqcn",
+        &format!(r#""perftest": [{VICTIM}]"#),
+    ));
+    assert!(
+        e.contains("nic.cc_scope") && e.contains("qp, destination, pair, tenant"),
+        "{e}"
+    );
+}
