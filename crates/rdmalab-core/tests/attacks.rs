@@ -335,6 +335,28 @@ fn bad_attack_and_tenant_input_is_refused() {
         e.contains("workload.poisson[0].split.piece") && e.contains("at least 1 byte"),
         "{e}"
     );
+    let ring = |extra: &str| {
+        dumbbell(
+            "qp",
+            "dcqcn",
+            &format!(r#""ring": [{{"piece": "64KB", "steps": 4{extra}}}]"#),
+        )
+    };
+    let e = errors(&ring(r#", "hosts": ["h0"]"#));
+    assert!(
+        e.contains("workload.ring[0].hosts") && e.contains("at least two hosts"),
+        "{e}"
+    );
+    let e = errors(&ring(r#", "hosts": ["h0", "h2", "h0"]"#));
+    assert!(
+        e.contains("workload.ring[0].hosts[2]") && e.contains("appears twice"),
+        "{e}"
+    );
+    let e = errors(&ring(r#", "hosts": ["h0", "h2"], "overlays": "random""#));
+    assert!(
+        e.contains("workload.ring[0].overlays") && e.contains("fixed, shuffled"),
+        "{e}"
+    );
     // A QP with no tenant under the tenant scope.
     let e = errors(&dumbbell(
         "tenant",
@@ -370,5 +392,145 @@ fn bad_attack_and_tenant_input_is_refused() {
     assert!(
         e.contains("nic.cc_scope") && e.contains("qp, destination, pair, tenant"),
         "{e}"
+    );
+}
+
+/// A ring collective over h0 (left) and h4, h5, h6 (right): only h0's steps
+/// cross the bottleneck towards the victim h1 → h7. With `shuffled`
+/// overlays h0's next neighbour changes every step (h4, h5, h6, h4, ...).
+/// Returns (h0's, victim's) goodput in Gb/s.
+fn ring(scope: &str, overlays: &str) -> (f64, f64) {
+    let json = format!(
+        r#"{{
+        "name": "ring", "seed": 1, "duration": "4ms",
+        "topology": {{"kind": "dumbbell", "left_hosts": 4, "right_hosts": 4,
+                      "host_link": {{"rate": "100Gbps", "delay": "1us"}},
+                      "bottleneck_link": {{"rate": "100Gbps", "delay": "1us"}}}},
+        "switch": {{"buffer": "32MiB", "pfc": {{"enabled": true}}}},
+        "nic": {{"cc_scope": "{scope}"}},
+        "cc": {{"algorithm": "dcqcn"}},
+        "workload": {{
+          "tenants": {{"attacker": {{"hosts": ["h0", "h4", "h5", "h6"]}}, "victim": {{"hosts": ["h1"]}}}},
+          "ring": [{{"hosts": ["h0", "h4", "h5", "h6"], "piece": "64KB", "steps": 800, "overlays": "{overlays}"}}],
+          "perftest": [{{"name": "victim", "src": "h1", "dst": "h7", "message_size": "1MB", "queue_depth": 4}}]
+        }}
+    }}"#
+    );
+    let w = run(&json);
+    let secs = w.now().ps() as f64 / 1e12;
+    let from = |node: u32| {
+        w.qps
+            .iter()
+            .filter(|q| q.src_node == node)
+            .map(|q| q.delivered_bytes)
+            .sum::<u64>() as f64
+            * 8.0
+            / secs
+            / 1e9
+    };
+    (from(0), from(1))
+}
+
+#[test]
+fn shuffled_overlays_beat_per_pair_cc_but_not_per_tenant_cc() {
+    let share = |(a, v): (f64, f64)| a / (a + v);
+    // Per QP a ring chained on fresh QPs is a staggered attack.
+    let s = share(ring("qp", "fixed"));
+    assert!(s > 0.9, "per QP, fixed ring: h0's share {s:.3}");
+    // Per host pair a fixed ring is one compliant flow; shuffling the
+    // overlay gives each step a pair of its own (Table I: vulnerable).
+    let fixed = share(ring("pair", "fixed"));
+    let shuffled = share(ring("pair", "shuffled"));
+    assert!(fixed < 0.55, "per pair, fixed ring: {fixed:.3}");
+    assert!(
+        shuffled > fixed + 0.08,
+        "per pair, shuffled {shuffled:.3} vs fixed {fixed:.3}"
+    );
+    // One state per tenant at the NIC: the new neighbours gain nothing.
+    let s = share(ring("tenant", "shuffled"));
+    assert!(s < 0.55, "per tenant, shuffled ring: {s:.3}");
+}
+
+/// Victim short flows (Hadoop sizes between h1 and h7, 30 % load) beside
+/// an attacker at h0; returns the victim's p99 FCT slowdown and h0's share
+/// of the bottleneck.
+fn victim_p99(scope: &str, attack: &str) -> (f64, f64) {
+    let attacker = match attack {
+        "compliant" => r#""perftest": [{"name": "attacker", "src": "h0", "dst": "h4", "message_size": "1MB", "queue_depth": 4}]"#.to_string(),
+        "parallel" => r#""perftest": [{"name": "attacker", "src": "h0", "dst": "h4", "message_size": "1MB", "queue_depth": 4, "qps": 8, "addresses": 8}]"#.to_string(),
+        "staggered" => r#""staggered": [{"src": "h0", "dst": "h4", "piece": "64KB", "interval": "sent", "pieces": 800}]"#.to_string(),
+        "shuffled" => r#""ring": [{"hosts": ["h0", "h4", "h5", "h6"], "piece": "64KB", "steps": 800, "overlays": "shuffled"}]"#.to_string(),
+        _ => unreachable!(),
+    };
+    let json = format!(
+        r#"{{
+        "name": "victims", "seed": 1, "duration": "4ms", "run_to_duration": true,
+        "topology": {{"kind": "dumbbell", "left_hosts": 4, "right_hosts": 4,
+                      "host_link": {{"rate": "100Gbps", "delay": "1us"}},
+                      "bottleneck_link": {{"rate": "100Gbps", "delay": "1us"}}}},
+        "switch": {{"buffer": "32MiB", "pfc": {{"enabled": true}}}},
+        "nic": {{"cc_scope": "{scope}"}},
+        "cc": {{"algorithm": "dcqcn"}},
+        "workload": {{
+          "tenants": {{"attacker": {{"hosts": ["h0", "h4", "h5", "h6"]}}, "victim": {{"hosts": ["h1", "h7"]}}}},
+          "poisson": [{{"cdf": "websearch", "load": 0.3, "hosts": ["h1", "h7"], "start": "200us", "duration": "3ms"}}],
+          {attacker}
+        }}
+    }}"#
+    );
+    let w = run(&json);
+    let mut s: Vec<f64> = w
+        .rec
+        .flows
+        .iter()
+        .filter(|f| f.src == 1)
+        .map(|f| f.slowdown())
+        .collect();
+    s.sort_by(|a, b| a.total_cmp(b));
+    let p99 = s[((s.len() - 1) as f64 * 0.99).round() as usize];
+    let secs = w.now().ps() as f64 / 1e12;
+    let from = |node: u32| {
+        w.qps
+            .iter()
+            .filter(|q| q.src_node == node)
+            .map(|q| q.delivered_bytes)
+            .sum::<u64>() as f64
+            * 8.0
+            / secs
+            / 1e9
+    };
+    (p99, from(0) / (from(0) + from(1)))
+}
+
+#[test]
+fn the_per_tenant_scope_holds_against_all_three_attacks() {
+    // Per QP, the staggered and shuffled attacks wreck the victim's tail.
+    let (base, _) = victim_p99("qp", "compliant");
+    for attack in ["staggered", "shuffled"] {
+        let (p99, _) = victim_p99("qp", attack);
+        assert!(
+            p99 > 3.0 * base,
+            "per QP, {attack}: victim p99 {p99:.2} vs {base:.2} without attack"
+        );
+    }
+    // Per tenant: no attack gains the attacker more than 5 points of share
+    // over behaving (one QP), nor costs the victim's p99 more than 20 %.
+    let (base, fair) = victim_p99("tenant", "compliant");
+    for attack in ["parallel", "staggered", "shuffled"] {
+        let (p99, share) = victim_p99("tenant", attack);
+        assert!(
+            share <= fair + 0.05,
+            "per tenant, {attack}: attacker share {share:.3} vs {fair:.3} compliant"
+        );
+        assert!(
+            p99 <= 1.2 * base,
+            "per tenant, {attack}: victim p99 {p99:.2} vs {base:.2} without attack"
+        );
+    }
+    // Per pair the shuffled overlay still gets through (Table I).
+    let (p99, _) = victim_p99("pair", "shuffled");
+    assert!(
+        p99 > 1.2 * base,
+        "per pair, shuffled: victim p99 {p99:.2} vs {base:.2}"
     );
 }

@@ -2272,6 +2272,7 @@ impl Parser {
                 "perftest",
                 "incast",
                 "staggered",
+                "ring",
                 "tenants",
             ],
         ) else {
@@ -2820,8 +2821,97 @@ impl Parser {
                 }
             }
         }
+        for (path, v) in self.list(&w, "ring") {
+            let Some(f) = self.obj(
+                v,
+                &path,
+                &[
+                    "hosts", "piece", "steps", "overlays", "start", "verb", "tenant",
+                ],
+            ) else {
+                continue;
+            };
+            let mut hosts = Vec::new();
+            match f.get("hosts") {
+                Some(Value::Array(a)) if a.len() >= 2 => {
+                    for (i, h) in a.iter().enumerate() {
+                        if let Some(n) =
+                            self.node_ref(t, format!("{}[{i}]", f.key("hosts")), Some(h), true)
+                        {
+                            if hosts.contains(&n) {
+                                self.err(
+                                    format!("{}[{i}]", f.key("hosts")),
+                                    show(h),
+                                    "appears twice: a ring visits each host once",
+                                );
+                            }
+                            hosts.push(n);
+                        }
+                    }
+                }
+                other => {
+                    self.err(
+                        f.key("hosts"),
+                        other.map(show).unwrap_or_default(),
+                        "is required: a list of at least two hosts",
+                    );
+                    continue;
+                }
+            }
+            let piece = self.bytes(&f, "piece", None);
+            let steps = self.int(&f, "steps", None, 1, 1 << 20);
+            let shuffled = self
+                .choice(&f, "overlays", &["fixed", "shuffled"], Some("fixed"))
+                .map(|o| o == "shuffled");
+            let start = self.duration(&f, "start", Some(Duration::ZERO));
+            let verb = self.verb(&f);
+            if piece == Some(0) {
+                self.err(f.key("piece"), "`0B`", "must be at least 1 byte");
+                continue;
+            }
+            let tenants: Option<Vec<u32>> = hosts
+                .iter()
+                .map(|&h| self.tenant_of(&f, &wl, &host_tenant, Some(h)))
+                .collect();
+            if let (
+                Some(bytes),
+                Some(steps),
+                Some(shuffled),
+                Some(start),
+                Some(verb),
+                Some(tenants),
+            ) = (piece, steps, shuffled, start, verb, tenants)
+            {
+                let n = hosts.len() as u64;
+                for (i, &src) in hosts.iter().enumerate() {
+                    // Each host sends its steps one after another (chained on its own sends).
+                    let mut prev: Option<u32> = None;
+                    for s in 0..steps {
+                        // Step s of a shuffled ring goes `stride` hosts on: a new neighbour every step.
+                        let stride = if shuffled { 1 + s % (n - 1) } else { 1 };
+                        let dst = hosts[((i as u64 + stride) % n) as usize];
+                        let owner = QpOwner {
+                            tenant: tenants[i],
+                            address: 0,
+                        };
+                        wl.flows.push(FlowSpec {
+                            src,
+                            dst,
+                            verb,
+                            bytes,
+                            start,
+                            dport: 100,
+                            owner,
+                            piece: true,
+                            after: prev,
+                        });
+                        prev = Some(wl.flows.len() as u32 - 1);
+                    }
+                }
+            }
+        }
         if self.errs.len() == before && wl.flows.is_empty() && wl.apps.is_empty() {
-            self.err("workload", "", "produces no flows and no applications; add flows, poisson, perftest, incast or staggered");
+            self.err("workload", "", "produces no flows and no applications; add flows, poisson, perftest, incast, staggered or ring");
         }
         // By start time (stable), with the flows that others follow renumbered.
         let mut order: Vec<usize> = (0..wl.flows.len()).collect();
