@@ -534,3 +534,55 @@ fn the_per_tenant_scope_holds_against_all_three_attacks() {
         "per pair, shuffled: victim p99 {p99:.2} vs {base:.2}"
     );
 }
+
+/// Median and p99 slowdown of WebSearch flows at 30 % load on a k = 4
+/// fat-tree, two tenants of 8 hosts each, no attack.
+fn compliant_slowdowns(scope: &str) -> (f64, f64) {
+    let json = format!(
+        r#"{{"name": "compliant", "seed": 1, "duration": "30ms",
+        "topology": {{"kind": "fat_tree", "k": 4, "host_link": {{"rate": "100Gbps", "delay": "1us"}}, "fabric_link": {{"rate": "100Gbps", "delay": "1us"}}}},
+        "switch": {{"buffer": "32MiB", "pfc": {{"enabled": true}}}},
+        "nic": {{"cc_scope": "{scope}"}},
+        "cc": {{"algorithm": "dcqcn"}},
+        "workload": {{
+          "tenants": {{"a": {{"hosts": ["h0","h1","h2","h3","h4","h5","h6","h7"]}}, "b": {{"hosts": ["h8","h9","h10","h11","h12","h13","h14","h15"]}}}},
+          "poisson": [{{"cdf": "websearch", "load": 0.3, "duration": "8ms"}}]
+        }}}}"#
+    );
+    let w = run(&json);
+    assert_eq!(
+        w.rec.flows.len(),
+        w.workload.flows.len(),
+        "every flow completes"
+    );
+    let mut s: Vec<f64> = w.rec.flows.iter().map(|f| f.slowdown()).collect();
+    s.sort_by(|a, b| a.total_cmp(b));
+    (
+        s[s.len() / 2],
+        s[((s.len() - 1) as f64 * 0.99).round() as usize],
+    )
+}
+
+#[test]
+fn shared_cc_states_cost_compliant_short_flows() {
+    // The paper's trade-off (§V, Table I "SF. penalty"): once a host's
+    // flows share a CC state, a new flow no longer starts at line rate
+    // beside a running one, so a compliant workload's flows finish later.
+    // Per pair shares only between flows to one host, per tenant between
+    // all of a tenant's flows at a NIC: the wider scope costs more.
+    let (qp50, _) = compliant_slowdowns("qp");
+    let (pair50, _) = compliant_slowdowns("pair");
+    let (ten50, _) = compliant_slowdowns("tenant");
+    assert!(
+        pair50 >= qp50,
+        "median per QP {qp50:.3}, per pair {pair50:.3}"
+    );
+    assert!(
+        ten50 > qp50 * 1.05,
+        "median per QP {qp50:.3}, per tenant {ten50:.3}"
+    );
+    assert!(
+        ten50 >= pair50,
+        "median per pair {pair50:.3}, per tenant {ten50:.3}"
+    );
+}

@@ -66,6 +66,10 @@ MODULES: dict[str, str] = {
     "swiftrdma-fig4": "swiftrdma",
     "swiftrdma-fig5": "swiftrdma",
     "srnic-table1": "srnic",
+    "attacks-fig3": "attacks",
+    "attacks-fig4": "attacks",
+    "attacks-fig5": "attacks",
+    "attacks-fig6": "attacks",
 }
 
 

@@ -1,0 +1,52 @@
+"""Tenants who cheat congestion control (Snyder et al.): the shipped sweeps
+for Fig. 3 and Fig. 4 run with one command each, draw their figures, and
+the numbers behind them show what the paper's Table I says of each
+enforcement scope. (Fig. 5 and 6 take minutes: docs/attacks.md.)"""
+
+from pathlib import Path
+
+import polars as pl
+from conftest import rdmalab_cli
+
+
+def sweep(examples: Path, name: str, out: Path) -> Path:
+    r = rdmalab_cli("sweep", str(examples / "attacks" / name), "--out", str(out), "--quiet")
+    assert r.returncode == 0, r.stderr
+    return out / "plots"
+
+
+def test_fig3_parallel_qps_per_scope(examples, tmp_path):
+    plots = sweep(examples, "attacks-fig3-parallel.yaml", tmp_path / "fig3")
+    assert (plots / "attacks-fig3-share.png").stat().st_size > 0
+    t = pl.read_csv(plots / "attacks-fig3-share.csv")
+    assert t.height == 40
+    share = {(r["cc"], r["nic.cc_scope"], r["attacker_qps"]): r["attacker_share"] for r in t.iter_rows(named=True)}
+    # Per QP (the IB spec): N QPs take about N/(N+1).
+    assert abs(share["dcqcn", "qp", 2] - 2 / 3) < 0.03
+    assert share["dcqcn", "qp", 16] > 0.85
+    # ConnectX-5 (shared rate per destination): less than 2/3 with one extra QP, still growing.
+    assert 0.55 < share["dcqcn", "destination", 2] < 0.64
+    assert share["dcqcn", "destination", 16] < share["dcqcn", "qp", 16] - 0.1
+    # The split scopes hold the attacker to half, whatever its QPs.
+    for scope in ("pair", "tenant"):
+        assert max(share["dcqcn", scope, n] for n in (1, 2, 4, 8, 16)) < 0.52
+    # Without CC the switch splits the link evenly ("16 No CC").
+    assert all(abs(share["none", s, 16] - 0.5) < 0.01 for s in ("qp", "destination", "pair", "tenant"))
+
+
+def test_fig4_staggered_qps_per_scope(examples, tmp_path):
+    plots = sweep(examples, "attacks-fig4-staggered.yaml", tmp_path / "fig4")
+    assert (plots / "attacks-fig4-goodput.png").stat().st_size > 0
+    t = pl.read_csv(plots / "attacks-fig4-goodput.csv")
+    assert t.height == 24
+    row = {(r["cc_scope"], r["attack"], r["marking"]): r for r in t.iter_rows(named=True)}
+    # Alone the attacker runs at line rate (92.4 Gb/s of payload on a 100 Gb/s link).
+    assert row["qp", "staggered-alone", "default marking"]["attacker_gbps"] > 90
+    # Table I: per QP vulnerable to both; ConnectX-5 stops staggering, not parallel QPs; per pair both.
+    assert row["qp", "staggered", "default marking"]["attacker_share"] > 0.95
+    assert row["qp", "parallel", "default marking"]["attacker_share"] > 0.9
+    assert row["destination", "staggered", "default marking"]["attacker_share"] < 0.55
+    assert row["destination", "parallel", "default marking"]["attacker_share"] > 0.75
+    for scope in ("pair", "tenant"):
+        for attack in ("staggered", "parallel"):
+            assert row[scope, attack, "default marking"]["attacker_share"] < 0.55
