@@ -455,6 +455,15 @@ fn shuffled_overlays_beat_per_pair_cc_but_not_per_tenant_cc() {
 /// an attacker at h0; returns the victim's p99 FCT slowdown and h0's share
 /// of the bottleneck.
 fn victim_p99(scope: &str, attack: &str) -> (f64, f64) {
+    victim_p99_with(scope, "dcqcn", attack)
+}
+
+fn victim_p99_with(scope: &str, cc: &str, attack: &str) -> (f64, f64) {
+    let rx = if cc == "tenant-guard" {
+        r#""control": {"rx_events": true},"#
+    } else {
+        ""
+    };
     let attacker = match attack {
         "compliant" => r#""perftest": [{"name": "attacker", "src": "h0", "dst": "h4", "message_size": "1MB", "queue_depth": 4}]"#.to_string(),
         "parallel" => r#""perftest": [{"name": "attacker", "src": "h0", "dst": "h4", "message_size": "1MB", "queue_depth": 4, "qps": 8, "addresses": 8}]"#.to_string(),
@@ -470,7 +479,8 @@ fn victim_p99(scope: &str, attack: &str) -> (f64, f64) {
                       "bottleneck_link": {{"rate": "100Gbps", "delay": "1us"}}}},
         "switch": {{"buffer": "32MiB", "pfc": {{"enabled": true}}}},
         "nic": {{"cc_scope": "{scope}"}},
-        "cc": {{"algorithm": "dcqcn"}},
+        {rx}
+        "cc": {{"algorithm": "{cc}"}},
         "workload": {{
           "tenants": {{"attacker": {{"hosts": ["h0", "h4", "h5", "h6"]}}, "victim": {{"hosts": ["h1", "h7"]}}}},
           "poisson": [{{"cdf": "websearch", "load": 0.3, "hosts": ["h1", "h7"], "start": "200us", "duration": "3ms"}}],
@@ -585,4 +595,69 @@ fn shared_cc_states_cost_compliant_short_flows() {
         ten50 >= pair50,
         "median per pair {pair50:.3}, per tenant {ten50:.3}"
     );
+}
+
+/// An attacker on two hosts (h0 and h2, 4 QPs each) and a victim (h1, one
+/// QP), all sending to h4. Returns the attacker's share of what h4 got.
+fn distributed(scope: &str, cc: &str) -> f64 {
+    let rx = if cc == "tenant-guard" {
+        r#""control": {"rx_events": true},"#
+    } else {
+        ""
+    };
+    let json = format!(
+        r#"{{
+        "name": "distributed", "seed": 1, "duration": "4ms",
+        "topology": {{"kind": "dumbbell", "left_hosts": 4, "right_hosts": 4,
+                      "host_link": {{"rate": "100Gbps", "delay": "1us"}},
+                      "bottleneck_link": {{"rate": "100Gbps", "delay": "1us"}}}},
+        "switch": {{"buffer": "32MiB", "pfc": {{"enabled": true}}}},
+        "nic": {{"cc_scope": "{scope}"}},
+        {rx}
+        "cc": {{"algorithm": "{cc}"}},
+        "workload": {{
+          "tenants": {{"attacker": {{"hosts": ["h0", "h2"]}}, "victim": {{"hosts": ["h1"]}}}},
+          "perftest": [
+            {{"name": "a0", "src": "h0", "dst": "h4", "message_size": "1MB", "queue_depth": 4, "qps": 4}},
+            {{"name": "a2", "src": "h2", "dst": "h4", "message_size": "1MB", "queue_depth": 4, "qps": 4}},
+            {{"name": "victim", "src": "h1", "dst": "h4", "message_size": "1MB", "queue_depth": 4}}
+          ]
+        }}
+    }}"#
+    );
+    let w = run(&json);
+    let by = |t: u32| {
+        w.qps
+            .iter()
+            .filter(|q| q.tenant == t)
+            .map(|q| q.delivered_bytes)
+            .sum::<u64>() as f64
+    };
+    by(0) / (by(0) + by(1))
+}
+
+#[test]
+fn the_tenant_guard_holds_an_attacker_spread_over_hosts_to_an_equal_share() {
+    // Per QP, 8 QPs on two hosts against one take 8/9.
+    let per_qp = distributed("qp", "dcqcn");
+    assert!(per_qp > 0.8, "per QP: {per_qp:.3}");
+    // One CC state per tenant at each NIC still leaves it one state per host (2/3).
+    let per_tenant = distributed("tenant", "dcqcn");
+    assert!(per_tenant > 0.6, "per tenant at the NIC: {per_tenant:.3}");
+    // The receiver sees the tenant whole and pushes it back to half.
+    let guarded = distributed("qp", "tenant-guard");
+    assert!(guarded < 0.55, "tenant guard: {guarded:.3}");
+}
+
+#[test]
+fn the_tenant_guard_is_dcqcn_where_no_receiver_sees_a_tenant_over() {
+    // Attacker and victim share a link in the fabric but not a receiver:
+    // no receiver port is contended between tenants, so no notice is sent
+    // and the guard behaves exactly as DCQCN (its blind spot: it defends a
+    // receiver's port, not the fabric).
+    for attack in ["compliant", "parallel"] {
+        let plain = victim_p99("qp", attack);
+        let guarded = victim_p99_with("qp", "tenant-guard", attack);
+        assert_eq!(plain, guarded, "{attack}");
+    }
 }

@@ -12,6 +12,7 @@ pub mod port_meter;
 pub mod receiver_backpressure;
 pub mod receiver_grants;
 pub mod swift;
+pub mod tenant_guard;
 pub mod timely;
 
 use crate::control::params::{ParamSpec, ParamValues};
@@ -86,6 +87,12 @@ pub const ALGORITHMS: &[AlgorithmInfo] = &[
         needs: "RX events at the receiver (placement swcc or host-cpu, or control.rx_events: true)",
     },
     AlgorithmInfo {
+        name: "tenant-guard",
+        summary: "DCQCN plus a receiver that watches each tenant's share of its busy port and sends out-of-band notices to a tenant above an equal share, whose QPs cap their rate (MD per notice, timed AI): rdmalab's defense against parallel, staggered and shuffled-overlay attacks",
+        params: tenant_guard::PARAMS,
+        needs: "ECN marking at switches, tenants (workload.tenants), RX events at the receiver (placement swcc or host-cpu, or control.rx_events: true)",
+    },
+    AlgorithmInfo {
         name: "multipath",
         summary: "SCR multipath selection: probe K source-port paths, move the QP to the fastest live one (line rate)",
         params: multipath::PARAMS,
@@ -105,6 +112,8 @@ pub struct SharedTables {
     pub fair: fair_share::NicTables,
     /// Granted QPs, by receiving NIC.
     pub grants: receiver_grants::GrantTables,
+    /// Tenant ledgers of the tenant guards, by receiving node.
+    pub tenant_guard: tenant_guard::GuardTables,
 }
 
 /// Makes a user-defined controller for each new QP.
@@ -140,6 +149,7 @@ pub enum CcConfig {
     FairShare(fair_share::FairParams),
     ReceiverGrants(receiver_grants::ReceiverGrantsParams),
     ReceiverBackpressure(receiver_backpressure::ReceiverBackpressureParams),
+    TenantGuard(tenant_guard::TenantGuardParams),
     Multipath(multipath::MultipathParams),
     /// A user-defined controller, e.g. written against [`Controller`] in Rust.
     Custom(ControllerFactory),
@@ -164,6 +174,9 @@ impl CcConfig {
             "receiver-backpressure" => CcConfig::ReceiverBackpressure(
                 receiver_backpressure::ReceiverBackpressureParams::from_values(v),
             ),
+            "tenant-guard" => {
+                CcConfig::TenantGuard(tenant_guard::TenantGuardParams::from_values(v))
+            }
             "multipath" => CcConfig::Multipath(multipath::MultipathParams::from_values(v)),
             _ => return None,
         })
@@ -182,6 +195,7 @@ impl CcConfig {
             CcConfig::FairShare(_) => "fair-static",
             CcConfig::ReceiverGrants(_) => "receiver-grants",
             CcConfig::ReceiverBackpressure(_) => "receiver-backpressure",
+            CcConfig::TenantGuard(_) => "tenant-guard",
             CcConfig::Multipath(_) => "multipath",
             CcConfig::Custom(f) => &f.name,
         }
@@ -212,6 +226,10 @@ impl CcConfig {
             CcConfig::ReceiverBackpressure(p) => {
                 Cc::ReceiverBackpressure(receiver_backpressure::ReceiverBackpressure::new(*p))
             }
+            CcConfig::TenantGuard(p) => Cc::TenantGuard(tenant_guard::TenantGuard::new(
+                *p,
+                tables.tenant_guard.clone(),
+            )),
             CcConfig::Multipath(p) => Cc::Multipath(crate::algo::multipath::Multipath::new(*p)),
             CcConfig::Custom(f) => Cc::Custom((f.make)()),
         }

@@ -278,6 +278,8 @@ pub struct CcContext<'a> {
     pub at_receiver: bool,
     /// INT hop records echoed with this ACK (empty unless switches push INT).
     pub int: &'a [IntHop],
+    /// The tenant that owns the QP (`workload.tenants`; `u32::MAX`: none).
+    pub tenant: u32,
     /// Events folded into this one while it waited (1 when nothing was coalesced;
     /// DOCA PCC's `num_coalesced`).
     pub coalesced: u32,
@@ -311,6 +313,7 @@ impl<'a> CcContext<'a> {
             udp_sport: 0,
             at_receiver: false,
             int: &[],
+            tenant: u32::MAX,
             coalesced: 1,
             actions,
         }
@@ -338,12 +341,18 @@ impl<'a> CcContext<'a> {
             udp_sport: 0,
             at_receiver: false,
             int,
+            tenant: u32::MAX,
             coalesced: 1,
             actions,
         }
     }
     pub fn set_rate(&mut self, r: Rate) {
         self.actions.rate = Some(r);
+    }
+    /// The rate set so far while handling this event, if any (for a
+    /// controller that wraps another and adjusts what it decided).
+    pub fn pending_rate(&self) -> Option<Rate> {
+        self.actions.rate
     }
     pub fn set_window(&mut self, bytes: Option<u64>) {
         self.actions.window = Some(bytes);
@@ -415,6 +424,7 @@ pub enum Cc {
     FairShare(crate::algo::fair_share::FairShare),
     ReceiverGrants(crate::algo::receiver_grants::ReceiverGrants),
     ReceiverBackpressure(crate::algo::receiver_backpressure::ReceiverBackpressure),
+    TenantGuard(crate::algo::tenant_guard::TenantGuard),
     Multipath(crate::algo::multipath::Multipath),
     /// A user-defined controller (Rust or Python). Panics inside it are caught
     /// and reported as run errors.
@@ -435,6 +445,7 @@ macro_rules! builtin {
             Cc::FairShare($c) => $body,
             Cc::ReceiverGrants($c) => $body,
             Cc::ReceiverBackpressure($c) => $body,
+            Cc::TenantGuard($c) => $body,
             Cc::Multipath($c) => $body,
             Cc::Custom($u) => $custom,
         }

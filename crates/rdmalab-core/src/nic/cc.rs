@@ -61,6 +61,7 @@ impl World {
             &mut actions,
         );
         ctx.udp_sport = qp.udp_sport;
+        ctx.tenant = qp.tenant;
         ctx.at_receiver = ev.at_receiver();
         ctx.qp = qi;
         ctx.nic = nic_facts(&self.nics, &self.ports, qp, ctx.at_receiver);
@@ -134,6 +135,7 @@ impl World {
             &mut actions,
         );
         ctx.udp_sport = qp.udp_sport;
+        ctx.tenant = qp.tenant;
         ctx.at_receiver = ev.at_receiver();
         ctx.qp = grp.timer_qp;
         ctx.nic = nic_facts(&self.nics, &self.ports, qp, ctx.at_receiver);
@@ -183,6 +185,7 @@ impl World {
         let mut actions = Actions::default();
         let mut ctx = CcContext::with_facts(now, grp.rate, 0, 0, grp.path, &[], &mut actions);
         ctx.udp_sport = qp.udp_sport;
+        ctx.tenant = qp.tenant;
         ctx.qp = qi;
         ctx.nic = nic_facts(&self.nics, &self.ports, qp, false);
         if let Err(detail) = grp.cc.on_start(&mut ctx) {
@@ -214,6 +217,7 @@ impl World {
         let mut actions = Actions::default();
         let mut ctx = CcContext::with_facts(now, qp.rate, 0, 0, qp.path, &[], &mut actions);
         ctx.udp_sport = qp.udp_sport;
+        ctx.tenant = qp.tenant;
         ctx.qp = qi;
         ctx.nic = nic_facts(&self.nics, &self.ports, qp, false);
         if let Err(detail) = qp.cc.on_start(&mut ctx) {
@@ -376,6 +380,7 @@ impl World {
         );
         ctx.coalesced = e.count;
         ctx.udp_sport = qp.udp_sport;
+        ctx.tenant = qp.tenant;
         ctx.at_receiver = e.event.at_receiver();
         ctx.qp = e.qp;
         ctx.nic = nic_facts(&self.nics, &self.ports, qp, ctx.at_receiver);
