@@ -65,6 +65,7 @@ MODULES: dict[str, str] = {
     "srnic-fig12": "srnic",
     "swiftrdma-fig4": "swiftrdma",
     "swiftrdma-fig5": "swiftrdma",
+    "swiftrdma-cache": "swiftrdma",
     "srnic-table1": "srnic",
     "attacks-fig3": "attacks",
     "attacks-fig4": "attacks",

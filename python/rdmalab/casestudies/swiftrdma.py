@@ -57,3 +57,24 @@ def fig5(results):
                            f"Per-job {label}, with and without host policies (SwiftRDMA Fig. 5)", "application", label, traces),
                     t if metric == "gbps" else None))
     return out
+
+
+QPS_KEY = "workload.perftest[0].qps"
+
+
+@figure("swiftrdma-cache", "SwiftRDMA §3.2", "NIC cache thrash: throughput and QP-context miss rate vs QPs, with and without the reuse policy")
+def cache(results):
+    from rdmalab.casestudies.srnic import aggregate_gbps
+
+    t = aggregate_gbps(results)
+    if t.height == 0 or QPS_KEY not in t.columns or "host" not in t.columns:
+        return []
+    s = results.summaries()
+    keep = [c for c in ("qpc_miss_rate", "mtt_miss_rate", "policy_firings") if c in s.columns]
+    t = t.join(s.select(["run_id"] + keep), on="run_id", how="left").sort(["host", QPS_KEY], maintain_order=True)
+    traces = [Trace(str(h), g[QPS_KEY].to_list(), g["gbps"].to_list(), _color(i))
+              for i, ((h,), g) in enumerate(t.group_by(["host"], maintain_order=True))]
+    fig = Figure("swiftrdma-cache-throughput", "512 B SENDs vs QPs on a CX-6-like NIC, with and without QP reuse (SwiftRDMA §3.2)",
+                 "QPs", "Gb/s (second half)", traces, xlog=True)
+    table = t.select(["host", QPS_KEY, "gbps"] + keep).rename({"host": "policy", QPS_KEY: "qps"})
+    return [(fig, table)]
