@@ -61,6 +61,11 @@ pub struct NicConfig {
     pub base_rtt: BaseRtt,
     /// Which QPs share one CC state (`nic.cc_scope`, see `cc_scope`).
     pub cc_scope: cc_scope::CcScope,
+    /// `nic.tx_arbitration: strict-priority`: the port serves the highest
+    /// traffic class with a packet ready before any lower one (a NIC's
+    /// per-class TX queues under strict priority); otherwise QPs take turns
+    /// whatever their class.
+    pub strict_priority: bool,
     /// A probe not answered within this time is reported lost (SCR Fig. 19: 100 µs).
     pub probe_timeout: Duration,
     /// The host PCIe model (`None`: host memory is free and instant).
@@ -395,6 +400,13 @@ impl World {
         if self.nic_cfg.qp_scheduler == QpScheduler::Ns3Hpcc {
             return self.ns3_dequeue(nic_i, port, now);
         }
+        // `nic.tx_arbitration: strict-priority`: only the highest class with
+        // a packet ready now takes turns.
+        let top = if self.nic_cfg.strict_priority {
+            self.top_ready_class(nic_i, port, now)
+        } else {
+            0
+        };
         let n = self.nics[nic_i].active.len();
         for _ in 0..n {
             let qi = self.nics[nic_i].active.pop_front().expect("counted");
@@ -405,7 +417,7 @@ impl World {
                 continue;
             }
             self.nics[nic_i].active.push_back(qi);
-            if self.ports[port as usize].paused[qp.class as usize] {
+            if self.ports[port as usize].paused[qp.class as usize] || qp.class < top {
                 continue;
             }
             if Self::window_full(qp, self.nic_cfg.window_scales_with_rate)
@@ -548,6 +560,27 @@ impl World {
         qp.core_psn = psn;
         qp.core_ready_at = done;
         Some(done)
+    }
+
+    /// The highest traffic class among the NIC's QPs that could send now
+    /// (data ready, class not paused, window open, dequeue rate allowing).
+    /// Scans every active QP: strict priority costs O(QPs) per packet.
+    fn top_ready_class(&self, nic_i: usize, port: u32, now: Time) -> u8 {
+        let scales = self.nic_cfg.window_scales_with_rate;
+        self.nics[nic_i]
+            .active
+            .iter()
+            .map(|&q| &self.qps[q as usize])
+            .filter(|qp| {
+                qp.has_unsent()
+                    && !self.ports[port as usize].paused[qp.class as usize]
+                    && !Self::window_full(qp, scales)
+                    && !self.group_window_full(qp)
+                    && self.pacing_ready_at(qp) <= now
+            })
+            .map(|qp| qp.class)
+            .max()
+            .unwrap_or(0)
     }
 
     /// When the QP's dequeue rate lets its next packet go: its own pacing

@@ -1003,6 +1003,7 @@ impl Parser {
             "resources",
             "loss_recovery",
             "cc_scope",
+            "tx_arbitration",
         ];
         let empty = Map::new();
         let n = match o.get("nic") {
@@ -1095,6 +1096,12 @@ impl Parser {
         };
         let probe_timeout =
             self.positive_duration(&n, "probe_timeout", Some(Duration::from_us(100)));
+        let tx_arbitration = self.choice(
+            &n,
+            "tx_arbitration",
+            &["round-robin", "strict-priority"],
+            Some("round-robin"),
+        );
         let cc_scope = self
             .choice(
                 &n,
@@ -1109,6 +1116,15 @@ impl Parser {
             &["packet", "wqe", "ns3-hpcc", "srnic"],
             Some("packet"),
         );
+        if let (Some("strict-priority"), Some("ns3-hpcc")) =
+            (tx_arbitration.as_deref(), sched.as_deref())
+        {
+            self.err(
+                "nic.tx_arbitration",
+                "`strict-priority`",
+                "not with `nic.qp_scheduler: ns3-hpcc`, which replays ns-3's round robin",
+            );
+        }
         let turn_wqes = self.int(
             &n,
             "wqes_per_turn",
@@ -1241,6 +1257,7 @@ impl Parser {
             rate_change: rate_change?,
             base_rtt: base_rtt?,
             cc_scope: cc_scope?,
+            strict_priority: tx_arbitration? == "strict-priority",
             probe_timeout: probe_timeout?,
             pcie: None,
             device_pcie: None,
