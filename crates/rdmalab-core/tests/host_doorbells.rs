@@ -125,3 +125,47 @@ fn bad_uar_input_is_refused() {
         assert!(e.contains(key), "{key}: {e}");
     }
 }
+
+/// SwiftRDMA §3.1 as a policy: 16 cores whose QPs all share one UAR page
+/// wait on its lock; a host policy that sees the doorbell wait migrates the
+/// job's QPs to a page per core, and the GET rate recovers.
+#[test]
+fn a_policy_migrates_qps_off_a_contended_uar_page() {
+    let run_with = |policy: &str| {
+        let json = format!(
+            r#"{{"name": "kv", "seed": 1, "duration": "600us",
+            "topology": {{"kind": "single_switch", "hosts": 2, "host_link": {{"rate": "100Gbps", "delay": "500ns"}}}},
+            "host": {{"uar": {{"placement": "single"}}{policy}}},
+            "cc": {{"algorithm": "none"}},
+            "workload": {{"perftest": [{{"name": "get", "job": "kv", "src": "h0", "dst": "h1", "verb": "read", "message_size": "512B", "queue_depth": 1, "qps": 64, "cores": 16}}]}}}}"#
+        );
+        let s = rdmalab_core::scenario::Scenario::from_json_str(&json)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut w = s.build().unwrap();
+        w.run_until(rdmalab_core::time::Time(300_000_000)).unwrap();
+        let before: u64 = w.apps.iter().map(|a| a.completed).sum();
+        w.run_to_end().unwrap();
+        assert_conservation(&w);
+        let after: u64 = w.apps.iter().map(|a| a.completed).sum();
+        ((after - before) as f64 / 300e-6 / 1e6, w)
+    };
+    let (stuck, _) = run_with("");
+    let (moved, w) = run_with(
+        r#", "scheduler": {"period": "20us", "policies": [{"name": "migrate",
+            "when": [{"signal": "doorbell_wait_ns", "above": 50}], "for": 2,
+            "then": {"set_uar": "per-core", "job": "kv"}}]}"#,
+    );
+    assert!(!w.policy_firings.is_empty());
+    assert!(
+        w.policy_firings[0].time < rdmalab_core::time::Time(100_000_000),
+        "fires early: {:?}",
+        w.policy_firings[0].time
+    );
+    assert!(
+        moved > 1.8 * stuck,
+        "second half: {moved:.1} M GETs/s after migration vs {stuck:.1} on one page"
+    );
+    println!("second half: {stuck:.2} M GETs/s on one page, {moved:.2} after migration");
+    let pages: std::collections::BTreeSet<u32> = w.apps.iter().map(|a| a.uar_page).collect();
+    assert_eq!(pages.len(), 16, "a page per core");
+}

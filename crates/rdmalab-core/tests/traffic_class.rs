@@ -249,3 +249,103 @@ fn strict_priority_at_the_nic_port_keeps_a_high_class_out_of_the_bulk_turns() {
         "the bulk QP keeps its throughput"
     );
 }
+
+/// SwiftRDMA §4's jobs: two TS bulk senders and an LS and an LT job into
+/// one receiver, with the host scheduler given `host` (explicit policies or
+/// intents). Returns each application's (completed, p99-free latency sum).
+fn intents_run(host: &str, intents: bool) -> Vec<(u64, u64)> {
+    let (ls, lt, ts) = if intents {
+        (
+            r#", "intent": "ls""#,
+            r#", "intent": "lt""#,
+            r#", "intent": "ts""#,
+        )
+    } else {
+        ("", "", "")
+    };
+    let json = format!(
+        r#"{{"name": "intents", "seed": 1, "duration": "1ms",
+        "topology": {{"kind": "single_switch", "hosts": 5, "host_link": {{"rate": "100Gbps", "delay": "1us"}}}},
+        "host": {host},
+        "cc": {{"algorithm": "none"}},
+        "workload": {{"perftest": [
+            {{"name": "ts-a", "job": "ts", "src": "h0", "dst": "h2", "message_size": "64KiB", "queue_depth": 8{ts}}},
+            {{"name": "ts-b", "job": "ts", "src": "h3", "dst": "h2", "message_size": "64KiB", "queue_depth": 8}},
+            {{"name": "ls", "job": "ls", "src": "h1", "dst": "h2", "message_size": "64B", "queue_depth": 1{ls}}},
+            {{"name": "lt", "job": "lt", "src": "h4", "dst": "h2", "message_size": "4KiB", "queue_depth": 4{lt}}}]}}}}"#
+    );
+    let mut w = Scenario::from_json_str(&json)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .build()
+        .unwrap();
+    w.run_to_end().unwrap();
+    assert_conservation(&w);
+    assert_eq!(w.policy_firings.len(), 2, "LS and LT each raised once");
+    w.apps
+        .iter()
+        .map(|a| (a.completed, a.latencies_ps.iter().sum()))
+        .collect()
+}
+
+#[test]
+fn intents_give_the_papers_policies() {
+    let explicit = intents_run(
+        r#"{"scheduler": {"period": "20us", "cost": "2us", "policies": [
+            {"name": "raise-ls", "when": [{"signal": "p99_latency_us", "job": "ls", "above": 20}], "for": 2, "then": {"set_class": 6, "job": "ls"}},
+            {"name": "raise-lt", "when": [{"signal": "p99_latency_us", "job": "lt", "above": 50}], "for": 2, "then": {"set_class": 5, "job": "lt"}}]}}"#,
+        false,
+    );
+    let from_intents = intents_run(
+        r#"{"scheduler": {"period": "20us", "cost": "2us", "intents": true}}"#,
+        true,
+    );
+    assert_eq!(
+        explicit, from_intents,
+        "intents: true is LS > LT > TS with the default thresholds"
+    );
+}
+
+#[test]
+fn bad_intents_are_refused() {
+    let base = |host: &str, extra: &str| {
+        format!(
+            r#"{{"name": "bad", "duration": "10us", "topology": {{"kind": "single_switch", "hosts": 3, "host_link": {{"rate": "100Gbps", "delay": "1us"}}}},
+            "host": {host},
+            "workload": {{"perftest": [{{"src": "h0", "dst": "h1", "message_size": "1KB"{extra}}}, {{"src": "h2", "dst": "h1", "message_size": "1KB", "job": "a", "intent": "ts"}}]}}}}"#
+        )
+    };
+    let err = |json: String| {
+        Scenario::from_json_str(&json)
+            .err()
+            .expect("refused")
+            .to_string()
+    };
+    let e = err(base("{}", r#", "intent": "fast""#));
+    assert!(
+        e.contains("workload.perftest[0].intent") && e.contains("allowed: ls"),
+        "{e}"
+    );
+    let e = err(base("{}", r#", "intent": "ls""#));
+    assert!(e.contains("needs a `job`"), "{e}");
+    let e = err(base("{}", r#", "job": "a", "intent": "ls""#));
+    assert!(
+        e.contains("workload.perftest[1].intent") && e.contains("already has intent `ls`"),
+        "{e}"
+    );
+    let e = err(base(
+        r#"{"scheduler": {"intents": true}}"#,
+        r#", "job": "b", "intent": "ts""#,
+    ));
+    assert!(
+        e.contains("host.scheduler.intents") && e.contains("no job has an ls or lt intent"),
+        "{e}"
+    );
+    let e = err(base(
+        r#"{"scheduler": {"intents": {"ls_class": 4}}}"#,
+        r#", "job": "b", "intent": "ls""#,
+    ));
+    assert!(
+        e.contains("host.scheduler.intents.ls_class") && e.contains("must be above lt_class"),
+        "{e}"
+    );
+}

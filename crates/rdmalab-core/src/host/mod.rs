@@ -80,6 +80,20 @@ pub struct Rung {
     pub waited: Duration,
 }
 
+impl UarPlacement {
+    pub const NAMES: &'static [&'static str] = &["round-robin", "random", "per-core", "single"];
+
+    pub fn parse(s: &str) -> Option<UarPlacement> {
+        Some(match s {
+            "round-robin" => UarPlacement::RoundRobin,
+            "random" => UarPlacement::Random,
+            "per-core" => UarPlacement::PerCore,
+            "single" => UarPlacement::Single,
+            _ => return None,
+        })
+    }
+}
+
 impl UarPages {
     /// `rng`: the stream random placement draws from (one per host).
     pub fn new(cfg: &UarConfig, rng: crate::rng::RngStream) -> Self {
@@ -98,7 +112,13 @@ impl UarPages {
 
     /// The page a new QP driven by `core` is bound to.
     pub fn bind(&mut self, cfg: &UarConfig, core: u32) -> u32 {
-        let page = match cfg.placement {
+        self.place(cfg, cfg.placement, core)
+    }
+
+    /// The page `placement` gives a QP driven by `core` (at creation, or when
+    /// a host policy moves it: SwiftRDMA's QP-to-UAR migration).
+    pub fn place(&mut self, cfg: &UarConfig, placement: UarPlacement, core: u32) -> u32 {
+        let page = match placement {
             UarPlacement::RoundRobin => (self.bound % cfg.pages as u64) as u32,
             UarPlacement::Random => self.rng.below(cfg.pages as u64) as u32,
             UarPlacement::PerCore => core % cfg.pages,

@@ -52,6 +52,37 @@ impl Signal {
     }
 }
 
+/// What a job needs from the network (SwiftRDMA §4): its intent decides
+/// which class a host policy gives it under contention, LS > LT > TS.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Intent {
+    /// `ls`: latency-sensitive (small messages, tail latency matters).
+    LatencySensitive,
+    /// `lt`: latency and throughput (balanced).
+    Balanced,
+    /// `ts`: throughput-sensitive (bulk).
+    ThroughputSensitive,
+}
+
+impl Intent {
+    pub fn parse(s: &str) -> Option<Intent> {
+        Some(match s {
+            "ls" => Intent::LatencySensitive,
+            "lt" => Intent::Balanced,
+            "ts" => Intent::ThroughputSensitive,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Intent::LatencySensitive => "ls",
+            Intent::Balanced => "lt",
+            Intent::ThroughputSensitive => "ts",
+        }
+    }
+}
+
 /// How a condition compares its signal.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Test {
@@ -82,6 +113,12 @@ pub enum PolicyAction {
     /// the NIC cache thrashes); a `qps` at least their number gives each its
     /// own again (scale-up).
     SetQps { job: u32, qps: u32 },
+    /// Move the job's QPs on the host to the UAR pages `placement` gives
+    /// them (SwiftRDMA §3.1: migrate QPs off contended doorbell pages).
+    SetUar {
+        job: u32,
+        placement: super::UarPlacement,
+    },
 }
 
 impl PolicyAction {
@@ -89,7 +126,8 @@ impl PolicyAction {
         match self {
             PolicyAction::SetClass { job, .. }
             | PolicyAction::SetShare { job, .. }
-            | PolicyAction::SetQps { job, .. } => job,
+            | PolicyAction::SetQps { job, .. }
+            | PolicyAction::SetUar { job, .. } => job,
         }
     }
 }

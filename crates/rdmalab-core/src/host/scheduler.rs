@@ -165,6 +165,16 @@ impl World {
                     qp.share = packets;
                     qp.turns_used = 0;
                 }
+                PolicyAction::SetUar { placement, .. } => {
+                    // WQEs already waiting for their doorbell ring on the old page.
+                    let core = self.workload.apps[a].core;
+                    let requester = self.qps[qi as usize].requester as usize;
+                    if let (Some(cfg), Some(u)) =
+                        (self.nic_cfg.uar, self.nics[requester].uar.as_mut())
+                    {
+                        self.apps[a].uar_page = u.place(&cfg, placement, core);
+                    }
+                }
                 PolicyAction::SetQps { qps, .. } => {
                     // Messages already posted finish on their QP; new ones go to the shared one.
                     let k = qps.max(1) as usize;

@@ -865,6 +865,13 @@ impl World {
                 crate::host::policy::PolicyAction::SetQps { job: j, qps } => {
                     format!("set_qps {qps} job {}", job(j))
                 }
+                crate::host::policy::PolicyAction::SetUar { job: j, placement } => {
+                    format!(
+                        "set_uar {} job {}",
+                        crate::host::UarPlacement::NAMES[placement as usize],
+                        job(j)
+                    )
+                }
             };
             writeln!(
                 w,

@@ -1814,7 +1814,7 @@ impl Parser {
                 map: &empty,
             },
         };
-        let s = self.sub(&h, "scheduler", &["period", "cost", "policies"])?;
+        let s = self.sub(&h, "scheduler", &["period", "cost", "policies", "intents"])?;
         let period = self.positive_duration(&s, "period", Some(Duration::from_us(20)));
         let cost = self.duration(&s, "cost", Some(Duration::from_us(1)));
         let job_of = |p: &mut Parser, o: &Obj, required: bool| -> Option<u32> {
@@ -1943,7 +1943,7 @@ impl Parser {
                 Some(t) => self.obj(
                     t,
                     &p.key("then"),
-                    &["set_class", "set_share", "set_qps", "job"],
+                    &["set_class", "set_share", "set_qps", "set_uar", "job"],
                 ),
                 None => {
                     self.err(
@@ -1956,12 +1956,17 @@ impl Parser {
             };
             let action = then.and_then(|t| {
                 let job = job_of(self, &t, true)?;
-                match (t.get("set_class").is_some(), t.get("set_share").is_some(), t.get("set_qps").is_some()) {
-                    (true, false, false) => self.int(&t, "set_class", None, 1, 7).map(|c| PolicyAction::SetClass { job, class: c as u8 }),
-                    (false, true, false) => self.int(&t, "set_share", None, 1, 1 << 16).map(|n| PolicyAction::SetShare { job, packets: n as u32 }),
-                    (false, false, true) => self.int(&t, "set_qps", None, 1, 1 << 20).map(|n| PolicyAction::SetQps { job, qps: n as u32 }),
+                let given: Vec<&str> = ["set_class", "set_share", "set_qps", "set_uar"].into_iter().filter(|k| t.get(k).is_some()).collect();
+                match given.as_slice() {
+                    ["set_class"] => self.int(&t, "set_class", None, 1, 7).map(|c| PolicyAction::SetClass { job, class: c as u8 }),
+                    ["set_share"] => self.int(&t, "set_share", None, 1, 1 << 16).map(|n| PolicyAction::SetShare { job, packets: n as u32 }),
+                    ["set_qps"] => self.int(&t, "set_qps", None, 1, 1 << 20).map(|n| PolicyAction::SetQps { job, qps: n as u32 }),
+                    ["set_uar"] => self
+                        .choice(&t, "set_uar", crate::host::UarPlacement::NAMES, None)
+                        .and_then(|p| crate::host::UarPlacement::parse(&p))
+                        .map(|placement| PolicyAction::SetUar { job, placement }),
                     _ => {
-                        self.err(t.path.clone(), "", "needs exactly one action: set_class (1 to 7), set_share (1 to 65536) or set_qps (1 or more)");
+                        self.err(t.path.clone(), format!("{given:?}"), "needs exactly one action: set_class (1 to 7), set_share (1 to 65536), set_qps (1 or more) or set_uar (a UAR placement)");
                         None
                     }
                 }
@@ -1975,11 +1980,15 @@ impl Parser {
                 });
             }
         }
+        if let Some(v) = s.get("intents") {
+            let key = s.key("intents");
+            policies.extend(self.intent_policies(v, &key, w));
+        }
         if policies.is_empty() && self.errs.is_empty() {
             self.err(
                 s.key("policies"),
                 "",
-                "is required: a list of at least one policy",
+                "is required: a list of at least one policy (or intents, with perftest entries that have an intent)",
             );
         }
         Some(SchedulerConfig {
@@ -2541,6 +2550,7 @@ impl Parser {
                     "job",
                     "tenant",
                     "addresses",
+                    "intent",
                 ],
             ) else {
                 continue;
@@ -2618,6 +2628,23 @@ impl Parser {
                     None
                 }
             };
+            if let Some(v) = f.get("intent") {
+                match (v.as_str().and_then(crate::host::policy::Intent::parse), job) {
+                    (None, _) => self.err(f.key("intent"), show(v), "allowed: ls (latency-sensitive), lt (latency and throughput), ts (throughput-sensitive)"),
+                    (Some(_), None) => self.err(f.key("intent"), show(v), "needs a `job`: an intent belongs to a job"),
+                    (Some(i), Some(j)) => {
+                        wl.job_intents.resize(wl.jobs.len(), None);
+                        match wl.job_intents[j as usize] {
+                            Some(prev) if prev != i => self.err(
+                                f.key("intent"),
+                                show(v),
+                                format!("job `{}` already has intent `{}`: a job has one intent", wl.jobs[j as usize], prev.name()),
+                            ),
+                            _ => wl.job_intents[j as usize] = Some(i),
+                        }
+                    }
+                }
+            }
             let class = if f.get("class").is_some() {
                 self.int(&f, "class", None, 1, 7).map(|c| Some(c as u8))
             } else {
@@ -2946,6 +2973,85 @@ impl Parser {
             })
             .collect();
         Some(wl)
+    }
+
+    /// `host.scheduler.intents`: `true` or `{ls_p99_us, lt_p99_us, ls_class,
+    /// lt_class, for}`. Each job with an intent gets SwiftRDMA's policy for
+    /// it (§4: LS > LT > TS): an LS job moves to `ls_class` once its p99
+    /// stays above `ls_p99_us` for `for` periods, an LT job to `lt_class`
+    /// above `lt_p99_us`; a TS job stays where it is.
+    fn intent_policies(
+        &mut self,
+        v: &Value,
+        key: &str,
+        w: &Workload,
+    ) -> Vec<crate::host::policy::Policy> {
+        use crate::host::policy::{Condition, Intent, Policy, PolicyAction, Signal, Test};
+        let empty = Map::new();
+        let o = match v {
+            Value::Bool(true) => Obj {
+                path: key.to_string(),
+                map: &empty,
+            },
+            Value::Object(_) => match self.obj(
+                v,
+                key,
+                &["ls_p99_us", "lt_p99_us", "ls_class", "lt_class", "for"],
+            ) {
+                Some(o) => o,
+                None => return Vec::new(),
+            },
+            other => {
+                self.err(
+                    key.to_string(),
+                    show(other),
+                    "must be `true` or a mapping {ls_p99_us, lt_p99_us, ls_class, lt_class, for}",
+                );
+                return Vec::new();
+            }
+        };
+        let ls_p99 = self.float(&o, "ls_p99_us", Some(20.0), 0.0, 1e9, false);
+        let lt_p99 = self.float(&o, "lt_p99_us", Some(50.0), 0.0, 1e9, false);
+        let ls_class = self.int(&o, "ls_class", Some(6), 1, 7);
+        let lt_class = self.int(&o, "lt_class", Some(5), 1, 7);
+        let periods = self.int(&o, "for", Some(2), 1, 1 << 20);
+        let (Some(ls_p99), Some(lt_p99), Some(ls_class), Some(lt_class), Some(periods)) =
+            (ls_p99, lt_p99, ls_class, lt_class, periods)
+        else {
+            return Vec::new();
+        };
+        if ls_class <= lt_class {
+            self.err(
+                format!("{key}.ls_class"),
+                format!("`{ls_class}`"),
+                format!("must be above lt_class ({lt_class}): LS > LT > TS"),
+            );
+        }
+        let mut out = Vec::new();
+        for (j, intent) in w.job_intents.iter().enumerate() {
+            let (p99, class, name) = match intent {
+                Some(Intent::LatencySensitive) => (ls_p99, ls_class, "ls"),
+                Some(Intent::Balanced) => (lt_p99, lt_class, "lt"),
+                _ => continue,
+            };
+            out.push(Policy {
+                name: format!("intent-{name}-{}", w.jobs[j]),
+                when: vec![Condition {
+                    signal: Signal::P99LatencyUs,
+                    job: Some(j as u32),
+                    test: Test::Above(p99),
+                }],
+                periods: periods as u32,
+                then: PolicyAction::SetClass {
+                    job: j as u32,
+                    class: class as u8,
+                },
+            });
+        }
+        if out.is_empty() {
+            self.err(key.to_string(), show(v), "no job has an ls or lt intent: give perftest entries `intent: ls` or `intent: lt` (and a `job`)");
+        }
+        out
     }
 
     /// `nic.cc_scope` other than `qp` runs on the direct control path, and

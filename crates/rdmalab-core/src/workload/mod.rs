@@ -147,6 +147,8 @@ pub struct Workload {
     pub apps: Vec<AppSpec>,
     /// Job names, in order of first appearance (`workload.perftest[].job`).
     pub jobs: Vec<String>,
+    /// Each job's intent (`perftest[].intent`), by job index; may be shorter than `jobs`.
+    pub job_intents: Vec<Option<crate::host::policy::Intent>>,
     /// Tenant names (`workload.tenants`), indexed by `QpOwner::tenant`.
     pub tenants: Vec<String>,
 }
