@@ -24,6 +24,10 @@ pub enum Signal {
     /// over the messages completed in the period (the last reading if none
     /// completed; no value before the first completion).
     P99LatencyUs,
+    /// Mean time a job's messages that started sending in the period waited
+    /// in their QP's send queue (post to first packet on the wire), µs; no
+    /// value if none started (SwiftRDMA §3.3: intra-QP head-of-line blocking).
+    QueueingUs,
 }
 
 impl Signal {
@@ -33,6 +37,7 @@ impl Signal {
         "doorbell_wait_ns",
         "active_qps",
         "p99_latency_us",
+        "queueing_us",
     ];
 
     pub fn parse(s: &str) -> Option<Signal> {
@@ -42,13 +47,14 @@ impl Signal {
             "doorbell_wait_ns" => Signal::DoorbellWaitNs,
             "active_qps" => Signal::ActiveQps,
             "p99_latency_us" => Signal::P99LatencyUs,
+            "queueing_us" => Signal::QueueingUs,
             _ => return None,
         })
     }
 
     /// Whether the signal is per job (the condition must name one).
     pub fn per_job(self) -> bool {
-        self == Signal::P99LatencyUs
+        matches!(self, Signal::P99LatencyUs | Signal::QueueingUs)
     }
 }
 
@@ -159,6 +165,8 @@ pub struct Signals {
     pub active_qps: f64,
     /// Per job (by index): p99 latency in µs, `None` if nothing completed.
     pub p99_latency_us: Vec<Option<f64>>,
+    /// Per job: mean send-queue wait in µs, `None` if no message started.
+    pub queueing_us: Vec<Option<f64>>,
 }
 
 impl Signals {
@@ -170,6 +178,9 @@ impl Signals {
             Signal::ActiveQps => Some(self.active_qps),
             Signal::P99LatencyUs => {
                 job.and_then(|j| self.p99_latency_us.get(j as usize).copied().flatten())
+            }
+            Signal::QueueingUs => {
+                job.and_then(|j| self.queueing_us.get(j as usize).copied().flatten())
             }
         }
     }

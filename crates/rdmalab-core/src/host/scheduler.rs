@@ -14,8 +14,10 @@ pub struct HostScheduler {
     tx_bytes: u64,
     qpc: (u64, u64),
     doorbells: (u64, u64),
-    /// Per application: latencies already seen.
+    /// Per application: latencies already seen, and (waited ps, messages)
+    /// of its send-queue waits at the last reading.
     seen: Vec<usize>,
+    seen_queue: Vec<(u64, u64)>,
     /// Per job: the last p99 read, kept through periods in which the job
     /// completed nothing (a slow job's latency is still its latency).
     last_p99: Vec<Option<f64>>,
@@ -72,6 +74,7 @@ impl World {
             let sched = &mut self.host_scheds[h];
             let mut sig = Signals {
                 p99_latency_us: vec![None; jobs],
+                queueing_us: vec![None; jobs],
                 ..Default::default()
             };
             sig.port_utilization = (port.tx_bytes - sched.tx_bytes) as f64
@@ -105,7 +108,9 @@ impl World {
                 .count() as f64;
             // Each job's p99 over the messages its apps on this host completed in the period.
             sched.seen.resize(self.apps.len(), 0);
+            sched.seen_queue.resize(self.apps.len(), (0, 0));
             let mut per_job: Vec<Vec<u64>> = vec![Vec::new(); jobs];
+            let mut queue: Vec<(u64, u64)> = vec![(0, 0); jobs];
             for (a, spec) in self.workload.apps.iter().enumerate() {
                 let Some(j) = spec.job else { continue };
                 if self.node_index[spec.src as usize] as usize != nic_i {
@@ -114,6 +119,11 @@ impl World {
                 let l = &self.apps[a].latencies_ps;
                 per_job[j as usize].extend_from_slice(&l[sched.seen[a]..]);
                 sched.seen[a] = l.len();
+                let (ps, n) = self.apps[a].send_queue;
+                let (ps0, n0) = sched.seen_queue[a];
+                queue[j as usize].0 += ps - ps0;
+                queue[j as usize].1 += n - n0;
+                sched.seen_queue[a] = (ps, n);
             }
             sched.last_p99.resize(jobs, None);
             for (j, mut l) in per_job.into_iter().enumerate() {
@@ -123,6 +133,9 @@ impl World {
                     sched.last_p99[j] = Some(l[k] as f64 / 1e6);
                 }
                 sig.p99_latency_us[j] = sched.last_p99[j];
+                if queue[j].1 > 0 {
+                    sig.queueing_us[j] = Some(queue[j].0 as f64 / queue[j].1 as f64 / 1e6);
+                }
             }
             for p in sched.eval.evaluate(&cfg.policies, &sig) {
                 self.q.schedule(

@@ -778,6 +778,12 @@ impl World {
         if let (true, false, Some(r)) = (psn == m.first_psn, is_retx, &self.nic_cfg.resources) {
             qp.wqe_ready_at = now + r.wqe_interval;
         }
+        if let (true, false, Origin::App(a)) = (psn == m.first_psn, is_retx, m.origin) {
+            // The message leaves its send queue (a host scheduler's queueing signal).
+            let q = &mut self.apps[a as usize].send_queue;
+            q.0 += (now - m.posted_at).ps();
+            q.1 += 1;
+        }
         if let (true, false, Origin::Flow(f)) = (last, is_retx, m.origin) {
             // A chained flow (staggered, `interval: sent`) starts when this one is on the wire.
             if let Some(&next) = self.followers.get(f as usize).filter(|&&n| n != u32::MAX) {

@@ -139,6 +139,9 @@ pub struct AppState {
     /// The QP it posts on when a host policy made its job reuse fewer QPs
     /// (`None`: its own).
     pub post_qp: Option<u32>,
+    /// Time its messages waited in the send queue (post to first packet on
+    /// the wire), ps, and how many messages that is.
+    pub send_queue: (u64, u64),
 }
 
 #[derive(Clone, Debug, Default)]
