@@ -161,3 +161,56 @@ fn a_slow_rx_core_holds_a_windowed_sender_back() {
         "the sender's RX core handles the ACKs"
     );
 }
+
+/// `qps` QPs of 1 KB WRITEs (one posted each) through one TX and one RX
+/// core at 250 MHz, 60 cycles an event, with the QP-context `memory` given.
+/// Returns the mean core time to reach a context (ns) and the goodput (Gb/s).
+fn context_memory(qps: u32, memory: &str) -> (f64, f64) {
+    let json = format!(
+        r#"{{"name": "ctxmem", "seed": 1, "duration": "2ms",
+        "topology": {{"kind": "single_switch", "hosts": 2, "host_link": {{"rate": "100Gbps", "delay": "1us"}}}},
+        "cc": {{"algorithm": "none"}},
+        "control": {{"on_path": {{"tx_cores": 1, "rx_cores": 1, "clock": "250MHz", "cycles_per_packet": 60, "rx_cycles_per_packet": 60, "memory": {memory}}}}},
+        "workload": {{"perftest": [{{"name": "w", "src": "h0", "dst": "h1", "message_size": "1KB", "queue_depth": 1, "qps": {qps}}}]}}}}"#
+    );
+    let (w, _) = run(&json);
+    assert_conservation(&w);
+    let m = w.nics[0].ctx_mem.as_ref().expect("sender's memory");
+    let bytes: u64 = w.apps.iter().map(|a| a.completed_bytes).sum();
+    (
+        m.access_ps as f64 / m.accesses as f64 / 1e3,
+        bytes as f64 * 8.0 / 2e-3 / 1e9,
+    )
+}
+
+#[test]
+fn qp_aware_memory_keeps_context_access_flat_where_a_naive_cache_degrades() {
+    let naive = |q| context_memory(q, r#""naive""#);
+    let aware = |q| context_memory(q, r#"{"kind": "qp-aware", "hint": false}"#);
+    let hinted = |q| context_memory(q, r#""qp-aware""#);
+    let (n1, _) = naive(512);
+    let (n2, naive_gbps) = naive(8192);
+    let (a1, _) = aware(512);
+    let (a2, _) = aware(8192);
+    let (h1, _) = hinted(512);
+    let (h2, hinted_gbps) = hinted(8192);
+    println!("access ns, 512 -> 8192 QPs: naive {n1:.0} -> {n2:.0}, qp-aware {a1:.0} -> {a2:.0}, with hint {h1:.0} -> {h2:.0}");
+    println!(
+        "goodput at 8192 QPs: naive {naive_gbps:.1}, qp-aware with hint {hinted_gbps:.1} Gb/s"
+    );
+    // Contexts fit (512 < 1K): CSR reads beat loads and stores by at least half.
+    assert!(a1 <= 0.5 * n1 && h1 <= 0.5 * n1);
+    // 8192 QPs overflow both: the naive cache stalls per line, the table per context
+    // unless the hint prefetches it; with the hint access stays within 10 % of the fitted case.
+    assert!(n2 > 2.0 * n1, "naive degrades: {n1:.0} -> {n2:.0} ns");
+    assert!(a2 > 2.0 * a1, "no hint degrades: {a1:.0} -> {a2:.0} ns");
+    assert!(
+        h2 <= 1.1 * h1,
+        "the hint keeps it flat: {h1:.0} -> {h2:.0} ns"
+    );
+    // One core pair is the bottleneck, so the naive cache costs throughput.
+    assert!(
+        naive_gbps < 0.7 * hinted_gbps,
+        "{naive_gbps:.1} vs {hinted_gbps:.1} Gb/s"
+    );
+}

@@ -663,6 +663,34 @@ impl Simulation {
         ) {
             d.set_item("wqes_fetched", s.wqes_fetched)?;
         }
+        if let Some(op) = w.nic_cfg.on_path {
+            d.set_item(
+                "cc_core_tx_packets",
+                w.nics.iter().map(|n| n.tx_core_packets).sum::<u64>(),
+            )?;
+            d.set_item(
+                "cc_core_rx_packets",
+                w.nics.iter().map(|n| n.rx_core_packets).sum::<u64>(),
+            )?;
+            if op.memory.is_some() {
+                let mems: Vec<_> = w.nics.iter().filter_map(|n| n.ctx_mem.as_ref()).collect();
+                let accesses = mems.iter().map(|m| m.accesses).sum::<u64>();
+                let ps = mems.iter().map(|m| m.access_ps).sum::<u64>();
+                d.set_item("cc_core_context_accesses", accesses)?;
+                d.set_item(
+                    "cc_core_context_misses",
+                    mems.iter().map(|m| m.misses).sum::<u64>(),
+                )?;
+                d.set_item(
+                    "cc_core_context_access_ns",
+                    if accesses == 0 {
+                        0.0
+                    } else {
+                        ps as f64 / accesses as f64 / 1e3
+                    },
+                )?;
+            }
+        }
         if let Some(fw) = &w.ctl {
             let s = &fw.stats;
             let sum = |a: &[u64]| a.iter().sum::<u64>();

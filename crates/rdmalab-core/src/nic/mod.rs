@@ -11,6 +11,7 @@
 //! not paused by PFC.
 
 pub mod cc;
+pub mod cc_cores;
 pub mod cc_scope;
 pub mod context_fetch;
 pub mod qp;
@@ -144,6 +145,9 @@ pub struct OnPathCores {
     /// RX cores that handle every ACK, NACK and CNP before its effect (0: none).
     pub rx_cores: u32,
     pub rx_per_packet: Duration,
+    /// Where the cores find QP contexts, and what it costs them per event
+    /// (`None`: nothing beyond the per-packet cost).
+    pub memory: Option<cc_cores::ContextMemoryConfig>,
 }
 
 /// How a NIC recovers lost packets.
@@ -307,6 +311,8 @@ pub struct Nic {
     /// When each RX core is free, and the packets it handled.
     pub rx_cores: Vec<Time>,
     pub rx_core_packets: u64,
+    /// `control.on_path.memory`: the CC cores' QP-context memory.
+    pub ctx_mem: Option<cc_cores::ContextMemory>,
 }
 
 impl Nic {
@@ -336,6 +342,7 @@ impl Nic {
             tx_core_packets: 0,
             rx_cores: Vec::new(),
             rx_core_packets: 0,
+            ctx_mem: None,
         }
     }
 }
@@ -535,6 +542,16 @@ impl World {
             n.tx_cores = vec![Time::ZERO; cores.tx_cores.max(1) as usize];
         }
         let core = (qi % cores.tx_cores.max(1)) as usize;
+        if let (None, Some(m)) = (&n.ctx_mem, cores.memory) {
+            n.ctx_mem = Some(cc_cores::ContextMemory::new(m));
+        }
+        // The core's cost for this packet: its cycles and reaching the QP's context.
+        let cost = |n: &mut Nic, queued: Duration| {
+            cores.per_packet
+                + n.ctx_mem
+                    .as_mut()
+                    .map_or(Duration::ZERO, |m| m.access(qi, false, queued))
+        };
         if qp.core_psn == psn {
             if qp.core_ready_at > now {
                 return Some(qp.core_ready_at);
@@ -543,7 +560,8 @@ impl World {
             // from the moment it finished this one, while this one is on the wire.
             qp.core_psn = u32::MAX;
             if qp.retx.is_empty() && psn + 1 < qp.ready_psn_end {
-                let done = n.tx_cores[core].max(qp.core_ready_at) + cores.per_packet;
+                let start = n.tx_cores[core].max(qp.core_ready_at);
+                let done = start + cost(n, start - qp.core_ready_at);
                 n.tx_cores[core] = done;
                 n.tx_core_packets += 1;
                 qp.core_psn = psn + 1;
@@ -551,7 +569,8 @@ impl World {
             }
             return None;
         }
-        let done = n.tx_cores[core].max(now) + cores.per_packet;
+        let start = n.tx_cores[core].max(now);
+        let done = start + cost(n, start - now);
         n.tx_cores[core] = done;
         n.tx_core_packets += 1;
         if done <= now {

@@ -27,7 +27,17 @@ impl World {
                     nic.rx_cores = vec![Time::ZERO; op.rx_cores as usize];
                 }
                 let core = (qi % op.rx_cores) as usize;
-                let done = nic.rx_cores[core].max(now) + op.rx_per_packet;
+                if let (None, Some(m)) = (&nic.ctx_mem, op.memory) {
+                    nic.ctx_mem = Some(super::cc_cores::ContextMemory::new(m));
+                }
+                let start = nic.rx_cores[core].max(now);
+                let reach = nic
+                    .ctx_mem
+                    .as_mut()
+                    .map_or(crate::time::Duration::ZERO, |m| {
+                        m.access(qi, true, start - now)
+                    });
+                let done = start + op.rx_per_packet + reach;
                 nic.rx_cores[core] = done;
                 nic.rx_core_packets += 1;
                 if done > now {

@@ -2023,10 +2023,12 @@ impl Parser {
                 "rx_per_packet",
                 "rx_cycles_per_packet",
                 "clock",
+                "memory",
             ],
         ) else {
             return Some(None);
         };
+        let memory = self.context_memory(&p);
         let cores = self.int(&p, "tx_cores", Some(0), 0, 1024);
         let rx_cores = self.int(&p, "rx_cores", Some(0), 0, 1024);
         if cores == Some(0) && rx_cores == Some(0) {
@@ -2039,6 +2041,132 @@ impl Parser {
             per_packet: per_packet?,
             rx_cores: rx_cores? as u32,
             rx_per_packet: rx_per_packet?,
+            memory: memory?,
+        }))
+    }
+
+    /// `control.on_path.memory`: `naive`, `qp-aware`, or a mapping
+    /// `{kind, hint, table, ways, entry, line, dram, access_cycles, tx_lead,
+    /// rx_lead}`; cycles are at `control.on_path.clock`.
+    fn context_memory(
+        &mut self,
+        p: &Obj,
+    ) -> Option<Option<crate::nic::cc_cores::ContextMemoryConfig>> {
+        use crate::nic::cc_cores::{ContextMemoryConfig, MemoryKind};
+        let v = p.get("memory")?;
+        let empty = Map::new();
+        let (kind, o) = match v {
+            Value::String(k) => (
+                Some(k.clone()),
+                Obj {
+                    path: p.key("memory"),
+                    map: &empty,
+                },
+            ),
+            Value::Object(_) => {
+                let o = self.obj(
+                    v,
+                    &p.key("memory"),
+                    &[
+                        "kind",
+                        "hint",
+                        "table",
+                        "ways",
+                        "entry",
+                        "line",
+                        "dram",
+                        "access_cycles",
+                        "tx_lead",
+                        "rx_lead",
+                    ],
+                )?;
+                (self.choice(&o, "kind", &["naive", "qp-aware"], None), o)
+            }
+            other => {
+                self.err(
+                    p.key("memory"),
+                    show(other),
+                    "allowed: naive, qp-aware, or a mapping {kind, ...}",
+                );
+                return None;
+            }
+        };
+        let kind = kind?;
+        if kind != "naive" && kind != "qp-aware" {
+            self.err(
+                p.key("memory"),
+                format!("`{kind}`"),
+                "allowed: naive, qp-aware",
+            );
+            return None;
+        }
+        let naive = kind == "naive";
+        if naive && o.get("hint").is_some() {
+            self.err(
+                o.key("hint"),
+                "(set)",
+                "only applies to kind qp-aware (the QPN hint prefetches into its context table)",
+            );
+        }
+        let hint = self.boolean(&o, "hint", true);
+        let table = self.bytes(&o, "table", Some(128 * 1024));
+        let ways = self.int(&o, "ways", Some(4), 1, 1 << 16);
+        let entry = self.bytes(&o, "entry", Some(128));
+        let line = self.bytes(&o, "line", Some(64));
+        let dram = self.duration(&o, "dram", Some(Duration::from_ns(100)));
+        // Defaults (docs/swcc.md): 8 CSR reads, one cycle each; the naive
+        // core loads and stores the same 8 fields through its L1 (2 + 1 cycles each).
+        let access_cycles = self.int(
+            &o,
+            "access_cycles",
+            Some(if naive { 24 } else { 8 }),
+            0,
+            1 << 20,
+        );
+        let tx_lead = self.duration(&o, "tx_lead", Some(Duration::from_ns(40)));
+        let rx_lead = self.duration(&o, "rx_lead", Some(Duration::from_ns(60)));
+        let clock = match p.get("clock") {
+            Some(Value::String(s)) => parse_frequency(s).ok().filter(|&hz| hz > 0.0),
+            _ => None,
+        };
+        let Some(hz) = clock else {
+            self.err(
+                p.key("clock"),
+                "",
+                "is required with memory: the cores' frequency, like 250MHz (SwCC's FPGA)",
+            );
+            return None;
+        };
+        let (table, entry, line) = (table?, entry?, line?);
+        let unit = if naive { line } else { entry };
+        if unit == 0 || table < unit {
+            self.err(
+                o.key("table"),
+                format!("`{table}B`"),
+                format!(
+                    "must hold at least one {} of {unit}B",
+                    if naive { "line" } else { "context" }
+                ),
+            );
+            return None;
+        }
+        if naive && line == 0 {
+            return None;
+        }
+        Some(Some(ContextMemoryConfig {
+            kind: if naive {
+                MemoryKind::Naive
+            } else {
+                MemoryKind::QpAware { hint }
+            },
+            table_bytes: table,
+            ways: ways? as u32,
+            entry_bytes: entry.min(u32::MAX as u64) as u32,
+            line_bytes: line.min(u32::MAX as u64) as u32,
+            dram: dram?,
+            access: Duration((access_cycles? as f64 / hz * 1e12).round() as u64),
+            tx_lead: tx_lead?,
+            rx_lead: rx_lead?,
         }))
     }
 
@@ -2604,7 +2732,7 @@ impl Parser {
             let device_memory = self
                 .choice(&f, "memory", &["host", "device"], Some("host"))
                 .map(|m| m == "device");
-            let qps = self.int(&f, "qps", Some(1), 1, 1 << 16);
+            let qps = self.int(&f, "qps", Some(1), 1, 1 << 20);
             let addresses = self.int(&f, "addresses", Some(1), 1, 1 << 16);
             let tenant = self.tenant_of(&f, &wl, &host_tenant, src);
             let cores = self.int(&f, "cores", Some(1), 1, 4096);

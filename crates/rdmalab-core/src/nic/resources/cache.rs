@@ -42,9 +42,22 @@ pub struct SetAssocCache {
     index: HashMap<u64, u32, BuildMix>,
     pub hits: u64,
     pub misses: u64,
+    /// Set = key mod sets (hardware indexing by address or QPN bits)
+    /// instead of a hash of the key.
+    indexed: bool,
 }
 
 impl SetAssocCache {
+    /// A cache whose set is the key modulo the number of sets, as hardware
+    /// indexes by the low bits of an address or QPN: consecutive keys
+    /// spread evenly over the sets.
+    pub fn new_indexed(entries: u32, ways: u32) -> Self {
+        SetAssocCache {
+            indexed: true,
+            ..Self::new(entries, ways)
+        }
+    }
+
     /// A cache of `entries` entries in sets of `ways` (`ways` ≥ `entries`:
     /// fully associative). `entries` must be at least 1.
     pub fn new(entries: u32, ways: u32) -> Self {
@@ -62,6 +75,7 @@ impl SetAssocCache {
             index: HashMap::with_hasher(BuildMix),
             hits: 0,
             misses: 0,
+            indexed: false,
         }
     }
 
@@ -75,6 +89,9 @@ impl SetAssocCache {
     }
 
     fn set_of(&self, key: u64) -> u32 {
+        if self.indexed {
+            return (key % self.sets as u64) as u32;
+        }
         (mix(key) % self.sets as u64) as u32
     }
 
