@@ -2053,7 +2053,7 @@ impl Parser {
         p: &Obj,
     ) -> Option<Option<crate::nic::cc_cores::ContextMemoryConfig>> {
         use crate::nic::cc_cores::{ContextMemoryConfig, MemoryKind};
-        let v = p.get("memory")?;
+        let Some(v) = p.get("memory") else { return Some(None) };
         let empty = Map::new();
         let (kind, o) = match v {
             Value::String(k) => (
