@@ -115,6 +115,22 @@ fn bad_on_path_input_is_refused() {
             r#"{"tx_cores": 1, "per_packet": "1ns", "spare_cores": 1}"#,
             "control.on_path.spare_cores",
         ),
+        (
+            r#"{"tx_cores": 1, "per_packet": "1ns", "memory": "qp-aware"}"#,
+            "control.on_path.clock",
+        ),
+        (
+            r#"{"tx_cores": 1, "per_packet": "1ns", "clock": "1GHz", "memory": "sram"}"#,
+            "allowed: naive, qp-aware",
+        ),
+        (
+            r#"{"tx_cores": 1, "per_packet": "1ns", "clock": "1GHz", "memory": {"kind": "naive", "hint": true}}"#,
+            "control.on_path.memory.hint",
+        ),
+        (
+            r#"{"tx_cores": 1, "per_packet": "1ns", "clock": "1GHz", "memory": {"kind": "qp-aware", "table": "64B"}}"#,
+            "control.on_path.memory.table",
+        ),
     ] {
         let e = rdmalab_core::scenario::Scenario::from_json_str(&base(op))
             .err()
