@@ -168,3 +168,31 @@ def test_an_rtt_event_says_when_its_probe_left_even_on_slow_cores(tmp_path):
         assert not lost and sport == row["udp_sport"] == 40000
         assert sent + rtt == row["time_ps"], "sent + rtt is when the NIC saw the answer"
         assert now >= row["time_ps"] + 7_000_000, "the DPA delivered it later"
+
+
+STAMP = '''
+from rdmalab import Controller
+class Stamp(Controller):
+    subscriptions = ["TX", "ACK"]
+    def __init__(self):
+        self.pairs = []
+    def on_event(self, ev, ctx):
+        if ev.kind == "TX":
+            ctx.set_cc_header_word(3, (ctx.now_ps // 1000) & 0xFFFFFFFF)
+        elif ev.kind == "ACK" and ctx.cc_header:
+            echoed = ctx.cc_header[3]
+            # The echoed TX stamp gives the RTT the NIC measured (both in whole ns).
+            if abs((ctx.now_ps // 1000 - echoed) - ev.rtt_ps // 1000) > 1:
+                raise RuntimeError(f"echoed stamp {echoed} ns is not this packet's")
+            if len(ctx.cc_header) != 4:
+                raise RuntimeError(f"16 B are 4 words, not {len(ctx.cc_header)}")
+'''
+
+
+def test_a_python_controller_carries_its_own_header(tmp_path):
+    sc = scenario(tmp_path, STAMP, "Stamp", control={"cc_header": "16B"})
+    res = rdmalab.run(sc, out_dir=tmp_path / "out")
+    assert res.summary["flows_completed"] == res.summary["flows_total"]
+    with pytest.raises(Exception, match="allowed 0 to 15"):
+        bad = STAMP.replace("set_cc_header_word(3,", "set_cc_header_word(16,")
+        rdmalab.run(scenario(tmp_path, bad, "Stamp", control={"cc_header": "16B"}), out_dir=tmp_path / "bad")

@@ -36,7 +36,10 @@ controller turns them into rates with ``now_ps``), and records actions:
 path that source port hashes to), ``set_path(udp_sport)`` and
 ``set_share(packets)`` (the QP's packets per turn in the NIC's round-robin
 QP scheduler: a tenant's share), ``set_class(c)`` (move the QP's data to
-traffic class 1–7), ``send_oob([w0, w1, w2, w3])`` (four 32-bit
+traffic class 1–7), ``set_cc_header_word(i, value)`` (word i, 0–15, of the
+QP's extensible CC header: with ``control.cc_header`` its data packets carry
+it and their ACKs echo it back, read as ``ctx.cc_header``, a list of words),
+``send_oob([w0, w1, w2, w3])`` (four 32-bit
 words to the other end of the QP;
 ``ctx.at_receiver`` says which end this event happened at: one controller
 object serves both ends, so pass state between them only this way). Actions are

@@ -152,6 +152,9 @@ pub struct World {
     pub ctl_tables: crate::algo::SharedTables,
     /// `nic.cc_scope`: the CC states that several QPs share.
     pub cc_groups: crate::nic::cc_scope::CcGroups,
+    /// `control.cc_header`: each QP's extensible CC header words, as its
+    /// controller last wrote them (grown as QPs are created).
+    pub cc_headers: Vec<[u32; crate::control::MAX_CC_HEADER_WORDS]>,
     /// Per flow, the flow that starts once its last byte is on the wire
     /// (`u32::MAX`: none; empty when no flow follows another).
     pub followers: Vec<u32>,
@@ -331,6 +334,7 @@ impl World {
         }
         let flows_open = workload.flows.len() as u64;
         let cc_scope = nic_cfg.cc_scope;
+        let cc_header_bytes = nic_cfg.wire.cc_header;
         let int_enabled = switch_cfg.int_enabled;
         Ok(World {
             run,
@@ -339,12 +343,17 @@ impl World {
             cc_cfg,
             ctl_tables: Default::default(),
             followers,
+            cc_headers: Vec::new(),
             cc_groups: crate::nic::cc_scope::CcGroups {
                 scope: cc_scope,
                 ..Default::default()
             },
             q,
-            pkts: PacketPool::with_int(int_enabled),
+            pkts: {
+                let mut p = PacketPool::with_int(int_enabled);
+                p.enable_cc_header(cc_header_bytes.div_ceil(4) as usize);
+                p
+            },
             topo,
             ports,
             node_ports,

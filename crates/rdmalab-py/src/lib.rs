@@ -155,6 +155,10 @@ struct PyContext {
     /// INT hops as (queue bytes, tx bytes, timestamp ps, link rate bps).
     #[pyo3(get)]
     int_hops: Vec<(u64, u64, u64, u64)>,
+    /// The extensible CC header (`control.cc_header`) as 32-bit words: on an
+    /// ACK what the data packet carried (echoed), on RX what it carries.
+    #[pyo3(get)]
+    cc_header: Vec<u32>,
     actions: Actions,
 }
 
@@ -203,6 +207,19 @@ impl PyContext {
     /// Move the QP's data to traffic class `class` (1 to 7).
     fn set_class(&mut self, class: u8) {
         self.actions.class = Some(class);
+    }
+    /// Write word `i` (0 to 15) of the QP's extensible CC header, carried by
+    /// its data packets from the next one on and echoed on their ACKs.
+    fn set_cc_header_word(&mut self, i: usize, value: u32) -> PyResult<()> {
+        if i >= rdmalab_core::control::MAX_CC_HEADER_WORDS {
+            return Err(PyValueError::new_err(format!(
+                "header word {i}: allowed 0 to {}",
+                rdmalab_core::control::MAX_CC_HEADER_WORDS - 1
+            )));
+        }
+        self.actions.header_mask |= 1 << i;
+        self.actions.header[i] = value;
+        Ok(())
     }
     fn cancel_timer(&mut self, slot: usize) -> PyResult<()> {
         if slot >= CC_TIMER_SLOTS {
@@ -256,6 +273,7 @@ impl PyController {
                     )
                 })
                 .collect(),
+            cc_header: ctx.header.to_vec(),
             actions: Actions::default(),
         }
     }
@@ -314,6 +332,11 @@ impl PyController {
             }
             if let Some(c) = a.class {
                 ctx.set_class(c);
+            }
+            for i in 0..rdmalab_core::control::MAX_CC_HEADER_WORDS {
+                if a.header_mask & (1 << i) != 0 {
+                    ctx.set_header_word(i, a.header[i]);
+                }
             }
             for (slot, t) in a.timers.iter().enumerate() {
                 match t {

@@ -217,6 +217,10 @@ pub struct Entry {
     pub batch_bytes: u64,
     pub int: [IntHop; MAX_INT_HOPS],
     pub int_len: u8,
+    /// The extensible CC header of the packet behind the event (the latest
+    /// one folded in, unless the oldest is kept).
+    pub header: [u32; crate::control::MAX_CC_HEADER_WORDS],
+    pub header_len: u8,
 }
 
 impl Entry {
@@ -238,12 +242,20 @@ impl Entry {
             },
             int: [IntHop::default(); MAX_INT_HOPS],
             int_len: 0,
+            header: [0; crate::control::MAX_CC_HEADER_WORDS],
+            header_len: 0,
         };
         e.set_int(int);
         e
     }
 
     /// Fold `ev` into this entry.
+    pub fn set_header(&mut self, words: &[u32]) {
+        let n = words.len().min(crate::control::MAX_CC_HEADER_WORDS);
+        self.header[..n].copy_from_slice(&words[..n]);
+        self.header_len = n as u8;
+    }
+
     pub fn absorb(&mut self, ev: &CcEvent, int: &[IntHop], how: Coalesce) {
         self.count += 1;
         if let CcEvent::Tx { bytes, .. } = ev {

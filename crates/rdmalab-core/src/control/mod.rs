@@ -191,7 +191,15 @@ pub struct Actions {
     pub share: Option<u32>,
     /// Move the QP's data (and READ requests) to this traffic class.
     pub class: Option<u8>,
+    /// Words of the QP's extensible CC header to write (bit i: word i of
+    /// `header`), carried by its data packets from the next one on.
+    pub header_mask: u16,
+    pub header: [u32; MAX_CC_HEADER_WORDS],
 }
+
+/// SwCC's extensible CC header: at most 64 bytes (§4.3.1).
+pub const MAX_CC_HEADER_BYTES: u32 = 64;
+pub const MAX_CC_HEADER_WORDS: usize = 16;
 
 /// Probes one event may request (SCR probes a handful of paths per flow).
 pub const MAX_PROBES_PER_EVENT: usize = 8;
@@ -230,6 +238,7 @@ impl Actions {
             && self.oob.is_none()
             && self.share.is_none()
             && self.class.is_none()
+            && self.header_mask == 0
     }
 }
 
@@ -280,6 +289,11 @@ pub struct CcContext<'a> {
     pub int: &'a [IntHop],
     /// The tenant that owns the QP (`workload.tenants`; `u32::MAX`: none).
     pub tenant: u32,
+    /// The extensible CC header (`control.cc_header`) of the packet behind
+    /// this event, as 32-bit words: on an ACK, what the data packet it
+    /// answers carried (the receiver echoes it); on an RX event, what the
+    /// data packet carries. Empty without `control.cc_header`.
+    pub header: &'a [u32],
     /// Events folded into this one while it waited (1 when nothing was coalesced;
     /// DOCA PCC's `num_coalesced`).
     pub coalesced: u32,
@@ -314,6 +328,7 @@ impl<'a> CcContext<'a> {
             at_receiver: false,
             int: &[],
             tenant: u32::MAX,
+            header: &[],
             coalesced: 1,
             actions,
         }
@@ -342,12 +357,23 @@ impl<'a> CcContext<'a> {
             at_receiver: false,
             int,
             tenant: u32::MAX,
+            header: &[],
             coalesced: 1,
             actions,
         }
     }
     pub fn set_rate(&mut self, r: Rate) {
         self.actions.rate = Some(r);
+    }
+    /// Write word `i` (0 to 15) of the QP's extensible CC header: its data
+    /// packets carry it from the next one on, and their ACKs echo it
+    /// (`control.cc_header` sets how many bytes travel; words past them are kept
+    /// but not sent).
+    pub fn set_header_word(&mut self, i: usize, value: u32) {
+        if i < MAX_CC_HEADER_WORDS {
+            self.actions.header_mask |= 1 << i;
+            self.actions.header[i] = value;
+        }
     }
     /// The rate set so far while handling this event, if any (for a
     /// controller that wraps another and adjusts what it decided).

@@ -50,6 +50,10 @@ impl World {
             Some(id) => self.pkts.int_of(id),
             None => &[],
         };
+        let header = match ack {
+            Some(id) => self.pkts.header_of(id),
+            None => &[],
+        };
         let mut actions = Actions::default();
         let mut ctx = CcContext::with_facts(
             now,
@@ -62,6 +66,7 @@ impl World {
         );
         ctx.udp_sport = qp.udp_sport;
         ctx.tenant = qp.tenant;
+        ctx.header = header;
         ctx.at_receiver = ev.at_receiver();
         ctx.qp = qi;
         ctx.nic = nic_facts(&self.nics, &self.ports, qp, ctx.at_receiver);
@@ -123,6 +128,10 @@ impl World {
             Some(id) => self.pkts.int_of(id),
             None => &[],
         };
+        let header = match ack {
+            Some(id) => self.pkts.header_of(id),
+            None => &[],
+        };
         let qp = &self.qps[qi as usize];
         let mut actions = Actions::default();
         let mut ctx = CcContext::with_facts(
@@ -136,6 +145,7 @@ impl World {
         );
         ctx.udp_sport = qp.udp_sport;
         ctx.tenant = qp.tenant;
+        ctx.header = header;
         ctx.at_receiver = ev.at_receiver();
         ctx.qp = grp.timer_qp;
         ctx.nic = nic_facts(&self.nics, &self.ports, qp, ctx.at_receiver);
@@ -260,6 +270,10 @@ impl World {
             Some(id) => self.pkts.int_of(id),
             None => &[],
         };
+        let header: &[u32] = match ack {
+            Some(id) => self.pkts.header_of(id),
+            None => &[],
+        };
         let fw = self.ctl.as_mut().expect("framework");
         fw.ensure_qp(qi);
         let kind = EventType::of(&ev);
@@ -279,6 +293,9 @@ impl World {
             let trigger = fw.placement.trigger_latency;
             let e = &mut fw.entries[open as usize];
             e.absorb(&ev, int, how);
+            if how != crate::control::framework::Coalesce::KeepOldest {
+                e.set_header(header);
+            }
             // A held TX batch starts its trigger once enough bytes have gathered.
             if !e.trigger_started && e.batch_bytes >= batch {
                 e.trigger_started = true;
@@ -288,6 +305,7 @@ impl World {
             return;
         }
         let mut entry = Entry::new(qi, ev, now, int);
+        entry.set_header(header);
         let held =
             matches!(ev, CcEvent::Tx { bytes, .. } if (bytes as u64) < fw.placement.tx_batch_bytes);
         entry.trigger_started = !held;
@@ -381,6 +399,7 @@ impl World {
         ctx.coalesced = e.count;
         ctx.udp_sport = qp.udp_sport;
         ctx.tenant = qp.tenant;
+        ctx.header = &e.header[..e.header_len as usize];
         ctx.at_receiver = e.event.at_receiver();
         ctx.qp = e.qp;
         ctx.nic = nic_facts(&self.nics, &self.ports, qp, ctx.at_receiver);
@@ -485,6 +504,17 @@ impl World {
         }
         if let Some(c) = a.class {
             self.qps[qi as usize].class = c;
+        }
+        if a.header_mask != 0 {
+            if self.cc_headers.len() <= qi as usize {
+                self.cc_headers
+                    .resize(qi as usize + 1, [0; crate::control::MAX_CC_HEADER_WORDS]);
+            }
+            for i in 0..crate::control::MAX_CC_HEADER_WORDS {
+                if a.header_mask & (1 << i) != 0 {
+                    self.cc_headers[qi as usize][i] = a.header[i];
+                }
+            }
         }
         for &sport in &a.probes[..a.probe_count as usize] {
             self.send_probe(qi, sport);

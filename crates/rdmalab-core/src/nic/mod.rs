@@ -890,7 +890,12 @@ impl World {
                 }
             }
         }
-        self.pkts.alloc(p)
+        let id = self.pkts.alloc(p);
+        if self.nic_cfg.wire.cc_header > 0 {
+            // The QP's extensible CC header as its controller last wrote it.
+            self.pkts.set_header(id, &self.cc_headers[qi as usize]);
+        }
+        id
     }
 
     /// Make sure QP `qi` is in its sending NIC's round robin and kick the port.

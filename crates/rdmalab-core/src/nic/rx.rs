@@ -142,7 +142,8 @@ impl World {
                     packets: 1,
                     ce: p.ecn_ce,
                 },
-                None,
+                // The data packet, so the controller reads its extensible CC header.
+                (self.nic_cfg.wire.cc_header > 0).then_some(pkt),
             );
         }
         let qp = &mut self.qps[qi as usize];

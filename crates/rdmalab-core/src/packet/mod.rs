@@ -141,6 +141,9 @@ pub struct PacketPool {
     /// INT records per slot, kept only when INT is on.
     int: Vec<[IntHop; MAX_INT_HOPS]>,
     int_enabled: bool,
+    /// Extensible CC header words per slot (`control.cc_header`; empty when off).
+    hdr: Vec<[u32; crate::control::MAX_CC_HEADER_WORDS]>,
+    hdr_words: usize,
     free: Vec<PacketId>,
     live: usize,
 }
@@ -164,7 +167,33 @@ impl PacketPool {
             if self.int_enabled {
                 self.int.push([IntHop::default(); MAX_INT_HOPS]);
             }
+            if self.hdr_words > 0 {
+                self.hdr.push([0; crate::control::MAX_CC_HEADER_WORDS]);
+            }
             (self.slots.len() - 1) as PacketId
+        }
+    }
+
+    /// Carry `words` 32-bit words of extensible CC header per packet (call
+    /// before any packet is allocated).
+    pub fn enable_cc_header(&mut self, words: usize) {
+        self.hdr_words = words.min(crate::control::MAX_CC_HEADER_WORDS);
+    }
+
+    /// Write packet `id`'s extensible CC header.
+    #[inline]
+    pub fn set_header(&mut self, id: PacketId, words: &[u32; crate::control::MAX_CC_HEADER_WORDS]) {
+        if self.hdr_words > 0 {
+            self.hdr[id as usize] = *words;
+        }
+    }
+
+    /// Packet `id`'s extensible CC header (empty when off).
+    pub fn header_of(&self, id: PacketId) -> &[u32] {
+        if self.hdr_words > 0 {
+            &self.hdr[id as usize][..self.hdr_words]
+        } else {
+            &[]
         }
     }
 
@@ -184,6 +213,9 @@ impl PacketPool {
         self.slots[to as usize].int_hops = n;
         if self.int_enabled {
             self.int[to as usize] = self.int[from as usize];
+        }
+        if self.hdr_words > 0 {
+            self.hdr[to as usize] = self.hdr[from as usize];
         }
     }
 

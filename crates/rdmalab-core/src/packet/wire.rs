@@ -70,6 +70,9 @@ pub struct WireFormat {
     /// hop records when switches push INT, or (ns-3 HPCC framing only)
     /// TIMELY's 8-byte send timestamp.
     pub int_header: u32,
+    /// SwCC's extensible CC header (`control.cc_header`, 0 to 64 B), after
+    /// the BTH of every data packet and echoed on its ACKs and NACKs.
+    pub cc_header: u32,
     /// Shorter data frames are padded to this (Ethernet: 64 B; ns-3 HPCC: none).
     pub min_frame: u32,
 }
@@ -99,6 +102,7 @@ impl WireFormat {
             oob_frame: l2_l4 + OOB_PAYLOAD + ETH_FCS,
             l1_overhead: ETH_PREAMBLE_SFD + ETH_IFG,
             int_header: 0,
+            cc_header: 0,
             min_frame: ETH_MIN_FRAME,
         }
     }
@@ -121,6 +125,7 @@ impl WireFormat {
             oob_frame: 48 + OOB_PAYLOAD,
             l1_overhead: 0,
             int_header: 0,
+            cc_header: 0,
             min_frame: 0,
         }
     }
@@ -128,14 +133,15 @@ impl WireFormat {
     /// Frame bytes of a data packet with `payload` bytes (`extra`: RETH on a WRITE's first packet).
     #[inline]
     pub fn data_frame(&self, payload: u32, extra: u32) -> u32 {
-        (self.data_overhead + self.int_header + extra + payload).max(self.min_frame)
+        (self.data_overhead + self.int_header + self.cc_header + extra + payload)
+            .max(self.min_frame)
     }
 
     /// An ACK or NACK frame with the INT header of the data it answers
     /// (ns-3: 88 B with HPCC's 42 B of INT, still 60 B with TIMELY's 8 B).
     #[inline]
     pub fn ack_with_int(&self) -> u32 {
-        (self.ack_headers + self.int_header).max(self.ack_frame)
+        (self.ack_headers + self.int_header + self.cc_header).max(self.ack_frame)
     }
 
     /// Bytes a frame of `frame_bytes` occupies on the wire.

@@ -487,6 +487,9 @@ impl Parser {
         if let (Some(n), Some(t)) = (nic.as_mut(), self.trigger(&o)) {
             n.trigger = t;
         }
+        if let (Some(n), Some(b)) = (nic.as_mut(), self.cc_header(&o)) {
+            n.wire.cc_header = b;
+        }
         let switch = self.switch(&o);
         let cc = self.cc(&o);
         let control = self.control(&o);
@@ -1663,6 +1666,7 @@ impl Parser {
             "record_delays",
             "on_path",
             "trigger",
+            "cc_header",
         ];
         let empty = Map::new();
         let c = match o.get("control") {
@@ -2045,6 +2049,26 @@ impl Parser {
         }))
     }
 
+    /// `control.cc_header`: bytes of SwCC's extensible CC header (0 to 64).
+    fn cc_header(&mut self, o: &Obj) -> Option<u32> {
+        let c = o.get("control")?.as_object()?;
+        c.get("cc_header")?;
+        let obj = Obj {
+            path: "control".into(),
+            map: c,
+        };
+        let b = self.bytes(&obj, "cc_header", None)?;
+        if b > crate::control::MAX_CC_HEADER_BYTES as u64 {
+            self.err(
+                "control.cc_header",
+                format!("`{b}B`"),
+                "allowed: 0B to 64B (SwCC's extensible CC header, §4.3.1)",
+            );
+            return None;
+        }
+        Some(b as u32)
+    }
+
     /// `control.on_path.memory`: `naive`, `qp-aware`, or a mapping
     /// `{kind, hint, table, ways, entry, line, dram, access_cycles, tx_lead,
     /// rx_lead}`; cycles are at `control.on_path.clock`.
@@ -2053,7 +2077,9 @@ impl Parser {
         p: &Obj,
     ) -> Option<Option<crate::nic::cc_cores::ContextMemoryConfig>> {
         use crate::nic::cc_cores::{ContextMemoryConfig, MemoryKind};
-        let Some(v) = p.get("memory") else { return Some(None) };
+        let Some(v) = p.get("memory") else {
+            return Some(None);
+        };
         let empty = Map::new();
         let (kind, o) = match v {
             Value::String(k) => (

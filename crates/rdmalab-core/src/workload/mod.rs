@@ -332,6 +332,10 @@ impl World {
             timeouts: 0,
             sampled_delivered: 0,
         });
+        if self.nic_cfg.wire.cc_header > 0 {
+            self.cc_headers
+                .resize(qi as usize + 1, [0; crate::control::MAX_CC_HEADER_WORDS]);
+        }
         match (fixed_rate, group_key) {
             (Some(_), _) => {}
             (None, Some(key)) => self.join_cc_group(qi, key),
