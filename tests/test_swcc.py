@@ -22,3 +22,12 @@ def test_fig11_small(examples, tmp_path):
     assert ns["qp-aware+hint", 512] <= 0.5 * ns["naive", 512]
     assert ns["qp-aware+hint", 4096] <= 1.1 * ns["qp-aware+hint", 512]
     assert ns["naive", 4096] > 1.5 * ns["naive", 512]
+
+
+def test_fig1_a_slower_loop_drains_the_queue_later(examples, tmp_path):
+    r = rdmalab_cli("sweep", str(examples / "swcc" / "swcc-fig1-drain.yaml"), "--out", str(tmp_path / "o"), "--quiet")
+    assert r.returncode == 0, r.stderr
+    t = pl.read_csv(tmp_path / "o" / "plots" / "swcc-fig1-drain.csv")
+    d = {row["control"]: row["drain_us"] for row in t.iter_rows(named=True)}
+    assert d["asic"] <= d["delay-2us"] <= d["delay-5us"] <= d["delay-10us"] <= d["host-cpu"]
+    assert d["host-cpu"] > 2 * d["asic"]

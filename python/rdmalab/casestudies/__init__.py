@@ -67,6 +67,7 @@ MODULES: dict[str, str] = {
     "swiftrdma-fig5": "swiftrdma",
     "swiftrdma-cache": "swiftrdma",
     "srnic-table1": "srnic",
+    "swcc-fig1": "swcc",
     "swcc-fig11": "swcc",
     "attacks-fig3": "attacks",
     "attacks-fig4": "attacks",
