@@ -104,6 +104,7 @@ impl World {
             sig.active_qps = nic
                 .active
                 .iter()
+                .chain(nic.parked.iter().map(|r| &r.0 .1))
                 .filter(|&&q| self.qps[q as usize].has_unsent())
                 .count() as f64;
             // Each job's p99 over the messages its apps on this host completed in the period.

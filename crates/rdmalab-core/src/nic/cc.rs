@@ -23,7 +23,7 @@ fn nic_facts(
     let nic = &nics[if at_receiver { qp.rx_nic } else { qp.tx_nic } as usize];
     NicFacts {
         node: nic.node,
-        active_qps: (nic.active.len() + nic.ns3_qps.len()) as u32,
+        active_qps: (nic.active.len() + nic.ns3_qps.len() + nic.parked.len()) as u32,
         tx_bytes: ports[nic.port as usize].tx_bytes,
         rx_bytes: nic.rx_bytes,
         rx_payload: nic.rx_payload,

@@ -313,6 +313,9 @@ pub struct Nic {
     pub rx_core_packets: u64,
     /// `control.on_path.memory`: the CC cores' QP-context memory.
     pub ctx_mem: Option<cc_cores::ContextMemory>,
+    /// `control.on_path`: QPs out of the round robin while their next packet
+    /// is with their TX core, by when it is done (they stay `in_active`).
+    pub parked: std::collections::BinaryHeap<std::cmp::Reverse<(Time, u32)>>,
 }
 
 impl Nic {
@@ -343,6 +346,7 @@ impl Nic {
             rx_cores: Vec::new(),
             rx_core_packets: 0,
             ctx_mem: None,
+            parked: Default::default(),
         }
     }
 }
@@ -414,6 +418,15 @@ impl World {
         } else {
             0
         };
+        // QPs whose packets their on-path cores have finished rejoin the
+        // round robin, in the order they became ready.
+        while let Some(&std::cmp::Reverse((t, q))) = self.nics[nic_i].parked.peek() {
+            if t > now {
+                break;
+            }
+            self.nics[nic_i].parked.pop();
+            self.nics[nic_i].active.push_back(q);
+        }
         let n = self.nics[nic_i].active.len();
         for _ in 0..n {
             let qi = self.nics[nic_i].active.pop_front().expect("counted");
@@ -492,6 +505,12 @@ impl World {
                 // An on-path TX core must process the packet before it leaves.
                 if let Some(t) = self.tx_core(nic_i, qi, now, cores) {
                     earliest = earliest.min(t);
+                    // Its packet is with its core until t: park the QP out of
+                    // the round robin until then, so scans do not pass over
+                    // every waiting QP (many QPs on few cores).
+                    let back = self.nics[nic_i].active.pop_back();
+                    debug_assert_eq!(back, Some(qi));
+                    self.nics[nic_i].parked.push(std::cmp::Reverse((t, qi)));
                     continue;
                 }
             }
@@ -522,6 +541,9 @@ impl World {
                 }
             }
             return Some(self.packetize(qi));
+        }
+        if let Some(&std::cmp::Reverse((t, _))) = self.nics[nic_i].parked.peek() {
+            earliest = earliest.min(t);
         }
         if earliest != Time::NEVER && earliest < self.nics[nic_i].wake_at {
             self.nics[nic_i].wake_at = earliest;
@@ -957,13 +979,21 @@ impl World {
             };
             let port_utilization =
                 (port.tx_bytes - tx0) as f64 / port.rate.bytes_in(iv).max(1) as f64;
+            let parked = nic.parked.iter().map(|r| &r.0 .1);
             let active_qps = nic
                 .active
                 .iter()
                 .chain(&nic.ns3_qps)
+                .chain(parked.clone())
                 .filter(|&&q| self.qps[q as usize].has_unsent())
                 .count() as u32;
-            let qps: Vec<u32> = nic.active.iter().chain(&nic.ns3_qps).copied().collect();
+            let qps: Vec<u32> = nic
+                .active
+                .iter()
+                .chain(&nic.ns3_qps)
+                .chain(parked)
+                .copied()
+                .collect();
             self.nics[n].reported = (
                 self.nics[n].pcie_bytes,
                 self.nics[n].pcie_wait_ps,

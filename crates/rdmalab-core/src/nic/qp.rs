@@ -161,6 +161,8 @@ pub struct Qp {
     pub retx_mark: u32,
     pub last_tx_start: Time,
     pub last_tx_wire: u32,
+    /// In its NIC's round robin, or parked out of it while an on-path core
+    /// works on its next packet (`Nic::parked`).
     pub in_active: bool,
     pub cc: Cc,
     pub cc_mask: EventMask,
