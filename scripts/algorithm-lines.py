@@ -15,7 +15,7 @@ from pathlib import Path
 ALGO = Path(__file__).resolve().parent.parent / "crates" / "rdmalab-core" / "src" / "algo"
 # SwCC Table 3 (lines of C on its RISC-V cores).
 PAPER = {"dcqcn": 140, "timely": 102, "hpcc": 148, "swift": 164, "homa": 95}
-FILES = ["dcqcn", "timely", "hpcc", "swift", "dctcp", "doca_rtt", "receiver_grants", "receiver_backpressure",
+FILES = ["dcqcn", "timely", "hpcc", "swift", "homa", "dctcp", "doca_rtt", "receiver_grants", "receiver_backpressure",
          "fair_share", "multipath", "tenant_guard"]
 
 
@@ -45,7 +45,6 @@ def main() -> None:
         name = f.replace("_", "-")
         paper = PAPER.get(f, "")
         print(f"| `{name}` | {paper} | {count(ALGO / f'{f}.rs')} |")
-    print(f"| Homa | {PAPER['homa']} | not built |")
 
 
 if __name__ == "__main__":

@@ -151,7 +151,7 @@ def test_the_algorithm_reference_is_generated_from_the_code(root):
     )
     names = [a["name"] for a in rdmalab._core.algorithms()]
     assert names == ["none", "dcqcn", "timely", "dctcp", "hpcc", "swift", "fair-static", "water-filling", "doca-rtt",
-                     "receiver-grants", "receiver-backpressure", "tenant-guard", "multipath"]
+                     "receiver-grants", "receiver-backpressure", "homa", "tenant-guard", "multipath"]
     for a in rdmalab._core.algorithms():
         for p in a["params"]:
             assert p["source"] and p["unit"] and p["default"], (a["name"], p["name"])

@@ -6,6 +6,7 @@ pub mod dcqcn;
 pub mod dctcp;
 pub mod doca_rtt;
 pub mod fair_share;
+pub mod homa;
 pub mod hpcc;
 pub mod multipath;
 pub mod port_meter;
@@ -87,6 +88,12 @@ pub const ALGORITHMS: &[AlgorithmInfo] = &[
         needs: "RX events at the receiver (placement swcc or host-cpu, or control.rx_events: true)",
     },
     AlgorithmInfo {
+        name: "homa",
+        summary: "Homa (SwCC Table 3): receiver-driven credits; one BDP unscheduled, then SRPT grants out of band to the `overcommit` messages with the fewest bytes left",
+        params: homa::PARAMS,
+        needs: "RX events at the receiver (placement swcc or host-cpu, or control.rx_events: true) and control.cc_header of at least 8 B (message lengths)",
+    },
+    AlgorithmInfo {
         name: "tenant-guard",
         summary: "DCQCN plus a receiver that watches each tenant's share of its busy port and sends out-of-band notices to a tenant above an equal share, whose QPs cap their rate (MD per notice, timed AI): rdmalab's defense against parallel, staggered and shuffled-overlay attacks",
         params: tenant_guard::PARAMS,
@@ -114,6 +121,8 @@ pub struct SharedTables {
     pub grants: receiver_grants::GrantTables,
     /// Tenant ledgers of the tenant guards, by receiving node.
     pub tenant_guard: tenant_guard::GuardTables,
+    /// Incoming messages of the Homa receivers, by receiving node.
+    pub homa: homa::HomaTables,
 }
 
 /// Makes a user-defined controller for each new QP.
@@ -150,6 +159,7 @@ pub enum CcConfig {
     ReceiverGrants(receiver_grants::ReceiverGrantsParams),
     ReceiverBackpressure(receiver_backpressure::ReceiverBackpressureParams),
     TenantGuard(tenant_guard::TenantGuardParams),
+    Homa(homa::HomaParams),
     Multipath(multipath::MultipathParams),
     /// A user-defined controller, e.g. written against [`Controller`] in Rust.
     Custom(ControllerFactory),
@@ -174,6 +184,7 @@ impl CcConfig {
             "receiver-backpressure" => CcConfig::ReceiverBackpressure(
                 receiver_backpressure::ReceiverBackpressureParams::from_values(v),
             ),
+            "homa" => CcConfig::Homa(homa::HomaParams::from_values(v)),
             "tenant-guard" => {
                 CcConfig::TenantGuard(tenant_guard::TenantGuardParams::from_values(v))
             }
@@ -196,6 +207,7 @@ impl CcConfig {
             CcConfig::ReceiverGrants(_) => "receiver-grants",
             CcConfig::ReceiverBackpressure(_) => "receiver-backpressure",
             CcConfig::TenantGuard(_) => "tenant-guard",
+            CcConfig::Homa(_) => "homa",
             CcConfig::Multipath(_) => "multipath",
             CcConfig::Custom(f) => &f.name,
         }
@@ -226,6 +238,7 @@ impl CcConfig {
             CcConfig::ReceiverBackpressure(p) => {
                 Cc::ReceiverBackpressure(receiver_backpressure::ReceiverBackpressure::new(*p))
             }
+            CcConfig::Homa(p) => Cc::Homa(homa::Homa::new(*p, tables.homa.clone())),
             CcConfig::TenantGuard(p) => Cc::TenantGuard(tenant_guard::TenantGuard::new(
                 *p,
                 tables.tenant_guard.clone(),

@@ -277,6 +277,9 @@ pub struct CcContext<'a> {
     pub bytes_in_flight: u64,
     /// Stream byte offset of the next byte to send (`snd_nxt`, in bytes).
     pub snd_nxt_bytes: u64,
+    /// Bytes the application has posted on the QP so far (the end of its
+    /// byte stream: for a flow, its message length), as the WQEs tell the NIC.
+    pub posted_bytes: u64,
     pub path: PathFacts,
     /// The UDP source port the QP's data uses now (its current path).
     pub udp_sport: u16,
@@ -323,6 +326,7 @@ impl<'a> CcContext<'a> {
             rate,
             bytes_in_flight,
             snd_nxt_bytes: 0,
+            posted_bytes: 0,
             path,
             udp_sport: 0,
             at_receiver: false,
@@ -352,6 +356,7 @@ impl<'a> CcContext<'a> {
             rate,
             bytes_in_flight,
             snd_nxt_bytes,
+            posted_bytes: 0,
             path,
             udp_sport: 0,
             at_receiver: false,
@@ -451,6 +456,7 @@ pub enum Cc {
     ReceiverGrants(crate::algo::receiver_grants::ReceiverGrants),
     ReceiverBackpressure(crate::algo::receiver_backpressure::ReceiverBackpressure),
     TenantGuard(crate::algo::tenant_guard::TenantGuard),
+    Homa(crate::algo::homa::Homa),
     Multipath(crate::algo::multipath::Multipath),
     /// A user-defined controller (Rust or Python). Panics inside it are caught
     /// and reported as run errors.
@@ -472,6 +478,7 @@ macro_rules! builtin {
             Cc::ReceiverGrants($c) => $body,
             Cc::ReceiverBackpressure($c) => $body,
             Cc::TenantGuard($c) => $body,
+            Cc::Homa($c) => $body,
             Cc::Multipath($c) => $body,
             Cc::Custom($u) => $custom,
         }

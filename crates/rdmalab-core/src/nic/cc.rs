@@ -66,6 +66,7 @@ impl World {
         );
         ctx.udp_sport = qp.udp_sport;
         ctx.tenant = qp.tenant;
+        ctx.posted_bytes = qp.byte_end;
         ctx.header = header;
         ctx.at_receiver = ev.at_receiver();
         ctx.qp = qi;
@@ -145,6 +146,7 @@ impl World {
         );
         ctx.udp_sport = qp.udp_sport;
         ctx.tenant = qp.tenant;
+        ctx.posted_bytes = qp.byte_end;
         ctx.header = header;
         ctx.at_receiver = ev.at_receiver();
         ctx.qp = grp.timer_qp;
@@ -196,6 +198,7 @@ impl World {
         let mut ctx = CcContext::with_facts(now, grp.rate, 0, 0, grp.path, &[], &mut actions);
         ctx.udp_sport = qp.udp_sport;
         ctx.tenant = qp.tenant;
+        ctx.posted_bytes = qp.byte_end;
         ctx.qp = qi;
         ctx.nic = nic_facts(&self.nics, &self.ports, qp, false);
         if let Err(detail) = grp.cc.on_start(&mut ctx) {
@@ -228,6 +231,7 @@ impl World {
         let mut ctx = CcContext::with_facts(now, qp.rate, 0, 0, qp.path, &[], &mut actions);
         ctx.udp_sport = qp.udp_sport;
         ctx.tenant = qp.tenant;
+        ctx.posted_bytes = qp.byte_end;
         ctx.qp = qi;
         ctx.nic = nic_facts(&self.nics, &self.ports, qp, false);
         if let Err(detail) = qp.cc.on_start(&mut ctx) {
@@ -399,6 +403,7 @@ impl World {
         ctx.coalesced = e.count;
         ctx.udp_sport = qp.udp_sport;
         ctx.tenant = qp.tenant;
+        ctx.posted_bytes = qp.byte_end;
         ctx.header = &e.header[..e.header_len as usize];
         ctx.at_receiver = e.event.at_receiver();
         ctx.qp = e.qp;
