@@ -88,13 +88,25 @@ def cmd_figures(args) -> int:
     return 0
 
 
+def _positive_int(text: str) -> int:
+    """An argparse type: an integer of at least 1."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"`{text}` is not an integer") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"`{text}` — allowed: 1 or more")
+    return n
+
+
 def _is_sweep_file(path) -> bool:
     import yaml
 
+    from rdmalab import yamlio
     from rdmalab.sweep.spec import is_sweep_file
 
     try:
-        return is_sweep_file(yaml.safe_load(Path(path).read_text()))
+        return is_sweep_file(yamlio.load(Path(path).read_text()))
     except (OSError, yaml.YAMLError):
         return False  # the scenario loader reports it
 
@@ -443,7 +455,7 @@ def main(argv: list[str] | None = None) -> int:
 
     p.add_argument("--backend", choices=BACKENDS, default="local",
                    help="local process pool (default), a Ray cluster, or write a SLURM array job script")
-    p.add_argument("--workers", type=int, help="local: processes; ray without --address: CPUs of the local "
+    p.add_argument("--workers", type=_positive_int, help="local: processes; ray without --address: CPUs of the local "
                                                "Ray instance (default: the machine's cores)")
     p.add_argument("--address", help="ray: the cluster to connect to (e.g. `auto`, `ray://head:10001`); "
                                      "default: start a local one")

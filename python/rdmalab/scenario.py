@@ -8,12 +8,15 @@ check happens in the core, so Python and Rust users get the same messages.
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+from rdmalab import yamlio
 
 from rdmalab._core import ScenarioError
 
@@ -125,6 +128,7 @@ def scenario_from_dict(data: dict, base_dir: str | os.PathLike = ".", source: st
     """Wrap an in-memory scenario (for sweeps and notebooks)."""
     if not isinstance(data, dict):
         raise ScenarioError(f"(scenario): must be a mapping of keys to values, not {type(data).__name__}")
+    _check_finite(data, "")
     data = json.loads(json.dumps(data))  # a deep copy that also rejects non-JSON values
     figures = _figures(data.pop("figures", None), "figures")
     _resolve_paths(data, Path(base_dir))
@@ -133,6 +137,18 @@ def scenario_from_dict(data: dict, base_dir: str | os.PathLike = ".", source: st
     if isinstance(cc, dict) and cc.get("algorithm") == "python":
         controller = _load_python_controller(cc, Path(base_dir))
     return LoadedScenario(data=data, source=source, controller=controller, figures=figures)
+
+
+def _check_finite(value, path: str) -> None:
+    """Refuse NaN and infinities (YAML's `.nan`, `.inf`), naming the key."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ScenarioError(f"{path or '(scenario)'}: `{value}` — not a finite number; give a value like 0.5 or 100Gbps")
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _check_finite(v, f"{path}.{k}" if path else str(k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            _check_finite(v, f"{path}[{i}]")
 
 
 def _figures(value, where: str) -> list:
@@ -152,7 +168,7 @@ def load_scenario(path: str | os.PathLike, overrides: dict[str, Any] | None = No
     except OSError as e:
         raise ScenarioError(f"(scenario): `{p}` cannot be read ({e.strerror})") from None
     try:
-        data = yaml.safe_load(text)
+        data = yamlio.load(text)
     except yaml.YAMLError as e:
         raise ScenarioError(f"(scenario): `{p}` is not valid YAML: {e}") from None
     if data is None:

@@ -36,6 +36,8 @@ from typing import Any
 
 import yaml
 
+from rdmalab import yamlio
+
 from rdmalab._core import ScenarioError
 from rdmalab.runner import validate
 from rdmalab.scenario import LoadedScenario, scenario_from_dict
@@ -276,7 +278,7 @@ def _base(spec: dict, sweep_dir: Path) -> tuple[dict, Path]:
     if isinstance(base, str):
         path = sweep_dir / base
         try:
-            data = yaml.safe_load(path.read_text())
+            data = yamlio.load(path.read_text())
         except OSError as e:
             raise SweepError(f"base: `{path}` cannot be read ({e.strerror})") from None
         except yaml.YAMLError as e:
@@ -417,7 +419,7 @@ def load_sweep(path: str | Path, check: bool = True) -> Sweep:
     """Read a sweep YAML file and expand it (see the module docstring)."""
     p = Path(path)
     try:
-        spec = yaml.safe_load(p.read_text())
+        spec = yamlio.load(p.read_text())
     except OSError as e:
         raise SweepError(f"(sweep): `{p}` cannot be read ({e.strerror})") from None
     except yaml.YAMLError as e:

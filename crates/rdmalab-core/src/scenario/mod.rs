@@ -2662,6 +2662,16 @@ impl Parser {
                     self.err(f.key("hosts"), "", "needs at least two hosts");
                     continue;
                 }
+                // A host listed twice would draw flows to itself and double its load.
+                if let Some(i) = (1..hs.len()).find(|&i| hs[..i].contains(&hs[i])) {
+                    let name = &t.nodes[hs[i] as usize].name;
+                    self.err(
+                        format!("{}[{i}]", f.key("hosts")),
+                        format!("`{name}`"),
+                        "appears twice: list each host once",
+                    );
+                    continue;
+                }
                 // Load is relative to the host link rate, as in traffic_gen.py.
                 let rates: Vec<Rate> = hs.iter().map(|&h| host_rate(t, h)).collect();
                 let rate = *rates.iter().min().unwrap();

@@ -1,0 +1,60 @@
+"""Bad input is refused before anything runs, with a message that names the
+key (issue 15: accepted nonsense and raw errors), never run with a value its
+author did not mean."""
+
+import math
+
+import pytest
+from conftest import rdmalab_cli
+
+import rdmalab
+from rdmalab._core import ScenarioError
+
+TOPO = "topology: {kind: single_switch, hosts: 3, host_link: {rate: 100Gbps, delay: 1us}}\n"
+
+
+def refused(tmp_path, text: str, name="s.yaml") -> str:
+    f = tmp_path / name
+    f.write_text(text)
+    r = rdmalab_cli("run", str(f), "--out", str(tmp_path / "out"))
+    assert r.returncode != 0, r.stdout
+    assert "Traceback" not in r.stderr, r.stderr
+    assert not (tmp_path / "out" / "flows.csv").exists(), "nothing ran"
+    return r.stderr
+
+
+def test_a_key_given_twice_is_refused_with_both_lines(tmp_path):
+    e = refused(tmp_path, "name: d\nduration: 1ms\nduration: 2ms\n" + TOPO + "workload: {poisson: {cdf: websearch, load: 0.3}}\n")
+    assert "key `duration` given twice (first on line 2)" in e and "line 3" in e
+
+
+def test_a_key_given_twice_in_a_sweep_is_refused(tmp_path):
+    (tmp_path / "base.yaml").write_text("name: b\nduration: 1ms\n" + TOPO + "workload: {poisson: {cdf: websearch, load: 0.3}}\n")
+    f = tmp_path / "sw.yaml"
+    f.write_text("base: base.yaml\ngrid:\n  seed: [1, 2]\n  seed: [3]\n")
+    r = rdmalab_cli("sweep", str(f), "--out", str(tmp_path / "o"))
+    assert r.returncode != 0 and "key `seed` given twice" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("value", [".nan", ".inf", "-.inf"])
+def test_non_finite_numbers_name_their_key(tmp_path, value):
+    e = refused(tmp_path, "name: n\nduration: 1ms\n" + TOPO + f"workload: {{poisson: {{cdf: websearch, load: {value}}}}}\n")
+    assert "workload.poisson.load" in e and "not a finite number" in e
+
+
+def test_non_finite_numbers_in_a_dict_scenario(tmp_path):
+    with pytest.raises(ScenarioError, match=r"workload\.perftest\[0\]\.queue_depth"):
+        rdmalab.scenario_from_dict({"duration": "1ms", "topology": {"kind": "single_switch", "hosts": 2},
+                                    "workload": {"perftest": [{"src": "h0", "dst": "h1", "queue_depth": math.inf}]}})
+
+
+def test_a_poisson_host_listed_twice_is_refused(tmp_path):
+    e = refused(tmp_path, "name: p\nduration: 1ms\n" + TOPO + "workload: {poisson: {cdf: websearch, load: 0.3, hosts: [h0, h1, h1]}}\n")
+    assert "workload.poisson.hosts[2]" in e and "appears twice" in e
+
+
+def test_zero_workers_is_refused(examples, tmp_path):
+    r = rdmalab_cli("sweep", str(examples / "attacks" / "attacks-fig3-parallel.yaml"), "--out", str(tmp_path / "o"),
+                    "--workers", "0")
+    assert r.returncode == 2 and "--workers: `0` — allowed: 1 or more" in r.stderr, r.stderr
+    assert not (tmp_path / "o").exists()
