@@ -58,3 +58,28 @@ def test_zero_workers_is_refused(examples, tmp_path):
                     "--workers", "0")
     assert r.returncode == 2 and "--workers: `0` — allowed: 1 or more" in r.stderr, r.stderr
     assert not (tmp_path / "o").exists()
+
+
+def test_an_output_path_that_is_a_file_is_refused_before_the_run(examples, tmp_path):
+    f = tmp_path / "afile"
+    f.write_text("")
+    for out in (f, f / "sub"):
+        r = rdmalab_cli("run", str(examples / "dumbbell-dcqcn.yaml"), "--out", str(out), "--quiet")
+        assert r.returncode == 2 and "nothing was run" in r.stderr and "Traceback" not in r.stderr, r.stderr
+        assert "--out" in r.stderr
+
+
+def test_an_earlier_runs_tables_are_not_read_with_a_new_one(tmp_path):
+    from rdmalab.outputs import read_table
+
+    def scen(size):
+        return rdmalab.scenario_from_dict({
+            "duration": "1ms", "topology": {"kind": "single_switch", "hosts": 2,
+                                            "host_link": {"rate": "100Gbps", "delay": "1us"}},
+            "workload": {"flows": [{"src": "h0", "dst": "h1", "size": size}]}})
+
+    out = tmp_path / "run"
+    rdmalab.run(scen("10KB"), out_dir=out)
+    # A second run without Parquet: the first run's Parquet files must not be read instead.
+    rdmalab.run(scen("20KB"), out_dir=out, parquet=False)
+    assert read_table(out, "flows").column("size_bytes").to_pylist() == [20_000]

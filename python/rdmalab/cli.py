@@ -552,6 +552,7 @@ def main(argv: list[str] | None = None) -> int:
 
     args = parser.parse_args(argv)
     from rdmalab.hpcc.fct import FctFileError
+    from rdmalab.outputs import OutputDirError
     from rdmalab.sweep import NotResults, StoreBusy, SweepError
 
     try:
@@ -574,6 +575,9 @@ def main(argv: list[str] | None = None) -> int:
     except RunError as e:
         print(f"rdmalab: run failed: {e}", file=sys.stderr)
         return 3
+    except OutputDirError as e:
+        print(f"rdmalab: nothing was run\n{e}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("rdmalab: interrupted", file=sys.stderr)
         return 130

@@ -195,3 +195,36 @@ def write_outputs(out: Path, summary: dict, scenario, parquet: bool = True) -> N
             pq.write_table(table.cast(schema), out / f"{name}.parquet", compression="zstd")
     (out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
     (out / "scenario.json").write_text(json.dumps(scenario.data, indent=2, sort_keys=True) + "\n")
+
+
+class OutputDirError(Exception):
+    """The output directory cannot take a run's files."""
+
+
+#: Files a run writes besides the tables (the ns-3 HPCC-style ones and the JSON).
+OTHER_FILES = ["summary.json", "scenario.json", "fct.txt", "pfc.txt", "qlen.txt"]
+
+
+def prepare_out_dir(out: str | Path) -> int:
+    """Make `out` ready for a run before it starts: create it, check that it
+    can be written, and remove the files an earlier run left there (its
+    tables, summary and ns-3-style files), so no stale table is read with
+    the new ones. Returns how many files were removed."""
+    p = Path(out)
+    if p.exists() and not p.is_dir():
+        raise OutputDirError(f"--out: `{p}` is a file; give a directory (created if missing)")
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+        probe = p / ".rdmalab-write-check"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as e:
+        raise OutputDirError(f"--out: `{p}` cannot be written ({e.strerror})") from None
+    names = [f"{t}.{ext}" for t in SCHEMAS for ext in ("csv", "parquet")] + OTHER_FILES
+    removed = 0
+    for n in names:
+        f = p / n
+        if f.is_file():
+            f.unlink()
+            removed += 1
+    return removed

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rdmalab import _core
-from rdmalab.outputs import write_outputs
+from rdmalab.outputs import prepare_out_dir, write_outputs
 from rdmalab.scenario import LoadedScenario
 
 # Progress is reported this many times over the simulated duration.
@@ -84,6 +84,12 @@ def run(
     """Run `scenario` to its end; write outputs to `out_dir` if given."""
     factory, name = scenario.controller or (None, None)
     sim = _core.Simulation(scenario.to_json(), factory, name)
+    if out_dir is not None:
+        # Before the run: an output directory that cannot take the files is
+        # found now, not after the simulation; an earlier run's files go.
+        cleared = prepare_out_dir(out_dir)
+        if cleared and progress:
+            print(f"rdmalab: {out_dir}: removed {cleared} files of an earlier run", file=sys.stderr)
     bar = _Progress(progress)
     t0 = time.perf_counter()
     step = max(sim.stop_ps // _PROGRESS_STEPS, 1)
@@ -99,7 +105,6 @@ def run(
     out = None
     if out_dir is not None:
         out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
         sim.write_tables(str(out))
         write_outputs(out, summary, scenario, parquet=parquet)
     summary["wall_seconds"] = wall
