@@ -89,7 +89,18 @@ pub enum RunError {
         event: String,
         detail: String,
     },
+    /// Events kept coming at one instant: something reschedules itself
+    /// without time advancing.
+    Stuck {
+        at: Time,
+        events: u64,
+        last: String,
+    },
 }
+
+/// Events at one simulated instant beyond which the run is stuck. Far above
+/// what a real start (every QP of a 1M-QP scenario at time 0) produces.
+pub const STUCK_EVENTS: u64 = 20_000_000;
 
 impl std::fmt::Display for RunError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -101,6 +112,10 @@ impl std::fmt::Display for RunError {
             RunError::Controller { controller, qp, event, detail } => {
                 write!(f, "controller `{controller}` on QP {qp} handling a {event} event {detail}")
             }
+            RunError::Stuck { at, events, last } => write!(
+                f,
+                "{events} events at simulated time {at} without time advancing: something reschedules itself at the same instant (a controller timer set to the current time, say); the last event was {last}"
+            ),
         }
     }
 }
@@ -155,6 +170,8 @@ pub struct World {
     /// `control.cc_header`: each QP's extensible CC header words, as its
     /// controller last wrote them (grown as QPs are created).
     pub cc_headers: Vec<[u32; crate::control::MAX_CC_HEADER_WORDS]>,
+    /// The instant of the last event, and how many events it has had.
+    instant: (Time, u64),
     /// Per flow, the flow that starts once its last byte is on the wire
     /// (`u32::MAX`: none; empty when no flow follows another).
     pub followers: Vec<u32>,
@@ -343,6 +360,7 @@ impl World {
             cc_cfg,
             ctl_tables: Default::default(),
             followers,
+            instant: (Time::NEVER, 0),
             cc_headers: Vec::new(),
             cc_groups: crate::nic::cc_scope::CcGroups {
                 scope: cc_scope,
@@ -408,6 +426,19 @@ impl World {
                     limit: self.run.max_events,
                     at: t,
                 });
+            }
+            if t == self.instant.0 {
+                self.instant.1 += 1;
+                if self.instant.1 > STUCK_EVENTS {
+                    let (_, ev) = self.q.pop().expect("peeked");
+                    return Err(RunError::Stuck {
+                        at: t,
+                        events: self.instant.1,
+                        last: format!("{ev:?}"),
+                    });
+                }
+            } else {
+                self.instant = (t, 1);
             }
             let (_, ev) = self.q.pop().expect("peeked");
             self.dispatch(ev);

@@ -166,3 +166,43 @@ fn a_controller_acting_inside_the_dequeue_cannot_overdrive_the_port() {
     );
     common::assert_conservation(&w);
 }
+
+/// Re-arms its timer at the current instant forever.
+struct Spinner;
+impl rdmalab_core::control::Controller for Spinner {
+    fn name(&self) -> &str {
+        "spinner"
+    }
+    fn on_start(&mut self, ctx: &mut rdmalab_core::control::CcContext) {
+        ctx.set_timer(0, ctx.now);
+    }
+    fn on_event(
+        &mut self,
+        ev: &rdmalab_core::control::CcEvent,
+        ctx: &mut rdmalab_core::control::CcContext,
+    ) {
+        if let rdmalab_core::control::CcEvent::Timer { .. } = ev {
+            ctx.set_timer(0, ctx.now);
+        }
+    }
+}
+
+#[test]
+fn a_controller_that_never_lets_time_advance_is_stopped_with_a_clear_error() {
+    let json = r#"{"name": "spin", "duration": "1ms", "max_events": 1000000000,
+        "topology": {"kind": "single_switch", "hosts": 2, "host_link": {"rate": "100Gbps", "delay": "1us"}},
+        "workload": {"flows": [{"src": "h0", "dst": "h1", "size": "10KB", "start": "5us"}]}}"#;
+    let mut s = rdmalab_core::scenario::Scenario::from_json_str(json).unwrap();
+    s.cc = rdmalab_core::algo::CcConfig::Custom(rdmalab_core::algo::ControllerFactory {
+        name: "spinner".into(),
+        make: std::sync::Arc::new(|| Box::new(Spinner)),
+    });
+    let mut w = s.build().unwrap();
+    let e = w.run_to_end().unwrap_err().to_string();
+    println!("{e}");
+    assert!(
+        e.contains("without time advancing") && e.contains("20000001 events"),
+        "{e}"
+    );
+    assert!(e.contains("QpTimer"), "names the event: {e}");
+}
