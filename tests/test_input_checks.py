@@ -83,3 +83,14 @@ def test_an_earlier_runs_tables_are_not_read_with_a_new_one(tmp_path):
     # A second run without Parquet: the first run's Parquet files must not be read instead.
     rdmalab.run(scen("20KB"), out_dir=out, parquet=False)
     assert read_table(out, "flows").column("size_bytes").to_pylist() == [20_000]
+
+
+def test_a_zero_size_cdf_is_refused_not_drawn_forever(tmp_path):
+    e = refused(tmp_path, "name: z\nduration: 1ms\n" + TOPO + "workload: {poisson: {cdf: [[0, 0], [0, 100]], load: 0.3}}\n")
+    assert "workload.poisson.cdf" in e and "average at least 1 byte" in e
+
+
+def test_a_poisson_entry_that_would_draw_too_many_flows_is_refused(tmp_path):
+    topo = "topology: {kind: single_switch, hosts: 64, host_link: {rate: 400Gbps, delay: 1us}}\n"
+    e = refused(tmp_path, "name: big\nduration: 1s\n" + topo + "workload: {poisson: {cdf: googlerpc2008, load: 0.9}}\n")
+    assert "workload.poisson" in e and "flows per entry" in e

@@ -127,6 +127,10 @@ impl Scenario {
     }
 }
 
+/// Flows one `poisson` entry may expect to draw (each flow is a QP and a
+/// record: tens of millions already take gigabytes).
+pub const MAX_POISSON_FLOWS: u64 = 20_000_000;
+
 /// Shows a JSON value the way the user wrote it.
 fn show(v: &Value) -> String {
     match v {
@@ -2675,6 +2679,22 @@ impl Parser {
                 // Load is relative to the host link rate, as in traffic_gen.py.
                 let rates: Vec<Rate> = hs.iter().map(|&h| host_rate(t, h)).collect();
                 let rate = *rates.iter().min().unwrap();
+                // Before drawing: a CDF of empty flows would arrive infinitely
+                // fast, and a tiny mean at high load can mean billions of flows.
+                if c.mean() < 1.0 {
+                    self.err(f.key("cdf"), format!("mean {:.3} B", c.mean()), "the flow sizes must average at least 1 byte (a zero-size CDF would arrive without end)");
+                    continue;
+                }
+                let expected = hs.len() as f64 * rate.bps() as f64 * l * (d.ps() as f64 / 1e12)
+                    / (8.0 * c.mean());
+                if expected > MAX_POISSON_FLOWS as f64 {
+                    self.err(
+                        f.path.clone(),
+                        format!("about {expected:.3e} flows"),
+                        format!("allowed: up to {MAX_POISSON_FLOWS} flows per entry; lower load or duration, or use larger flows"),
+                    );
+                    continue;
+                }
                 let mut rng = RngStream::new(seed, &format!("workload/{path}"));
                 let mut flows = poisson_flows(&hs, rate, l, &c, s, d, v, &mut rng);
                 for fl in flows.iter_mut() {
