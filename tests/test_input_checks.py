@@ -94,3 +94,31 @@ def test_a_poisson_entry_that_would_draw_too_many_flows_is_refused(tmp_path):
     topo = "topology: {kind: single_switch, hosts: 64, host_link: {rate: 400Gbps, delay: 1us}}\n"
     e = refused(tmp_path, "name: big\nduration: 1s\n" + topo + "workload: {poisson: {cdf: googlerpc2008, load: 0.9}}\n")
     assert "workload.poisson" in e and "flows per entry" in e
+
+
+def test_an_alias_bomb_and_deep_nesting_are_refused(tmp_path):
+    rows = ["a: &a [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]"]
+    for i, name in enumerate("bcdefgh"):
+        prev = "abcdefg"[i]
+        rows.append(f"{name}: &{name} [" + ", ".join([f"*{prev}"] * 10) + "]")
+    e = refused(tmp_path, "name: b\nduration: 1ms\n" + TOPO + "\n".join(rows) + "\nworkload: {flows: [{src: h0, dst: h1, size: 1KB}]}\n")
+    assert "more than 5000000 values" in e
+    e = refused(tmp_path, "name: d\nduration: 1ms\n" + TOPO + "x: " + "[" * 100 + "]" * 100 + "\n", name="d.yaml")
+    assert "nested deeper than 64 levels" in e
+
+
+def test_a_sample_interval_that_would_write_billions_of_rows_is_refused(tmp_path):
+    e = refused(tmp_path, "name: s\nduration: 10ms\n" + TOPO + "records: {sample_interval: 1ps}\n"
+                "workload: {flows: [{src: h0, dst: h1, size: 1KB}]}\n")
+    assert "records.sample_interval" in e and "at most 10000000" in e
+
+
+def test_a_sweep_of_too_many_runs_is_refused(tmp_path):
+    (tmp_path / "base.yaml").write_text("name: b\nduration: 1ms\n" + TOPO + "workload: {flows: [{src: h0, dst: h1, size: 1KB}]}\n")
+    for body, msg in (("seeds: {first: 1, count: 1000000000000}\n", "seeds.count"),
+                      ("grid:\n  seed: " + str(list(range(1000))) + "\n  workload.flows[0].size: " + str([f"{i + 1}KB" for i in range(1000)]) + "\n",
+                       "1000000 runs")):
+        f = tmp_path / "sw.yaml"
+        f.write_text("base: base.yaml\n" + body)
+        r = rdmalab_cli("sweep", str(f), "--out", str(tmp_path / "o"))
+        assert r.returncode == 2 and msg in r.stderr and "at most" in r.stderr, r.stderr

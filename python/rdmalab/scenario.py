@@ -139,16 +139,35 @@ def scenario_from_dict(data: dict, base_dir: str | os.PathLike = ".", source: st
     return LoadedScenario(data=data, source=source, controller=controller, figures=figures)
 
 
+#: Values a scenario may hold once YAML aliases are expanded, and how deep
+#: it may nest: far above any real scenario (a topology of 10K links is
+#: ~100K values), far below what exhausts memory or the stack.
+MAX_VALUES = 5_000_000
+MAX_DEPTH = 64
+
+
 def _check_finite(value, path: str) -> None:
-    """Refuse NaN and infinities (YAML's `.nan`, `.inf`), naming the key."""
-    if isinstance(value, float) and not math.isfinite(value):
-        raise ScenarioError(f"{path or '(scenario)'}: `{value}` — not a finite number; give a value like 0.5 or 100Gbps")
-    if isinstance(value, dict):
-        for k, v in value.items():
-            _check_finite(v, f"{path}.{k}" if path else str(k))
-    elif isinstance(value, list):
-        for i, v in enumerate(value):
-            _check_finite(v, f"{path}[{i}]")
+    """Refuse NaN and infinities (YAML's `.nan`, `.inf`), naming the key;
+    refuse scenarios too large (an alias bomb) or too deep to read."""
+    budget = [MAX_VALUES]
+
+    def walk(v, p: str, depth: int) -> None:
+        budget[0] -= 1
+        if budget[0] < 0:
+            raise ScenarioError(f"(scenario): more than {MAX_VALUES} values (YAML aliases that repeat a mapping?)"
+                                f" — allowed: at most {MAX_VALUES}")
+        if depth > MAX_DEPTH:
+            raise ScenarioError(f"{p or '(scenario)'}: nested deeper than {MAX_DEPTH} levels — allowed: at most {MAX_DEPTH}")
+        if isinstance(v, float) and not math.isfinite(v):
+            raise ScenarioError(f"{p or '(scenario)'}: `{v}` — not a finite number; give a value like 0.5 or 100Gbps")
+        if isinstance(v, dict):
+            for k, x in v.items():
+                walk(x, f"{p}.{k}" if p else str(k), depth + 1)
+        elif isinstance(v, list):
+            for i, x in enumerate(v):
+                walk(x, f"{p}[{i}]", depth + 1)
+
+    walk(value, path, 0)
 
 
 def _figures(value, where: str) -> list:

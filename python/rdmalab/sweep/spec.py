@@ -42,6 +42,9 @@ from rdmalab._core import ScenarioError
 from rdmalab.runner import validate
 from rdmalab.scenario import LoadedScenario, scenario_from_dict
 
+#: Runs one sweep may expand to: each is a directory and a scenario in memory.
+MAX_RUNS = 100_000
+
 SWEEP_KEYS = ("name", "description", "base", "set", "grid", "zip", "seeds", "figures")
 
 # How many lines of core errors a refusal shows before summarising the rest.
@@ -182,6 +185,8 @@ def _seeds_axis(spec: Any) -> Axis:
         first, count = spec.get("first", 1), spec.get("count")
         if not isinstance(count, int) or isinstance(count, bool) or count < 1:
             raise SweepError(f"seeds.count: `{count}` — allowed: a whole number ≥ 1")
+        if count > MAX_RUNS:
+            raise SweepError(f"seeds.count: `{count}` — allowed: at most {MAX_RUNS} (a sweep's runs)")
         if not isinstance(first, int) or isinstance(first, bool) or first < 0:
             raise SweepError(f"seeds.first: `{first}` — allowed: a whole number ≥ 0")
         seeds = list(range(first, first + count))
@@ -348,6 +353,12 @@ def sweep_from_dict(spec: Any, sweep_dir: str | Path = ".", source: str = "<dict
         set_key(base, parse_key(k, f"set `{k}`"), v, f"set `{k}`")
 
     param_names = [k for ax in axes for k in ax.keys]
+    total = 1
+    for ax in axes:
+        total *= len(ax.points)
+    if total > MAX_RUNS:
+        sizes = " × ".join(str(len(ax.points)) for ax in axes)
+        raise SweepError(f"(sweep): {total} runs ({sizes}) — allowed: at most {MAX_RUNS}; split it into several sweeps")
     runs: list[Run] = []
     by_id: dict[str, Run] = {}
     problems: dict[str, list[dict]] = {}

@@ -127,6 +127,9 @@ impl Scenario {
     }
 }
 
+/// Sample instants a run may record (`duration / records.sample_interval`).
+pub const MAX_SAMPLE_INSTANTS: u64 = 10_000_000;
+
 /// Flows one `poisson` entry may expect to draw (each flow is a QP and a
 /// record: tens of millions already take gigabytes).
 pub const MAX_POISSON_FLOWS: u64 = 20_000_000;
@@ -560,6 +563,17 @@ impl Parser {
                     "cc.algorithm",
                     "`hpcc`",
                     "needs INT from the switches; set switch.int: true",
+                );
+            }
+        }
+        if let (Some(d), Some((Some(iv), _))) = (duration, &records) {
+            // Every sample writes a row per QP and switch port: bound how many there are.
+            let samples = d.ps() / iv.ps().max(1);
+            if samples > MAX_SAMPLE_INSTANTS {
+                self.err(
+                    "records.sample_interval",
+                    format!("`{iv}`"),
+                    format!("gives {samples} samples over the {d} run; allowed: at most {MAX_SAMPLE_INSTANTS} (a longer interval, or a shorter duration)"),
                 );
             }
         }
