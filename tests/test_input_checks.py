@@ -122,3 +122,19 @@ def test_a_sweep_of_too_many_runs_is_refused(tmp_path):
         f.write_text("base: base.yaml\n" + body)
         r = rdmalab_cli("sweep", str(f), "--out", str(tmp_path / "o"))
         assert r.returncode == 2 and msg in r.stderr and "at most" in r.stderr, r.stderr
+
+
+def test_a_device_a_huge_file_or_binary_input_is_refused_not_read(tmp_path):
+    r = rdmalab_cli("run", "/dev/zero", "--out", str(tmp_path / "o"))
+    assert r.returncode == 2 and "not a regular file" in r.stderr, r.stderr
+    e = refused(tmp_path, "name: t\nduration: 1ms\ntopology: {kind: hpcc_file, path: /dev/zero}\n"
+                "workload: {flows: [{src: 0, dst: 1, size: 1KB}]}\n")
+    assert "topology.path" in e and "not a regular file" in e
+    big = tmp_path / "big.txt"
+    with open(big, "wb") as f:
+        f.truncate(65 * 1024 * 1024)  # sparse: no disk used
+    e = refused(tmp_path, "name: c\nduration: 1ms\n" + TOPO + "workload: {poisson: {cdf: big.txt, load: 0.3}}\n", name="c.yaml")
+    assert "workload.poisson.cdf" in e and "at most 67108864" in e
+    (tmp_path / "bin.yaml").write_bytes(bytes(range(128, 256)))
+    r = rdmalab_cli("run", str(tmp_path / "bin.yaml"), "--out", str(tmp_path / "o2"))
+    assert r.returncode == 2 and "not UTF-8 text" in r.stderr and "Traceback" not in r.stderr, r.stderr

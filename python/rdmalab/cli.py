@@ -103,11 +103,12 @@ def _is_sweep_file(path) -> bool:
     import yaml
 
     from rdmalab import yamlio
+    from rdmalab.scenario import read_input
     from rdmalab.sweep.spec import is_sweep_file
 
     try:
-        return is_sweep_file(yamlio.load(Path(path).read_text()))
-    except (OSError, yaml.YAMLError):
+        return is_sweep_file(yamlio.load(read_input(Path(path), "(scenario)")))
+    except (OSError, yaml.YAMLError, ScenarioError):
         return False  # the scenario loader reports it
 
 

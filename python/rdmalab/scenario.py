@@ -93,7 +93,7 @@ def _resolve_paths(data: dict, base: Path) -> None:
     if isinstance(topo, dict) and topo.get("kind") == "hpcc_file" and "path" in topo:
         path = base / str(topo.pop("path"))
         try:
-            topo["text"] = path.read_text()
+            topo["text"] = read_input(path, "topology.path")
         except OSError as e:
             raise ScenarioError(f"topology.path: `{path}` cannot be read ({e.strerror})") from None
     workload = data.get("workload")
@@ -106,7 +106,7 @@ def _resolve_paths(data: dict, base: Path) -> None:
                 key = "workload.poisson" + (f"[{i}]" if isinstance(poisson, list) else "") + ".cdf"
                 path = base / cdf
                 try:
-                    lines = path.read_text().splitlines()
+                    lines = read_input(path, key).splitlines()
                 except OSError as e:
                     raise ScenarioError(f"{key}: `{path}` cannot be read ({e.strerror})") from None
                 points = []
@@ -146,6 +146,26 @@ MAX_VALUES = 5_000_000
 MAX_DEPTH = 64
 
 
+#: Largest input file rdmalab reads (scenario, topology, CDF): far above the
+#: shipped 320-host topology (~20 KB), far below what exhausts memory.
+MAX_INPUT_BYTES = 64 * 1024 * 1024
+
+
+def read_input(path: Path, key: str) -> str:
+    """Read an input file as UTF-8 text, refusing what is not a regular file
+    (a device such as /dev/zero, a FIFO, a directory), what is larger than
+    MAX_INPUT_BYTES, and what is not text, with the key named."""
+    if path.exists() and not path.is_file():
+        raise ScenarioError(f"{key}: `{path}` is not a regular file — give a text file")
+    size = path.stat().st_size
+    if size > MAX_INPUT_BYTES:
+        raise ScenarioError(f"{key}: `{path}` is {size} bytes — allowed: at most {MAX_INPUT_BYTES}")
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise ScenarioError(f"{key}: `{path}` is not UTF-8 text (byte {e.start})") from None
+
+
 def _check_finite(value, path: str) -> None:
     """Refuse NaN and infinities (YAML's `.nan`, `.inf`), naming the key;
     refuse scenarios too large (an alias bomb) or too deep to read."""
@@ -183,7 +203,7 @@ def load_scenario(path: str | os.PathLike, overrides: dict[str, Any] | None = No
     """Read a YAML scenario. `overrides` sets top-level keys (e.g. ``{"seed": 3}``)."""
     p = Path(path)
     try:
-        text = p.read_text()
+        text = read_input(p, "(scenario)")
     except OSError as e:
         raise ScenarioError(f"(scenario): `{p}` cannot be read ({e.strerror})") from None
     try:

@@ -40,7 +40,7 @@ from rdmalab import yamlio
 
 from rdmalab._core import ScenarioError
 from rdmalab.runner import validate
-from rdmalab.scenario import LoadedScenario, scenario_from_dict
+from rdmalab.scenario import LoadedScenario, read_input, scenario_from_dict
 
 #: Runs one sweep may expand to: each is a directory and a scenario in memory.
 MAX_RUNS = 100_000
@@ -283,7 +283,9 @@ def _base(spec: dict, sweep_dir: Path) -> tuple[dict, Path]:
     if isinstance(base, str):
         path = sweep_dir / base
         try:
-            data = yamlio.load(path.read_text())
+            data = yamlio.load(read_input(path, "base"))
+        except ScenarioError as e:
+            raise SweepError(str(e)) from None
         except OSError as e:
             raise SweepError(f"base: `{path}` cannot be read ({e.strerror})") from None
         except yaml.YAMLError as e:
@@ -430,7 +432,9 @@ def load_sweep(path: str | Path, check: bool = True) -> Sweep:
     """Read a sweep YAML file and expand it (see the module docstring)."""
     p = Path(path)
     try:
-        spec = yamlio.load(p.read_text())
+        spec = yamlio.load(read_input(p, "(sweep)"))
+    except ScenarioError as e:
+        raise SweepError(str(e)) from None
     except OSError as e:
         raise SweepError(f"(sweep): `{p}` cannot be read ({e.strerror})") from None
     except yaml.YAMLError as e:
