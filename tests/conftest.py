@@ -37,6 +37,13 @@ def rdmalab_cli(*args, **kw):
     return subprocess.run([sys.executable, "-m", "rdmalab", *map(str, args)], capture_output=True, text=True, **kw)
 
 
+def run_sweep(sweep_file: Path, out: Path) -> Path:
+    """Run a shipped sweep quietly; return its plots directory."""
+    r = rdmalab_cli("sweep", str(sweep_file), "--out", str(out), "--quiet")
+    assert r.returncode == 0, r.stderr
+    return out / "plots"
+
+
 @pytest.fixture(scope="session")
 def sweep12(tmp_path_factory) -> Path:
     d = tmp_path_factory.mktemp("sweep12")

@@ -6,13 +6,11 @@ enforcement scope. (Fig. 5 and 6 take minutes: docs/attacks.md.)"""
 from pathlib import Path
 
 import polars as pl
-from conftest import rdmalab_cli
+from conftest import run_sweep
 
 
 def sweep(examples: Path, name: str, out: Path) -> Path:
-    r = rdmalab_cli("sweep", str(examples / "attacks" / name), "--out", str(out), "--quiet")
-    assert r.returncode == 0, r.stderr
-    return out / "plots"
+    return run_sweep(examples / "attacks" / name, out)
 
 
 def test_fig3_parallel_qps_per_scope(examples, tmp_path):

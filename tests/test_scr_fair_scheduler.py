@@ -6,15 +6,13 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from conftest import rdmalab_cli
+from conftest import rdmalab_cli, run_sweep
 
 from rdmalab.casestudies import known
 
 
 def sweep(examples: Path, name: str, out: Path) -> Path:
-    r = rdmalab_cli("sweep", str(examples / "scr" / name), "--out", str(out), "--quiet")
-    assert r.returncode == 0, r.stderr
-    return out / "plots"
+    return run_sweep(examples / "scr" / name, out)
 
 
 def test_fig11_grid_water_filling_fair_where_demand_allows(examples, tmp_path):

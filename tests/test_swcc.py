@@ -3,7 +3,7 @@ sweep draws both panels, and the numbers show the hint keeping access flat."""
 
 import polars as pl
 import yaml
-from conftest import rdmalab_cli
+from conftest import run_sweep
 
 
 def test_fig11_small(examples, tmp_path):
@@ -13,9 +13,7 @@ def test_fig11_small(examples, tmp_path):
     spec["grid"]["control.on_path.memory"] = {"naive": "naive", "qp-aware+hint": "qp-aware"}
     f = tmp_path / "small.yaml"
     f.write_text(yaml.safe_dump(spec))
-    r = rdmalab_cli("sweep", str(f), "--out", str(tmp_path / "out"), "--quiet")
-    assert r.returncode == 0, r.stderr
-    plots = tmp_path / "out" / "plots"
+    plots = run_sweep(f, tmp_path / "out")
     assert (plots / "swcc-fig11-throughput.png").stat().st_size > 0
     t = pl.read_csv(plots / "swcc-fig11-access.csv")
     ns = {(r["memory"], r["qps"]): r["cc_core_context_access_ns"] for r in t.iter_rows(named=True)}
@@ -25,9 +23,7 @@ def test_fig11_small(examples, tmp_path):
 
 
 def test_fig1_a_slower_loop_drains_the_queue_later(examples, tmp_path):
-    r = rdmalab_cli("sweep", str(examples / "swcc" / "swcc-fig1-drain.yaml"), "--out", str(tmp_path / "o"), "--quiet")
-    assert r.returncode == 0, r.stderr
-    t = pl.read_csv(tmp_path / "o" / "plots" / "swcc-fig1-drain.csv")
+    t = pl.read_csv(run_sweep(examples / "swcc" / "swcc-fig1-drain.yaml", tmp_path / "o") / "swcc-fig1-drain.csv")
     d = {row["control"]: row["drain_us"] for row in t.iter_rows(named=True)}
     assert d["asic"] <= d["delay-2us"] <= d["delay-5us"] <= d["delay-10us"] <= d["host-cpu"]
     assert d["host-cpu"] > 2 * d["asic"]

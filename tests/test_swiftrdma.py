@@ -4,13 +4,11 @@ and their numbers show the contention and what the policies do about it."""
 from pathlib import Path
 
 import polars as pl
-from conftest import rdmalab_cli
+from conftest import run_sweep
 
 
 def sweep(examples: Path, name: str, out: Path) -> Path:
-    r = rdmalab_cli("sweep", str(examples / "swiftrdma" / name), "--out", str(out), "--quiet")
-    assert r.returncode == 0, r.stderr
-    return out / "plots"
+    return run_sweep(examples / "swiftrdma" / name, out)
 
 
 def test_cache_thrash_and_qp_reuse(examples, tmp_path):

@@ -10,22 +10,40 @@ mod common;
 use rdmalab_core::scenario::Scenario;
 use rdmalab_core::world::World;
 
-fn dumbbell(scope: &str, cc: &str, workload: &str) -> String {
+/// `side` hosts on each side of one 100 Gb/s bottleneck (1 us links, PFC,
+/// 32 MiB buffers), run for 4 ms; `workload` is the inside of the workload
+/// mapping, tenants included. HPCC gets INT; the tenant guard RX events.
+fn dumbbell_of(side: u32, scope: &str, cc: &str, workload: &str) -> String {
     let int = if cc == "hpcc" { r#", "int": true"# } else { "" };
+    let rx = if cc == "tenant-guard" {
+        r#""control": {"rx_events": true},"#
+    } else {
+        ""
+    };
     format!(
         r#"{{
-        "name": "attack", "seed": 1, "duration": "4ms",
-        "topology": {{"kind": "dumbbell", "left_hosts": 2, "right_hosts": 2,
+        "name": "attack", "seed": 1, "duration": "4ms", "run_to_duration": true,
+        "topology": {{"kind": "dumbbell", "left_hosts": {side}, "right_hosts": {side},
                       "host_link": {{"rate": "100Gbps", "delay": "1us"}},
                       "bottleneck_link": {{"rate": "100Gbps", "delay": "1us"}}}},
         "switch": {{"buffer": "32MiB", "pfc": {{"enabled": true}}{int}}},
         "nic": {{"cc_scope": "{scope}"}},
+        {rx}
         "cc": {{"algorithm": "{cc}"}},
-        "workload": {{
-          "tenants": {{"attacker": {{"hosts": ["h0"]}}, "victim": {{"hosts": ["h1"]}}}},
-          {workload}
-        }}
+        "workload": {{ {workload} }}
     }}"#
+    )
+}
+
+/// Two hosts a side: the attacker h0 and the victim h1 are tenants.
+fn dumbbell(scope: &str, cc: &str, workload: &str) -> String {
+    dumbbell_of(
+        2,
+        scope,
+        cc,
+        &format!(
+            r#""tenants": {{"attacker": {{"hosts": ["h0"]}}, "victim": {{"hosts": ["h1"]}}}}, {workload}"#
+        ),
     )
 }
 
@@ -153,6 +171,15 @@ fn a_group_of_one_qp_behaves_as_that_qp() {
 
 #[test]
 fn split_scopes_stop_parallel_and_staggered_attacks() {
+    // The same attacks under per-QP CC take most of the link, so what holds
+    // them below is the scope (without CC the switch alone splits evenly).
+    for cc in ["dcqcn", "hpcc"] {
+        let s = share(&parallel("qp", cc, 8, 8));
+        assert!(
+            s > 0.8,
+            "per QP, {cc}, 8 parallel QPs: attacker share {s:.3}"
+        );
+    }
     for scope in ["pair", "tenant"] {
         for cc in ["dcqcn", "hpcc"] {
             let s = share(&parallel(scope, cc, 8, 8));
@@ -400,21 +427,15 @@ fn bad_attack_and_tenant_input_is_refused() {
 /// overlays h0's next neighbour changes every step (h4, h5, h6, h4, ...).
 /// Returns (h0's, victim's) goodput in Gb/s.
 fn ring(scope: &str, overlays: &str) -> (f64, f64) {
-    let json = format!(
-        r#"{{
-        "name": "ring", "seed": 1, "duration": "4ms",
-        "topology": {{"kind": "dumbbell", "left_hosts": 4, "right_hosts": 4,
-                      "host_link": {{"rate": "100Gbps", "delay": "1us"}},
-                      "bottleneck_link": {{"rate": "100Gbps", "delay": "1us"}}}},
-        "switch": {{"buffer": "32MiB", "pfc": {{"enabled": true}}}},
-        "nic": {{"cc_scope": "{scope}"}},
-        "cc": {{"algorithm": "dcqcn"}},
-        "workload": {{
-          "tenants": {{"attacker": {{"hosts": ["h0", "h4", "h5", "h6"]}}, "victim": {{"hosts": ["h1"]}}}},
+    let json = dumbbell_of(
+        4,
+        scope,
+        "dcqcn",
+        &format!(
+            r#""tenants": {{"attacker": {{"hosts": ["h0", "h4", "h5", "h6"]}}, "victim": {{"hosts": ["h1"]}}}},
           "ring": [{{"hosts": ["h0", "h4", "h5", "h6"], "piece": "64KB", "steps": 800, "overlays": "{overlays}"}}],
-          "perftest": [{{"name": "victim", "src": "h1", "dst": "h7", "message_size": "1MB", "queue_depth": 4}}]
-        }}
-    }}"#
+          "perftest": [{{"name": "victim", "src": "h1", "dst": "h7", "message_size": "1MB", "queue_depth": 4}}]"#
+        ),
     );
     let w = run(&json);
     let secs = w.now().ps() as f64 / 1e12;
@@ -451,7 +472,7 @@ fn shuffled_overlays_beat_per_pair_cc_but_not_per_tenant_cc() {
     assert!(s < 0.55, "per tenant, shuffled ring: {s:.3}");
 }
 
-/// Victim short flows (Hadoop sizes between h1 and h7, 30 % load) beside
+/// Victim short flows (WebSearch sizes between h1 and h7, 30 % load) beside
 /// an attacker at h0; returns the victim's p99 FCT slowdown and h0's share
 /// of the bottleneck.
 fn victim_p99(scope: &str, attack: &str) -> (f64, f64) {
@@ -459,11 +480,6 @@ fn victim_p99(scope: &str, attack: &str) -> (f64, f64) {
 }
 
 fn victim_p99_with(scope: &str, cc: &str, attack: &str) -> (f64, f64) {
-    let rx = if cc == "tenant-guard" {
-        r#""control": {"rx_events": true},"#
-    } else {
-        ""
-    };
     let attacker = match attack {
         "compliant" => r#""perftest": [{"name": "attacker", "src": "h0", "dst": "h4", "message_size": "1MB", "queue_depth": 4}]"#.to_string(),
         "parallel" => r#""perftest": [{"name": "attacker", "src": "h0", "dst": "h4", "message_size": "1MB", "queue_depth": 4, "qps": 8, "addresses": 8}]"#.to_string(),
@@ -471,22 +487,15 @@ fn victim_p99_with(scope: &str, cc: &str, attack: &str) -> (f64, f64) {
         "shuffled" => r#""ring": [{"hosts": ["h0", "h4", "h5", "h6"], "piece": "64KB", "steps": 800, "overlays": "shuffled"}]"#.to_string(),
         _ => unreachable!(),
     };
-    let json = format!(
-        r#"{{
-        "name": "victims", "seed": 1, "duration": "4ms", "run_to_duration": true,
-        "topology": {{"kind": "dumbbell", "left_hosts": 4, "right_hosts": 4,
-                      "host_link": {{"rate": "100Gbps", "delay": "1us"}},
-                      "bottleneck_link": {{"rate": "100Gbps", "delay": "1us"}}}},
-        "switch": {{"buffer": "32MiB", "pfc": {{"enabled": true}}}},
-        "nic": {{"cc_scope": "{scope}"}},
-        {rx}
-        "cc": {{"algorithm": "{cc}"}},
-        "workload": {{
-          "tenants": {{"attacker": {{"hosts": ["h0", "h4", "h5", "h6"]}}, "victim": {{"hosts": ["h1", "h7"]}}}},
+    let json = dumbbell_of(
+        4,
+        scope,
+        cc,
+        &format!(
+            r#""tenants": {{"attacker": {{"hosts": ["h0", "h4", "h5", "h6"]}}, "victim": {{"hosts": ["h1", "h7"]}}}},
           "poisson": [{{"cdf": "websearch", "load": 0.3, "hosts": ["h1", "h7"], "start": "200us", "duration": "3ms"}}],
-          {attacker}
-        }}
-    }}"#
+          {attacker}"#
+        ),
     );
     let w = run(&json);
     let mut s: Vec<f64> = w
@@ -600,30 +609,16 @@ fn shared_cc_states_cost_compliant_short_flows() {
 /// An attacker on two hosts (h0 and h2, 4 QPs each) and a victim (h1, one
 /// QP), all sending to h4. Returns the attacker's share of what h4 got.
 fn distributed(scope: &str, cc: &str) -> f64 {
-    let rx = if cc == "tenant-guard" {
-        r#""control": {"rx_events": true},"#
-    } else {
-        ""
-    };
-    let json = format!(
-        r#"{{
-        "name": "distributed", "seed": 1, "duration": "4ms",
-        "topology": {{"kind": "dumbbell", "left_hosts": 4, "right_hosts": 4,
-                      "host_link": {{"rate": "100Gbps", "delay": "1us"}},
-                      "bottleneck_link": {{"rate": "100Gbps", "delay": "1us"}}}},
-        "switch": {{"buffer": "32MiB", "pfc": {{"enabled": true}}}},
-        "nic": {{"cc_scope": "{scope}"}},
-        {rx}
-        "cc": {{"algorithm": "{cc}"}},
-        "workload": {{
-          "tenants": {{"attacker": {{"hosts": ["h0", "h2"]}}, "victim": {{"hosts": ["h1"]}}}},
+    let json = dumbbell_of(
+        4,
+        scope,
+        cc,
+        r#""tenants": {"attacker": {"hosts": ["h0", "h2"]}, "victim": {"hosts": ["h1"]}},
           "perftest": [
-            {{"name": "a0", "src": "h0", "dst": "h4", "message_size": "1MB", "queue_depth": 4, "qps": 4}},
-            {{"name": "a2", "src": "h2", "dst": "h4", "message_size": "1MB", "queue_depth": 4, "qps": 4}},
-            {{"name": "victim", "src": "h1", "dst": "h4", "message_size": "1MB", "queue_depth": 4}}
-          ]
-        }}
-    }}"#
+            {"name": "a0", "src": "h0", "dst": "h4", "message_size": "1MB", "queue_depth": 4, "qps": 4},
+            {"name": "a2", "src": "h2", "dst": "h4", "message_size": "1MB", "queue_depth": 4, "qps": 4},
+            {"name": "victim", "src": "h1", "dst": "h4", "message_size": "1MB", "queue_depth": 4}
+          ]"#,
     );
     let w = run(&json);
     let by = |t: u32| {

@@ -30,6 +30,24 @@ fn nic_facts(
     }
 }
 
+/// What every event's context says of QP `qp` (keyed `key`: its id, or its
+/// CC group's) and of the NIC at the end where the event happened.
+fn qp_facts(
+    ctx: &mut CcContext,
+    nics: &[super::Nic],
+    ports: &[crate::net::Port],
+    qp: &super::qp::Qp,
+    key: u32,
+    at_receiver: bool,
+) {
+    ctx.udp_sport = qp.udp_sport;
+    ctx.tenant = qp.tenant;
+    ctx.posted_bytes = qp.byte_end;
+    ctx.at_receiver = at_receiver;
+    ctx.qp = key;
+    ctx.nic = nic_facts(nics, ports, qp, at_receiver);
+}
+
 impl World {
     /// Deliver `ev` to QP `qi`'s controller and apply what it decides. An ACK
     /// passes its packet so the controller can read the echoed INT records.
@@ -64,13 +82,8 @@ impl World {
             int,
             &mut actions,
         );
-        ctx.udp_sport = qp.udp_sport;
-        ctx.tenant = qp.tenant;
-        ctx.posted_bytes = qp.byte_end;
+        qp_facts(&mut ctx, &self.nics, &self.ports, qp, qi, ev.at_receiver());
         ctx.header = header;
-        ctx.at_receiver = ev.at_receiver();
-        ctx.qp = qi;
-        ctx.nic = nic_facts(&self.nics, &self.ports, qp, ctx.at_receiver);
         if let Err(detail) = qp.cc.on_event(&ev, &mut ctx) {
             self.fail_controller(qi, ev.name(), detail);
             return;
@@ -144,13 +157,15 @@ impl World {
             int,
             &mut actions,
         );
-        ctx.udp_sport = qp.udp_sport;
-        ctx.tenant = qp.tenant;
-        ctx.posted_bytes = qp.byte_end;
+        qp_facts(
+            &mut ctx,
+            &self.nics,
+            &self.ports,
+            qp,
+            grp.timer_qp,
+            ev.at_receiver(),
+        );
         ctx.header = header;
-        ctx.at_receiver = ev.at_receiver();
-        ctx.qp = grp.timer_qp;
-        ctx.nic = nic_facts(&self.nics, &self.ports, qp, ctx.at_receiver);
         if let Err(detail) = grp.cc.on_event(&ev, &mut ctx) {
             self.fail_controller(qi, ev.name(), detail);
             return;
@@ -159,16 +174,14 @@ impl World {
     }
 
     /// `nic.cc_scope`: put new QP `qi` in the group of `key`, or open that
-    /// group and start its controller. A QP joining a running group starts
-    /// at the group's rate and window, not at line rate.
+    /// group and start its controller. A QP joining a running group sends
+    /// at the group's rate and window, not at line rate, from its first post.
     pub(crate) fn join_cc_group(&mut self, qi: u32, key: (u32, u32, u32)) {
         if let Some(&g) = self.cc_groups.index.get(&key) {
-            let grp = &mut self.cc_groups.groups[g as usize];
+            // Its rate and window are the group's once it posts (`post_issued`).
             let qp = &mut self.qps[qi as usize];
             qp.group = g;
-            qp.cc_mask = grp.cc_mask;
-            qp.rate = grp.rate;
-            qp.window = grp.window;
+            qp.cc_mask = self.cc_groups.groups[g as usize].cc_mask;
             return;
         }
         let g = self.cc_groups.groups.len() as u32;
@@ -196,11 +209,7 @@ impl World {
         let qp = &self.qps[qi as usize];
         let mut actions = Actions::default();
         let mut ctx = CcContext::with_facts(now, grp.rate, 0, 0, grp.path, &[], &mut actions);
-        ctx.udp_sport = qp.udp_sport;
-        ctx.tenant = qp.tenant;
-        ctx.posted_bytes = qp.byte_end;
-        ctx.qp = qi;
-        ctx.nic = nic_facts(&self.nics, &self.ports, qp, false);
+        qp_facts(&mut ctx, &self.nics, &self.ports, qp, qi, false);
         if let Err(detail) = grp.cc.on_start(&mut ctx) {
             self.fail_controller(qi, "START", detail);
             return;
@@ -229,11 +238,7 @@ impl World {
         let qp = &mut self.qps[qi as usize];
         let mut actions = Actions::default();
         let mut ctx = CcContext::with_facts(now, qp.rate, 0, 0, qp.path, &[], &mut actions);
-        ctx.udp_sport = qp.udp_sport;
-        ctx.tenant = qp.tenant;
-        ctx.posted_bytes = qp.byte_end;
-        ctx.qp = qi;
-        ctx.nic = nic_facts(&self.nics, &self.ports, qp, false);
+        qp_facts(&mut ctx, &self.nics, &self.ports, qp, qi, false);
         if let Err(detail) = qp.cc.on_start(&mut ctx) {
             self.fail_controller(qi, "START", detail);
             return;
@@ -401,13 +406,15 @@ impl World {
             &mut actions,
         );
         ctx.coalesced = e.count;
-        ctx.udp_sport = qp.udp_sport;
-        ctx.tenant = qp.tenant;
-        ctx.posted_bytes = qp.byte_end;
+        qp_facts(
+            &mut ctx,
+            &self.nics,
+            &self.ports,
+            qp,
+            e.qp,
+            e.event.at_receiver(),
+        );
         ctx.header = &e.header[..e.header_len as usize];
-        ctx.at_receiver = e.event.at_receiver();
-        ctx.qp = e.qp;
-        ctx.nic = nic_facts(&self.nics, &self.ports, qp, ctx.at_receiver);
         let result = qp.cc.on_event(&e.event, &mut ctx);
         self.q
             .schedule(now + cost, Event::CtrlDone { thread: t as u32 });

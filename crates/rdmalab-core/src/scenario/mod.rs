@@ -2498,15 +2498,8 @@ impl Parser {
             let verb = self.verb(&f);
             let size = self.bytes(&f, "size", None);
             let start = self.duration(&f, "start", Some(Duration::ZERO));
-            if let (Some(s), Some(d)) = (src, dst) {
-                if s == d {
-                    self.err(
-                        f.key("dst"),
-                        format!("`{}`", t.nodes[d as usize].name),
-                        "must differ from src",
-                    );
-                    continue;
-                }
+            if !self.distinct_ends(&f, t, src, dst) {
+                continue;
             }
             let tenant = self.tenant_of(&f, &wl, &host_tenant, src);
             if let (Some(src), Some(dst), Some(verb), Some(bytes), Some(start), Some(tenant)) =
@@ -2866,15 +2859,8 @@ impl Parser {
                     continue;
                 }
             }
-            if let (Some(s), Some(d)) = (src, dst) {
-                if s == d {
-                    self.err(
-                        f.key("dst"),
-                        format!("`{}`", t.nodes[d as usize].name),
-                        "must differ from src",
-                    );
-                    continue;
-                }
+            if !self.distinct_ends(&f, t, src, dst) {
+                continue;
             }
             if let (
                 Some(src),
@@ -3021,15 +3007,8 @@ impl Parser {
                     continue;
                 }
             };
-            if let (Some(s), Some(d)) = (src, dst) {
-                if s == d {
-                    self.err(
-                        f.key("dst"),
-                        format!("`{}`", t.nodes[d as usize].name),
-                        "must differ from src",
-                    );
-                    continue;
-                }
+            if !self.distinct_ends(&f, t, src, dst) {
+                continue;
             }
             if let (
                 Some(src),
@@ -3289,6 +3268,21 @@ impl Parser {
             .find(|a| a.owner.tenant == no_tenant && a.rate.is_none())
         {
             self.err("nic.cc_scope", shown, format!("needs every QP to have a tenant, and perftest `{}` has none: give it a `tenant`, or list its host under workload.tenants", a.name));
+        }
+    }
+
+    /// A workload entry's `src` and `dst` must be different hosts.
+    fn distinct_ends(&mut self, f: &Obj, t: &Topology, src: Option<u32>, dst: Option<u32>) -> bool {
+        match (src, dst) {
+            (Some(s), Some(d)) if s == d => {
+                self.err(
+                    f.key("dst"),
+                    format!("`{}`", t.nodes[d as usize].name),
+                    "must differ from src",
+                );
+                false
+            }
+            _ => true,
         }
     }
 
