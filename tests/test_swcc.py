@@ -27,3 +27,40 @@ def test_fig1_a_slower_loop_drains_the_queue_later(examples, tmp_path):
     d = {row["control"]: row["drain_us"] for row in t.iter_rows(named=True)}
     assert d["asic"] <= d["delay-2us"] <= d["delay-5us"] <= d["delay-10us"] <= d["host-cpu"]
     assert d["host-cpu"] > 2 * d["asic"]
+
+
+def test_table1_control_loops_come_from_their_parts(examples, tmp_path):
+    t = pl.read_csv(run_sweep(examples / "swcc" / "swcc-table1-loop.yaml", tmp_path / "o") / "swcc-table1-loop.csv")
+    us = {r["control"]: r["loop_mean_us"] for r in t.iter_rows(named=True)}
+    # Fitted: the links (asic 3.1 us) and Soft-RoCE's costs (23 us).
+    assert abs(us["asic"] - 3.1) < 0.1
+    assert abs(us["soft-roce"] - 23) < 1
+    # Not fitted: SwCC's RX core adds its ~0.27 us (paper: 3.3 us).
+    assert 3.2 < us["swcc"] < 3.5
+    assert us["asic"] < us["swcc"] < us["dpa"] < us["host-cpu"]
+
+
+def test_fig10_cores_on_the_path_set_the_throughput(examples, tmp_path):
+    t = pl.read_csv(run_sweep(examples / "swcc" / "swcc-fig10-throughput.yaml", tmp_path / "o")
+                    / "swcc-fig10-throughput.csv")
+    g = {(r["data_path"], r["packet_bytes"]): r["gbps"] for r in t.iter_rows(named=True)}
+    line_512 = max(g["swcc-8", 512], g["roce-8", 512])
+    # SwCC-8 and RoCE-8 at the link's rate from 512 B, not at 256 B.
+    assert abs(g["swcc-8", 512] - g["roce-8", 512]) < 0.02 * line_512
+    assert g["swcc-8", 256] < 0.8 * line_512 and g["roce-8", 256] < 0.8 * line_512
+    # One SwCC core pair against one PU doing both sides: 1.1-1.5x where the cores bind.
+    for size in (64, 256, 1000):
+        assert 1.1 <= g["swcc-1", size] / g["roce-1", size] <= 1.5
+    # Soft-RoCE: ~24 Gb/s from 24 threads at best, and far below either NIC.
+    assert 20 < max(v for (p, _), v in g.items() if p == "soft-roce-24") < 28
+    assert g["soft-roce-1", 4000] < 0.05 * g["swcc-1", 4000]
+
+
+def test_fig14_swcc_and_the_nic_asic_finish_together(examples, tmp_path):
+    t = pl.read_csv(run_sweep(examples / "swcc" / "swcc-fig14-soft-roce.yaml", tmp_path / "o") / "swcc-fig14-fct.csv")
+    assert t["completed"].to_list() == t["flows"].to_list()
+    ms = {(r["cc.algorithm"], r["data_path"]): r["fct_mean_ms"] for r in t.iter_rows(named=True)}
+    for algo in ("dcqcn", "timely", "hpcc"):
+        assert abs(ms[algo, "roce"] / ms[algo, "swcc"] - 1) < 0.05
+        # The 10 flows need 32 ms of the 10 Gb/s port; Soft-RoCE's threads cannot fill it.
+        assert ms[algo, "soft-roce"] > 1.2 * ms[algo, "swcc"]

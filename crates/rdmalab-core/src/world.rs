@@ -156,6 +156,41 @@ pub struct Stats {
     pub wqes_fetched: u64,
     /// Selective repeat: data packets placed out of order (each a loss event).
     pub sr_out_of_order: u64,
+    /// Control loops closed by ACK events: from the acknowledged data packet
+    /// leaving its NIC to the controller's decision on its ACK reaching the
+    /// data path (SwCC Table 1's "control loop delay").
+    pub control_loop: LoopStats,
+}
+
+/// Count, sum and extremes of control-loop delays.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LoopStats {
+    pub count: u64,
+    pub sum_ps: u128,
+    pub min_ps: u64,
+    pub max_ps: u64,
+}
+
+impl LoopStats {
+    pub fn add(&mut self, d: crate::time::Duration) {
+        let ps = d.ps();
+        self.min_ps = if self.count == 0 {
+            ps
+        } else {
+            self.min_ps.min(ps)
+        };
+        self.max_ps = self.max_ps.max(ps);
+        self.count += 1;
+        self.sum_ps += ps as u128;
+    }
+
+    pub fn mean_ps(&self) -> u64 {
+        if self.count == 0 {
+            0
+        } else {
+            (self.sum_ps / self.count as u128) as u64
+        }
+    }
 }
 
 pub struct World {
@@ -647,8 +682,9 @@ impl World {
             .map_or("asic", |f| f.placement.name.as_str())
     }
 
-    /// Data payload bytes currently queued in ports or travelling on links,
-    /// counted by walking the queues and pending arrivals (not from counters).
+    /// Data payload bytes currently queued in ports, travelling on links or
+    /// waiting for a receive core, counted by walking the queues and pending
+    /// events (not from counters).
     pub fn data_payload_in_network(&self) -> u64 {
         let mut total = 0u64;
         for p in &self.ports {
@@ -661,8 +697,9 @@ impl World {
                 }
             }
         }
+        // On links, and with a NIC's receive cores (`control.on_path.rx_data`).
         for ev in self.q.iter_pending() {
-            if let Event::Arrive { pkt, .. } = ev {
+            if let Event::Arrive { pkt, .. } | Event::RxCoreDone { pkt, .. } = ev {
                 let pk = self.pkts.get(*pkt);
                 if pk.kind == PacketKind::Data {
                     total += pk.payload as u64;

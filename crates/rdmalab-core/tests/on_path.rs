@@ -131,6 +131,20 @@ fn bad_on_path_input_is_refused() {
             r#"{"tx_cores": 1, "per_packet": "1ns", "clock": "1GHz", "memory": {"kind": "qp-aware", "table": "64B"}}"#,
             "control.on_path.memory.table",
         ),
+        (r#""dpu""#, "allowed: swcc, connectx-5, soft-roce"),
+        (r#"{"preset": 3}"#, "control.on_path.preset"),
+        (
+            r#"{"tx_cores": 1, "per_packet": "1ns", "shared": true, "rx_cores": 1}"#,
+            "not with shared: true",
+        ),
+        (
+            r#"{"tx_cores": 1, "per_packet": "1ns", "rx_data": true}"#,
+            "control.on_path.rx_data",
+        ),
+        (
+            r#"{"preset": "soft-roce", "per_byte": "fast"}"#,
+            "control.on_path.per_byte",
+        ),
     ] {
         let e = rdmalab_core::scenario::Scenario::from_json_str(&base(op))
             .err()
@@ -229,4 +243,111 @@ fn qp_aware_memory_keeps_context_access_flat_where_a_naive_cache_degrades() {
         naive_gbps < 0.7 * hinted_gbps,
         "{naive_gbps:.1} vs {hinted_gbps:.1} Gb/s"
     );
+}
+
+/// One QP of 64 KiB WRITEs (2 KiB packets), 8 posted (more than a BDP), into
+/// one receiver, with on-path cores `op`, an ACK every `ack_every` packets
+/// (and at each message's end) and no CC: the cores gate ACKs anyway.
+fn one_qp(op: &str, ack_every: u32) -> rdmalab_core::world::World {
+    let json = format!(
+        r#"{{"name": "pool", "seed": 1, "duration": "400us",
+        "topology": {{"kind": "single_switch", "hosts": 2, "host_link": {{"rate": "100Gbps", "delay": "725ns"}}}},
+        "nic": {{"mtu": "2048B", "ack_every": {ack_every}}},
+        "cc": {{"algorithm": "none"}},
+        "control": {{"on_path": {op}}},
+        "workload": {{"perftest": [{{"name": "t", "src": "h0", "dst": "h1", "verb": "write", "message_size": "64KiB", "queue_depth": 8}}]}}}}"#
+    );
+    let (w, _) = run(&json);
+    assert_conservation(&w);
+    w
+}
+
+/// Data packets per µs that reached the receiver's transport.
+fn mpps(w: &rdmalab_core::world::World) -> f64 {
+    w.stats.data_payload_arrived as f64 / 2048.0 / (w.now().ps() as f64 * 1e-12) / 1e6
+}
+
+#[test]
+fn a_shared_pool_pays_for_the_ack_with_the_packet_rate() {
+    // 200 ns a TX event and 200 ns an ACK: separate cores send a packet per
+    // 200 ns; one core doing both (a ConnectX PU, a Soft-RoCE thread) one per
+    // 400 ns, as every data packet brings back one ACK.
+    let split = one_qp(
+        r#"{"tx_cores": 1, "rx_cores": 1, "per_packet": "200ns", "rx_per_packet": "200ns"}"#,
+        1,
+    );
+    let shared = one_qp(
+        r#"{"tx_cores": 1, "shared": true, "per_packet": "200ns", "rx_per_packet": "200ns"}"#,
+        1,
+    );
+    let (a, b) = (mpps(&split), mpps(&shared));
+    println!("separate pools {a:.3} Mpps, one shared core {b:.3} Mpps");
+    assert!(a <= 5.0 + 0.01 && a > 4.7, "{a:.3}");
+    assert!(b <= 2.5 * 1.01 && b > 2.3, "{b:.3}");
+}
+
+#[test]
+fn per_byte_cost_and_receive_side_cores_gate_the_data() {
+    // 1 ns a payload byte on the sender's core: 2 KiB packets leave at most
+    // one per 2.048 us, whatever the per-packet cost.
+    let bytes = one_qp(
+        r#"{"tx_cores": 1, "per_packet": "1ns", "per_byte": "1ns"}"#,
+        1,
+    );
+    let r = mpps(&bytes);
+    assert!(r <= 1.0 / 2.049 && r > 0.45, "{r:.3} Mpps");
+    // With rx_data the receiver's core handles every data packet before it
+    // is acknowledged: a 1 us receive core holds a cheap sender to 1 Mpps;
+    // without rx_data the same cores only see the ACKs (one per 8 packets).
+    let gated = one_qp(
+        r#"{"tx_cores": 1, "rx_cores": 1, "per_packet": "1ns", "rx_per_packet": "1us", "rx_data": true}"#,
+        8,
+    );
+    let free = one_qp(
+        r#"{"tx_cores": 1, "rx_cores": 1, "per_packet": "1ns", "rx_per_packet": "1us"}"#,
+        8,
+    );
+    let (g, f) = (mpps(&gated), mpps(&free));
+    println!("per-byte {r:.3} Mpps; receive core 1 us: {g:.3} Mpps with rx_data, {f:.3} without");
+    assert!(g <= 1.0 + 0.01 && g > 0.9, "{g:.3}");
+    assert!(f > 2.0 * g, "{f:.3}");
+    assert_eq!(
+        gated.nics[1].rx_core_packets as f64 >= g * 400.0 * 0.99,
+        true
+    );
+}
+
+#[test]
+fn the_control_loop_is_built_from_its_parts() {
+    // One idle QP: at the ASIC the loop is the RTT the NIC sees; an RX core
+    // on the path adds its time per ACK; an off-path placement adds exactly
+    // its trigger, processing and install (no queueing for one QP).
+    let loop_ps = |control: &str| {
+        let json = format!(
+            r#"{{"name": "loop", "seed": 1, "duration": "200us",
+            "topology": {{"kind": "single_switch", "hosts": 2, "host_link": {{"rate": "100Gbps", "delay": "725ns"}}}},
+            "cc": {{"algorithm": "timely"}}, "control": {control},
+            "workload": {{"perftest": [{{"name": "t", "src": "h0", "dst": "h1", "verb": "write", "message_size": "1000B", "queue_depth": 1}}]}}}}"#
+        );
+        let (w, _) = run(&json);
+        let l = w.stats.control_loop;
+        assert!(l.count > 3, "{control}: {} loops", l.count);
+        println!(
+            "{control}: {} loops, {}..{} ps",
+            l.count, l.min_ps, l.max_ps
+        );
+        assert_eq!(l.min_ps, l.max_ps, "{control}: an idle loop never varies");
+        l.mean_ps() as i64
+    };
+    let asic = loop_ps(r#"{"placement": "asic"}"#);
+    // 4 links of 725 ns, 2 x 1 KB and 2 x ACK serialisations at 100 Gb/s.
+    assert!((3_000_000..3_200_000).contains(&asic), "{asic}");
+    let cpu = loop_ps(r#"{"placement": "host-cpu", "threads": 1}"#);
+    assert_eq!(cpu - asic, 20_000_000, "host-cpu: 8 + 4 + 8 us");
+    let rx =
+        loop_ps(r#"{"placement": "asic", "on_path": {"rx_cores": 1, "rx_per_packet": "300ns"}}"#);
+    assert_eq!(rx - asic, 300_000);
+    let soft = loop_ps(r#"{"placement": "asic", "on_path": "soft-roce"}"#);
+    // Its receiver's thread (7.8 us + 1000 B x 4.19 ns) and the ACK's (7.8 us).
+    assert_eq!(soft - asic, 7_800_000 + 4_190_000 + 7_800_000);
 }

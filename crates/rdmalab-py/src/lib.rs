@@ -631,6 +631,11 @@ impl Simulation {
         d.set_item("pfc_pauses", s.pfc_pauses_sent)?;
         d.set_item("pfc_resumes", s.pfc_resumes_sent)?;
         d.set_item("peak_live_packets", s.peak_live_packets)?;
+        let cl = s.control_loop;
+        d.set_item("control_loops", cl.count)?;
+        d.set_item("control_loop_mean_ps", cl.mean_ps())?;
+        d.set_item("control_loop_min_ps", cl.min_ps)?;
+        d.set_item("control_loop_max_ps", cl.max_ps)?;
         d.set_item("packet_pool_slots", w.pkts.capacity_used())?;
         d.set_item("control_placement", w.placement_name())?;
         if let Some(cfg) = &w.nic_cfg.resources {

@@ -34,6 +34,18 @@ class CaseFigure:
 FIGURES: dict[str, CaseFigure] = {}
 
 
+_SIZE_UNITS = {"B": 1, "KB": 1000, "kB": 1000, "KiB": 1024, "MB": 1000**2, "MiB": 1024**2,
+               "GB": 1000**3, "GiB": 1024**3}
+
+
+def size_bytes(text) -> float:
+    """Bytes of a scenario size (`4KB`, `1MiB`, a number), as a sweep axis holds it."""
+    for unit in sorted(_SIZE_UNITS, key=len, reverse=True):
+        if str(text).endswith(unit):
+            return float(str(text)[: -len(unit)]) * _SIZE_UNITS[unit]
+    return float(text)
+
+
 def figure(name: str, paper: str, description: str):
     """Register `fn(results) -> [(Figure, table or None), ...]` as figure `name`."""
 
@@ -69,6 +81,9 @@ MODULES: dict[str, str] = {
     "srnic-table1": "srnic",
     "swcc-fig1": "swcc",
     "swcc-fig11": "swcc",
+    "swcc-table1": "swcc",
+    "swcc-fig10": "swcc",
+    "swcc-fig14": "swcc",
     "attacks-fig3": "attacks",
     "attacks-fig4": "attacks",
     "attacks-fig5": "attacks",

@@ -9,19 +9,10 @@ from __future__ import annotations
 
 import polars as pl
 
-from rdmalab.casestudies import figure
+from rdmalab.casestudies import figure, size_bytes
 from rdmalab.plots import Figure, Trace, _color
 
 SIZE_KEYS = ("workload.perftest[0].message_size", "workload.perftest[1].message_size")
-
-_UNITS = {"B": 1, "KB": 1000, "KiB": 1024, "MB": 1000**2, "MiB": 1024**2}
-
-
-def _size_bytes(text: str) -> float:
-    for unit in sorted(_UNITS, key=len, reverse=True):
-        if str(text).endswith(unit):
-            return float(str(text)[: -len(unit)]) * _UNITS[unit]
-    return float(text)
 
 
 def tenant_rates(results) -> pl.DataFrame:
@@ -64,8 +55,8 @@ def fig11(results):
                      "gbps_a": rates[0], "gbps_b": rates[1] if len(rates) > 1 else 0.0,
                      "jain": _jain(rates), "total_gbps": sum(rates)})
     table = pl.DataFrame(rows)
-    sizes_a = sorted(set(table["size_a"]), key=_size_bytes)
-    sizes_b = sorted(set(table["size_b"]), key=_size_bytes)
+    sizes_a = sorted(set(table["size_a"]), key=size_bytes)
+    sizes_b = sorted(set(table["size_b"]), key=size_bytes)
     out = []
     for policy in list(dict.fromkeys(table["policy"].to_list())):
         p = table.filter(pl.col("policy") == policy)

@@ -11,21 +11,12 @@ from __future__ import annotations
 
 import polars as pl
 
-from rdmalab.casestudies import figure
+from rdmalab.casestudies import figure, size_bytes
 from rdmalab.plots import Figure, Trace, _color
 
 QPS_KEY = "workload.perftest[0].qps"
 SIZE_KEY = "workload.perftest[0].message_size"
 DEPTH_KEY = "workload.perftest[0].queue_depth"
-
-_UNITS = {"B": 1, "KB": 1000, "KiB": 1024, "MB": 1000**2, "MiB": 1024**2}
-
-
-def _size_bytes(text) -> float:
-    for unit in sorted(_UNITS, key=len, reverse=True):
-        if str(text).endswith(unit):
-            return float(str(text)[: -len(unit)]) * _UNITS[unit]
-    return float(text)
 
 
 def aggregate_gbps(results) -> pl.DataFrame:
@@ -75,7 +66,7 @@ def fig10(results):
     nic = _nic_label(results)
     lat = apps.select(["run_id", "messages_completed", (pl.col("latency_mean_ps") / 1e6).alias("latency_us")])
     t = t.join(lat, on="run_id", how="left").with_columns(
-        pl.col(SIZE_KEY).map_elements(_size_bytes, return_dtype=pl.Float64).alias("size_bytes"))
+        pl.col(SIZE_KEY).map_elements(size_bytes, return_dtype=pl.Float64).alias("size_bytes"))
     out = []
     deep = t.filter(pl.col(DEPTH_KEY) == t[DEPTH_KEY].max()) if DEPTH_KEY in t.columns else t
     traces = []

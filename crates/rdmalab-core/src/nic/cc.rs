@@ -53,6 +53,10 @@ impl World {
     /// passes its packet so the controller can read the echoed INT records.
     #[inline(never)]
     pub(crate) fn raise_cc(&mut self, qi: u32, ev: CcEvent, ack: Option<crate::packet::PacketId>) {
+        if let (None, CcEvent::Ack { rtt, .. }) = (&self.ctl, &ev) {
+            // Decided and in effect at once: the loop is the RTT the NIC saw.
+            self.stats.control_loop.add(*rtt);
+        }
         let g = self.qps[qi as usize].group;
         if g != NO_GROUP {
             self.raise_group_cc(g, qi, ev, ack);
@@ -391,6 +395,12 @@ impl World {
         }
         let cost = fw.placement.processing + fw.placement.state_access;
         let install = fw.placement.install_latency;
+        if let CcEvent::Ack { rtt, .. } = e.event {
+            // The ACK's RTT, then from its raise to the decision in effect
+            // (for a coalesced entry: the oldest raise and the newest RTT).
+            let decided = now + cost + install;
+            self.stats.control_loop.add(decided - e.first_signal + rtt);
+        }
         fw.threads[t].busy_time = fw.threads[t].busy_time + cost;
         fw.threads[t].processed += 1;
 

@@ -18,6 +18,10 @@
 //!
 //! The model charges this access time to the core on every event, on top of
 //! the algorithm's own cycles (`cycles_per_packet`).
+//!
+//! It also names the on-path data paths that the SwCC paper compares
+//! (`PRESETS`): SwCC's cores, a ConnectX-5's processing units, Soft-RoCE's
+//! host threads.
 
 use super::resources::cache::{Lookup, SetAssocCache};
 use crate::time::Duration;
@@ -203,4 +207,40 @@ mod tests {
         }
         assert_eq!(m.misses, 1025 + 2 * 5);
     }
+}
+
+/// `control.on_path: {preset: NAME, ...}`: the cores of a named data path,
+/// as scenario keys that the user's own keys override. Each constant's
+/// source is in docs/swcc.md ("Presets").
+pub const PRESETS: &[&str] = &["swcc", "connectx-5", "soft-roce"];
+
+pub fn preset(name: &str) -> Option<serde_json::Value> {
+    use serde_json::json;
+    Some(match name {
+        // SwCC-1 (ATC'25): one TX and one RX RISC-V core at the FPGA's
+        // 250 MHz, DCQCN's 60 cycles per event (fitted to Fig. 10's range,
+        // 44 to 85), contexts in the QP-aware table with the QPN hint.
+        "swcc" => json!({
+            "tx_cores": 1, "rx_cores": 1, "clock": "250MHz",
+            "cycles_per_packet": 60, "rx_cycles_per_packet": 60,
+            "memory": "qp-aware",
+        }),
+        // RoCE-n (SwCC Fig. 10): a ConnectX-5's 8 processing units, each
+        // doing both the TX and the RX work of its QPs; 177 ns per event is
+        // fitted so one core pair of SwCC carries 1.3x one PU (paper: 1.1-1.5x).
+        "connectx-5" => json!({
+            "tx_cores": 8, "shared": true,
+            "per_packet": "177ns", "rx_per_packet": "177ns",
+        }),
+        // Soft-RoCE-24 (SwCC Fig. 10, Table 1): 24 host threads, each
+        // sending, receiving and acknowledging its QPs' packets. 7.8 us per
+        // packet and 4.19 ns per payload byte are fitted to two of the
+        // paper's numbers: a 23 us control loop with 1 KB packets, and
+        // 24 Gb/s from 24 threads with 4 KB packets.
+        "soft-roce" => json!({
+            "tx_cores": 24, "shared": true, "rx_data": true,
+            "per_packet": "7.8us", "rx_per_packet": "7.8us", "per_byte": "4.19ns",
+        }),
+        _ => return None,
+    })
 }

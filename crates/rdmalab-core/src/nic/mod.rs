@@ -148,6 +148,36 @@ pub struct OnPathCores {
     /// Where the cores find QP contexts, and what it costs them per event
     /// (`None`: nothing beyond the per-packet cost).
     pub memory: Option<cc_cores::ContextMemoryConfig>,
+    /// Core time per payload byte of a data packet, on top of the
+    /// per-packet cost (a CPU stack's copies and software ICRC).
+    pub per_byte: Duration,
+    /// TX and RX events share one pool of `tx_cores` (a ConnectX PU or a
+    /// Soft-RoCE thread does both for its QP); `false`: separate pools (SwCC).
+    pub shared: bool,
+    /// The receiving NIC's RX core also handles every arriving data packet
+    /// before it is delivered and acknowledged (Soft-RoCE's receive path).
+    pub rx_data: bool,
+}
+
+impl OnPathCores {
+    /// Core time for one event of a packet with `payload` bytes.
+    pub fn cost(&self, rx: bool, payload: u64) -> Duration {
+        let base = if rx {
+            self.rx_per_packet
+        } else {
+            self.per_packet
+        };
+        base + Duration(self.per_byte.ps().saturating_mul(payload))
+    }
+
+    /// RX events have cores to run on (their own pool, or the shared one).
+    pub fn handles_rx(&self) -> bool {
+        if self.shared {
+            self.tx_cores > 0
+        } else {
+            self.rx_cores > 0
+        }
+    }
 }
 
 /// How a NIC recovers lost packets.
@@ -567,9 +597,10 @@ impl World {
         if let (None, Some(m)) = (&n.ctx_mem, cores.memory) {
             n.ctx_mem = Some(cc_cores::ContextMemory::new(m));
         }
-        // The core's cost for this packet: its cycles and reaching the QP's context.
-        let cost = |n: &mut Nic, queued: Duration| {
-            cores.per_packet
+        // The core's cost for a packet: its cycles (and bytes) and reaching the QP's context.
+        let mtu = self.nic_cfg.wire.mtu_payload;
+        let cost = |n: &mut Nic, queued: Duration, payload: u64| {
+            cores.cost(false, payload)
                 + n.ctx_mem
                     .as_mut()
                     .map_or(Duration::ZERO, |m| m.access(qi, false, queued))
@@ -583,7 +614,7 @@ impl World {
             qp.core_psn = u32::MAX;
             if qp.retx.is_empty() && psn + 1 < qp.ready_psn_end {
                 let start = n.tx_cores[core].max(qp.core_ready_at);
-                let done = start + cost(n, start - qp.core_ready_at);
+                let done = start + cost(n, start - qp.core_ready_at, qp.payload_of(psn + 1, mtu));
                 n.tx_cores[core] = done;
                 n.tx_core_packets += 1;
                 qp.core_psn = psn + 1;
@@ -592,7 +623,7 @@ impl World {
             return None;
         }
         let start = n.tx_cores[core].max(now);
-        let done = start + cost(n, start - now);
+        let done = start + cost(n, start - now, qp.payload_of(psn, mtu));
         n.tx_cores[core] = done;
         n.tx_core_packets += 1;
         if done <= now {

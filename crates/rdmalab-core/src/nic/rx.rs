@@ -11,34 +11,53 @@ use crate::world::World;
 
 impl World {
     /// A frame arrives at a NIC port. With on-path RX cores
-    /// (`control.on_path.rx_cores`), an ACK, NACK or CNP is first handled by
-    /// its QP's RX core (QPN mod cores, one at a time), and acts when that is
-    /// done: a busy RX core delays the window opening and the controller's
-    /// view (SwCC's RX core).
+    /// (`control.on_path.rx_cores`, or the shared pool), an ACK, NACK or CNP
+    /// (and, with `rx_data`, a data packet) is first handled by its QP's RX
+    /// core (QPN mod cores, one at a time), and acts when that is done: a
+    /// busy RX core delays the window opening and the controller's view
+    /// (SwCC's RX core), or the delivery and ACK of data (Soft-RoCE).
     pub(crate) fn nic_receive(&mut self, port: u32, pkt: PacketId) {
-        if let Some(op) = self.nic_cfg.on_path.filter(|c| c.rx_cores > 0) {
+        if let Some(op) = self.nic_cfg.on_path.filter(|c| c.handles_rx()) {
             let p = self.pkts.get(pkt);
-            if matches!(p.kind, PacketKind::Ack | PacketKind::Nack | PacketKind::Cnp) {
-                let qi = p.qp;
+            let gated = match p.kind {
+                PacketKind::Ack | PacketKind::Nack | PacketKind::Cnp => true,
+                PacketKind::Data => op.rx_data,
+                _ => false,
+            };
+            if gated {
+                let (qi, payload) = (p.qp, p.payload as u64);
                 let now = self.now();
                 let nic = &mut self.nics
                     [self.node_index[self.ports[port as usize].node as usize] as usize];
-                if nic.rx_cores.is_empty() {
-                    nic.rx_cores = vec![Time::ZERO; op.rx_cores as usize];
-                }
-                let core = (qi % op.rx_cores) as usize;
                 if let (None, Some(m)) = (&nic.ctx_mem, op.memory) {
                     nic.ctx_mem = Some(super::cc_cores::ContextMemory::new(m));
                 }
-                let start = nic.rx_cores[core].max(now);
+                let pool = if op.shared {
+                    if nic.tx_cores.is_empty() {
+                        nic.tx_cores = vec![Time::ZERO; op.tx_cores as usize];
+                    }
+                    &mut nic.tx_cores
+                } else {
+                    if nic.rx_cores.is_empty() {
+                        nic.rx_cores = vec![Time::ZERO; op.rx_cores as usize];
+                    }
+                    &mut nic.rx_cores
+                };
+                let core = (qi % pool.len() as u32) as usize;
+                let start = pool[core].max(now);
                 let reach = nic
                     .ctx_mem
                     .as_mut()
                     .map_or(crate::time::Duration::ZERO, |m| {
                         m.access(qi, true, start - now)
                     });
-                let done = start + op.rx_per_packet + reach;
-                nic.rx_cores[core] = done;
+                let done = start + op.cost(true, payload) + reach;
+                let pool = if op.shared {
+                    &mut nic.tx_cores
+                } else {
+                    &mut nic.rx_cores
+                };
+                pool[core] = done;
                 nic.rx_core_packets += 1;
                 if done > now {
                     self.q

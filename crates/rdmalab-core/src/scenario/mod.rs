@@ -2034,36 +2034,115 @@ impl Parser {
                 map: &empty,
             },
         };
-        let Some(p) = self.sub(
-            &c,
-            "on_path",
-            &[
-                "tx_cores",
-                "per_packet",
-                "cycles_per_packet",
-                "rx_cores",
-                "rx_per_packet",
-                "rx_cycles_per_packet",
-                "clock",
-                "memory",
-            ],
-        ) else {
+        const KEYS: &[&str] = &[
+            "preset",
+            "tx_cores",
+            "per_packet",
+            "cycles_per_packet",
+            "rx_cores",
+            "rx_per_packet",
+            "rx_cycles_per_packet",
+            "per_byte",
+            "shared",
+            "rx_data",
+            "clock",
+            "memory",
+        ];
+        let Some(v) = c.get("on_path") else {
             return Some(None);
         };
+        // A preset's keys lie under the user's: a cost the user gives in
+        // either form replaces the preset's in both.
+        let user: Map<String, Value> = match v {
+            Value::String(name) => {
+                let mut m = Map::new();
+                m.insert("preset".into(), Value::String(name.clone()));
+                m
+            }
+            _ => self.obj(v, &c.key("on_path"), KEYS)?.map.clone(),
+        };
+        let mut merged = Map::new();
+        if let Some(pv) = user.get("preset").cloned() {
+            let name = match &pv {
+                Value::String(n) => n.as_str(),
+                _ => "",
+            };
+            match crate::nic::cc_cores::preset(name) {
+                Some(Value::Object(m)) => merged = m,
+                _ => {
+                    self.err(
+                        c.key("on_path.preset"),
+                        show(&pv),
+                        format!("allowed: {}", crate::nic::cc_cores::PRESETS.join(", ")),
+                    );
+                    return None;
+                }
+            }
+            for prefix in ["", "rx_"] {
+                let (d, cy) = (
+                    format!("{prefix}per_packet"),
+                    format!("{prefix}cycles_per_packet"),
+                );
+                if user.contains_key(&d) || user.contains_key(&cy) {
+                    merged.remove(&d);
+                    merged.remove(&cy);
+                }
+            }
+            if user.get("shared") == Some(&Value::Bool(true)) {
+                merged.remove("rx_cores");
+            }
+        }
+        for (k, v) in user {
+            if k != "preset" {
+                merged.insert(k, v);
+            }
+        }
+        let p = Obj {
+            path: c.key("on_path"),
+            map: &merged,
+        };
         let memory = self.context_memory(&p);
+        let shared = self.boolean(&p, "shared", false);
+        let rx_data = self.boolean(&p, "rx_data", false);
         let cores = self.int(&p, "tx_cores", Some(0), 0, 1024);
+        if shared && p.get("rx_cores").is_some() {
+            self.err(
+                p.key("rx_cores"),
+                "(set)",
+                "not with shared: true (TX and RX events share the tx_cores pool)",
+            );
+        }
         let rx_cores = self.int(&p, "rx_cores", Some(0), 0, 1024);
         if cores == Some(0) && rx_cores == Some(0) {
             self.err(p.path.clone(), "", "needs tx_cores or rx_cores (1 to 1024)");
         }
+        if shared && cores == Some(0) {
+            self.err(
+                p.key("tx_cores"),
+                "`0`",
+                "shared: true needs a pool: tx_cores from 1 to 1024",
+            );
+        }
+        let rx_side = rx_cores.unwrap_or(0) > 0 || (shared && cores.unwrap_or(0) > 0);
+        if rx_data && !rx_side {
+            self.err(
+                p.key("rx_data"),
+                "`true`",
+                "needs RX cores: rx_cores above 0, or shared: true",
+            );
+        }
         let per_packet = self.core_cost(&p, "", cores.unwrap_or(0) > 0);
-        let rx_per_packet = self.core_cost(&p, "rx_", rx_cores.unwrap_or(0) > 0);
+        let rx_per_packet = self.core_cost(&p, "rx_", rx_side);
+        let per_byte = self.duration(&p, "per_byte", Some(Duration::ZERO));
         Some(Some(crate::nic::OnPathCores {
             tx_cores: cores? as u32,
             per_packet: per_packet?,
-            rx_cores: rx_cores? as u32,
+            rx_cores: if shared { 0 } else { rx_cores? as u32 },
             rx_per_packet: rx_per_packet?,
             memory: memory?,
+            per_byte: per_byte?,
+            shared,
+            rx_data,
         }))
     }
 
