@@ -266,6 +266,7 @@ impl World {
                 let mut p = Port::new(me, local, li as u32, l.rate, l.delay, rng);
                 p.loss = l.loss;
                 p.at_switch = topo.nodes[me as usize].kind == NodeKind::Switch;
+                p.strict_priority = p.at_switch && switch_cfg.strict_priority;
                 if let Some(e) = switch_cfg.ecn_for(l.rate) {
                     p.ecn = e;
                 }

@@ -14,10 +14,17 @@
 //!   rank, so at most `overcommit` BDPs of scheduled data head for the
 //!   receiver at once, on top of the unscheduled bytes of new messages.
 //!
-//! Not modelled: Homa's network priorities. rdmalab's switches serve data
-//! classes round robin, not by strict priority, so priorities would not give
-//! SRPT in the fabric. Also not modelled: Homa's incast optimisation and
-//! its RESEND and BUSY messages (the transport below is reliable here).
+//! * Priorities (`priorities` > 0, with `switch.scheduling:
+//!   strict-priority`): a message's unscheduled bytes travel in the highest
+//!   data class; each grant names the class for the bytes it grants, one
+//!   class lower per message ahead in the receiver's SRPT order. A
+//!   message's class never rises again, since RoCE delivers in order and a
+//!   packet in a higher class would overtake the message's earlier ones
+//!   (Homa itself tolerates reordering). Homa also splits unscheduled bytes
+//!   over several classes by message size; here they share one.
+//!
+//! Not modelled: Homa's incast optimisation and its RESEND and BUSY
+//! messages (the transport below is reliable here).
 
 use crate::control::params::{self as p, ParamSpec, ParamValues};
 use crate::control::{CcContext, CcEvent, Controller, EventMask};
@@ -38,12 +45,17 @@ pub const PARAMS: &[ParamSpec] = &[
         "Homa §3.2: RTTbytes, the bytes a sender can transmit in one round trip",
     ),
     p::int("overcommit", 2.0, 1.0, 1024.0, "messages a receiver grants at once", "Homa §3.5: the degree of overcommitment (the paper uses up to the number of scheduled priorities)"),
+    p::int("priorities", 0.0, 0.0, 7.0, "traffic classes Homa uses, from class 7 down: unscheduled bytes in the highest, granted bytes in the next ones by the receiver's rank of the message (0: none, the QP keeps its class); needs switch.scheduling: strict-priority to matter", "Homa §3.4: unscheduled packets at the top priorities, scheduled ones at priorities the receiver puts in its grants, fewest bytes left highest"),
 ];
+
+/// The highest data class, where Homa's unscheduled bytes go.
+const TOP_CLASS: u8 = crate::packet::NUM_CLASSES as u8 - 1;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct HomaParams {
     pub rtt_bytes: u64,
     pub overcommit: u32,
+    pub priorities: u32,
 }
 
 impl HomaParams {
@@ -51,6 +63,7 @@ impl HomaParams {
         HomaParams {
             rtt_bytes: v.bytes("rtt_bytes"),
             overcommit: v.int("overcommit"),
+            priorities: v.int("priorities"),
         }
     }
 }
@@ -62,17 +75,16 @@ pub struct Ledger {
 }
 
 impl Ledger {
-    /// Whether QP `qp` is among the `k` with the fewest bytes left.
-    fn ranks(&self, qp: u32, k: u32) -> bool {
-        let Some(&mine) = self.remaining.get(&qp) else {
-            return false;
-        };
+    /// How many messages have fewer bytes left than QP `qp`'s (ties to the
+    /// lower QP id); `None` if it has none.
+    fn rank(&self, qp: u32) -> Option<u32> {
+        let &mine = self.remaining.get(&qp)?;
         let ahead = self
             .remaining
             .iter()
             .filter(|&(&q, &r)| r < mine || (r == mine && q < qp))
             .count();
-        ahead < k as usize
+        Some(ahead as u32)
     }
 }
 
@@ -86,6 +98,8 @@ pub struct Homa {
     ledgers: HomaTables,
     // Sender end.
     granted: u64,
+    /// The class the receiver's latest grant asks granted bytes to travel in.
+    scheduled_class: u8,
     // Receiver end.
     received: u64,
     grant_sent: u64,
@@ -98,6 +112,7 @@ impl Homa {
             p,
             ledgers,
             granted: 0,
+            scheduled_class: TOP_CLASS,
             received: 0,
             grant_sent: 0,
             grants_sent: 0,
@@ -110,6 +125,28 @@ impl Homa {
         } else {
             ctx.path.bdp_bytes().max(ctx.path.mtu as u64)
         }
+    }
+
+    /// With priorities, the class of the sender's next packets: the top one
+    /// while unscheduled bytes go out, then the one its grant named.
+    fn pick_class(&self, ctx: &mut CcContext) {
+        if self.p.priorities == 0 {
+            return;
+        }
+        let unscheduled = ctx.snd_nxt_bytes < self.rtt_bytes(ctx);
+        ctx.set_class(if unscheduled {
+            TOP_CLASS
+        } else {
+            self.scheduled_class
+        });
+    }
+
+    /// The class a grant names for the message of rank `rank`: below the
+    /// unscheduled class, one per rank, the lowest of the `priorities` shared
+    /// by every rank past them.
+    fn class_for_rank(&self, rank: u32) -> u8 {
+        let scheduled = self.p.priorities.saturating_sub(1).max(1);
+        TOP_CLASS - 1 - rank.min(scheduled - 1) as u8
     }
 
     /// The window that lets the sender reach the granted offset.
@@ -129,6 +166,7 @@ impl Controller for Homa {
     fn on_start(&mut self, ctx: &mut CcContext) {
         self.granted = self.rtt_bytes(ctx);
         ctx.set_window(Some(self.granted));
+        self.pick_class(ctx);
     }
     fn on_event(&mut self, ev: &CcEvent, ctx: &mut CcContext) {
         match *ev {
@@ -136,14 +174,21 @@ impl Controller for Homa {
                 // The message's length travels in the header (Homa's DATA header).
                 ctx.set_header_word(0, ctx.posted_bytes as u32);
                 ctx.set_header_word(1, (ctx.posted_bytes >> 32) as u32);
+                self.pick_class(ctx);
             }
             CcEvent::Ack { .. } => self.open_window(ctx),
             CcEvent::Peer {
-                words: [GRANT_TAG, lo, hi, _],
+                words: [GRANT_TAG, lo, hi, class],
                 to_receiver: false,
             } => {
                 self.granted = self.granted.max((hi as u64) << 32 | lo as u64);
+                // A class only ever goes down: a later packet in a higher
+                // class would overtake the message's own earlier ones.
+                if class > 0 {
+                    self.scheduled_class = self.scheduled_class.min(class as u8);
+                }
                 self.open_window(ctx);
+                self.pick_class(ctx);
             }
             CcEvent::Rx { bytes, .. } => {
                 self.received += bytes as u64;
@@ -153,22 +198,30 @@ impl Controller for Homa {
                     _ => u64::MAX,
                 };
                 let left = length.saturating_sub(self.received);
-                let ranks = {
+                let rank = {
                     let mut t = self.ledgers.borrow_mut();
                     let ledger = t.entry(ctx.nic.node).or_default();
                     if left == 0 {
                         ledger.remaining.remove(&ctx.qp);
-                        false
+                        None
                     } else {
                         ledger.remaining.insert(ctx.qp, left);
-                        ledger.ranks(ctx.qp, self.p.overcommit)
+                        ledger.rank(ctx.qp)
                     }
                 };
                 let grant = (self.received + self.rtt_bytes(ctx)).min(length);
-                if ranks && grant > self.grant_sent {
-                    self.grant_sent = grant;
-                    self.grants_sent += 1;
-                    ctx.send_oob([GRANT_TAG, grant as u32, (grant >> 32) as u32, 0]);
+                if let Some(r) = rank.filter(|&r| r < self.p.overcommit) {
+                    if grant > self.grant_sent {
+                        self.grant_sent = grant;
+                        self.grants_sent += 1;
+                        // Word 3: the class for the granted bytes (0: unchanged).
+                        let class = if self.p.priorities > 0 {
+                            self.class_for_rank(r) as u32
+                        } else {
+                            0
+                        };
+                        ctx.send_oob([GRANT_TAG, grant as u32, (grant >> 32) as u32, class]);
+                    }
                 }
             }
             _ => {}
@@ -200,6 +253,7 @@ mod tests {
             HomaParams {
                 rtt_bytes: 0,
                 overcommit: 1,
+                priorities: 0,
             },
             t.clone(),
         )

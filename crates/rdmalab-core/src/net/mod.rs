@@ -44,6 +44,8 @@ pub struct Port {
     /// Classes the peer has paused with PFC: we may not start sending them.
     pub paused: [bool; NUM_CLASSES],
     rr_next: u8,
+    /// Serve data classes by strict priority (highest first), not round robin.
+    pub strict_priority: bool,
     /// Frame bytes transmitted since the start (INT's txBytes).
     pub tx_bytes: u64,
     pub ecn: EcnConfig,
@@ -75,6 +77,7 @@ impl Port {
             queued_total: 0,
             paused: [false; NUM_CLASSES],
             rr_next: 1,
+            strict_priority: false,
             tx_bytes: 0,
             ecn: EcnConfig::scaled_for(rate),
             rng,
@@ -88,12 +91,18 @@ impl Port {
         self.queued_total += frame_bytes as u64;
     }
 
-    /// Next class to serve: the control class first, then round robin among
-    /// non-empty, non-paused data classes.
+    /// Next class to serve: the control class first, then, among non-empty,
+    /// non-paused data classes, the highest (strict priority) or the next in
+    /// round robin.
     #[inline]
     pub fn pick_class(&mut self) -> Option<u8> {
         if !self.queues[CONTROL_CLASS as usize].is_empty() {
             return Some(CONTROL_CLASS);
+        }
+        if self.strict_priority {
+            return (1..NUM_CLASSES as u8)
+                .rev()
+                .find(|&c| !self.queues[c as usize].is_empty() && !self.paused[c as usize]);
         }
         for i in 0..(NUM_CLASSES as u8 - 1) {
             let c = 1 + (self.rr_next - 1 + i) % (NUM_CLASSES as u8 - 1);

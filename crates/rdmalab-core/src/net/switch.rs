@@ -25,6 +25,9 @@ pub struct SwitchConfig {
     pub int_multi: Option<u32>,
     /// How a switch picks among equal-cost ports (`switch.ecmp`).
     pub ecmp: EcmpHash,
+    /// Egress ports serve data classes by strict priority, highest class
+    /// first (`switch.scheduling`); `false`: round robin, as ns-3 HPCC.
+    pub strict_priority: bool,
 }
 
 impl SwitchConfig {

@@ -565,6 +565,17 @@ impl Parser {
                     "needs INT from the switches; set switch.int: true",
                 );
             }
+            if let CcConfig::Homa(h) = c {
+                // Round robin between classes reorders a message's packets
+                // when its class changes, and RoCE delivers in order.
+                if h.priorities > 0 && !sw.strict_priority {
+                    self.err(
+                        "cc.params.priorities",
+                        format!("`{}`", h.priorities),
+                        "needs switch.scheduling: strict-priority (with round robin a message changing class is reordered); or 0",
+                    );
+                }
+            }
         }
         if let (Some(d), Some((Some(iv), _))) = (duration, &records) {
             // Every sample writes a row per QP and switch port: bound how many there are.
@@ -1471,6 +1482,7 @@ impl Parser {
                     "int",
                     "int_multi",
                     "ecmp",
+                    "scheduling",
                 ],
             )?,
             None => Obj {
@@ -1494,6 +1506,14 @@ impl Parser {
         } else {
             Some(None)
         };
+        let strict_priority = self
+            .choice(
+                &s,
+                "scheduling",
+                &["round-robin", "strict-priority"],
+                Some("round-robin"),
+            )
+            .map(|c| c == "strict-priority");
         let ecmp = self
             .choice(&s, "ecmp", &["rdmalab", "ns3-hpcc"], Some("rdmalab"))
             .map(|c| match c.as_str() {
@@ -1588,6 +1608,7 @@ impl Parser {
             int_enabled,
             int_multi: int_multi?,
             ecmp: ecmp?,
+            strict_priority: strict_priority?,
         })
     }
 
