@@ -126,3 +126,43 @@ fn a_header_over_64_bytes_is_refused() {
         "{e}"
     );
 }
+
+/// Two Swift senders into one receiver, with an 8 B CC header on the wire
+/// either way; `params` goes to Swift.
+fn swift_pair(params: &str) -> Vec<(u64, u64)> {
+    let json = format!(
+        r#"{{"name": "swift-hdr", "seed": 1, "duration": "2ms",
+        "topology": {{"kind": "single_switch", "hosts": 3, "host_link": {{"rate": "100Gbps", "delay": "1us"}}}},
+        "switch": {{"buffer": "32MiB", "pfc": {{"enabled": true}}}},
+        "control": {{"cc_header": "8B"}},
+        "cc": {{"algorithm": "swift", "params": {{{params}}}}},
+        "workload": {{"flows": [{{"src": "h0", "dst": "h2", "size": "2MB"}}, {{"src": "h1", "dst": "h2", "size": "2MB", "start": "20us"}}]}}}}"#
+    );
+    let mut w = Scenario::from_json_str(&json).unwrap().build().unwrap();
+    w.run_to_end().unwrap();
+    assert_conservation(&w);
+    w.rec
+        .flows
+        .iter()
+        .map(|f| (f.bytes, f.fct().ps()))
+        .collect()
+}
+
+#[test]
+fn swift_with_header_timestamps_sees_the_rtt_the_nic_would() {
+    // SwCC carries Swift's send time in the CC header (Table 3). Stamped by
+    // the controller at TX and echoed on the ACK, it gives the NIC's own
+    // RTT to the picosecond, so the runs are identical.
+    let nic = swift_pair("");
+    let hdr = swift_pair(r#""header_timestamps": true"#);
+    assert_eq!(nic.len(), 2);
+    assert_eq!(nic, hdr);
+    let e = Scenario::from_json_str(&flow(None).replace(
+        r#""algorithm": "none""#,
+        r#""algorithm": "swift", "params": {"header_timestamps": true}"#,
+    ))
+    .err()
+    .expect("refused without the header")
+    .to_string();
+    assert!(e.contains("control.cc_header") && e.contains("8B"), "{e}");
+}

@@ -125,7 +125,7 @@ fn with_network_priorities_a_late_short_message_overtakes_granted_bytes() {
 }
 
 #[test]
-fn homa_priorities_need_strict_priority_switches() {
+fn homa_needs_its_header_and_priorities_need_strict_priority_switches() {
     let json = r#"{"name": "bad", "duration": "10us",
         "topology": {"kind": "single_switch", "hosts": 2, "host_link": {"rate": "100Gbps", "delay": "1us"}},
         "control": {"rx_events": true, "cc_header": "8B"},
@@ -137,6 +137,19 @@ fn homa_priorities_need_strict_priority_switches() {
         .to_string();
     assert!(
         e.contains("cc.params.priorities") && e.contains("strict-priority"),
+        "{e}"
+    );
+    // Without the header's 8 B every message would look endless.
+    let e = rdmalab_core::scenario::Scenario::from_json_str(
+        &json
+            .replace(r#", "cc_header": "8B""#, "")
+            .replace(r#", "params": {"priorities": 4}"#, ""),
+    )
+    .err()
+    .expect("refused")
+    .to_string();
+    assert!(
+        e.contains("control.cc_header") && e.contains("message's length"),
         "{e}"
     );
 }

@@ -130,6 +130,12 @@ pub const PARAMS: &[ParamSpec] = &[
         "compute the window and target in 16-bit fixed point, as on the DPA",
         "SCR §A.7: fixed-point and bitwise operations instead of floating point and sqrt",
     ),
+    p::boolean(
+        "header_timestamps",
+        false,
+        "carry each packet's send time in the extensible CC header (words 0-1, needs control.cc_header of 8B or more) and take the RTT from its echo, instead of the NIC's timestamp",
+        "SwCC ATC'25 Table 3: Swift's timestamp signal travels in the CC header",
+    ),
 ];
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -148,6 +154,7 @@ pub struct SwiftParams {
     pub min_rate: Rate,
     pub max_rate: Rate,
     pub fixed_point: bool,
+    pub header_timestamps: bool,
 }
 
 impl SwiftParams {
@@ -167,6 +174,7 @@ impl SwiftParams {
             min_rate: v.rate("min_rate"),
             max_rate: v.rate("max_rate"),
             fixed_point: v.flag("fixed_point"),
+            header_timestamps: v.flag("header_timestamps"),
         }
     }
 }
@@ -284,7 +292,12 @@ impl Controller for Swift {
         "swift"
     }
     fn subscriptions(&self) -> EventMask {
-        EventMask(EventMask::ACK | EventMask::NACK | EventMask::TIMEOUT)
+        let tx = if self.p.header_timestamps {
+            EventMask::TX
+        } else {
+            0
+        };
+        EventMask(EventMask::ACK | EventMask::NACK | EventMask::TIMEOUT | tx)
     }
     fn on_start(&mut self, ctx: &mut CcContext) {
         // Start at the line-rate window (like the other built-ins, no slow start).
@@ -295,13 +308,25 @@ impl Controller for Swift {
     fn on_event(&mut self, ev: &CcEvent, ctx: &mut CcContext) {
         let before = self.cwnd;
         match *ev {
+            CcEvent::Tx { .. } => {
+                // The send time, in ps, for the receiver to echo (SwCC's header).
+                let ps = ctx.now.ps();
+                ctx.set_header_word(0, ps as u32);
+                ctx.set_header_word(1, (ps >> 32) as u32);
+                return;
+            }
             CcEvent::Ack {
                 acked_bytes,
                 rtt,
                 hops,
                 ..
             } => {
-                self.rtt_ps = rtt.ps() as f64;
+                self.rtt_ps = match (self.p.header_timestamps, ctx.header) {
+                    (true, [lo, hi, ..]) => {
+                        ctx.now.ps().saturating_sub((*hi as u64) << 32 | *lo as u64) as f64
+                    }
+                    _ => rtt.ps() as f64,
+                };
                 let delay = self.rtt_ps;
                 let acked = acked_bytes as f64 / ctx.path.mtu.max(1) as f64;
                 let target = self.target_ps(hops);
@@ -365,6 +390,43 @@ mod tests {
             &mut ctx,
         );
         a
+    }
+
+    #[test]
+    fn header_timestamps_take_the_rtt_from_the_echoed_stamp() {
+        let p = SwiftParams {
+            header_timestamps: true,
+            ..SwiftParams::default()
+        };
+        let mut s = Swift::new(p);
+        assert!(s.subscriptions().has(EventMask::TX));
+        // TX at 5 us: the controller stamps the header.
+        let mut a = Actions::default();
+        let mut ctx = CcContext::with_facts(Time(5_000_000), LINE, 0, 0, facts(), &[], &mut a);
+        s.on_event(
+            &CcEvent::Tx {
+                bytes: 1000,
+                packets: 1,
+            },
+            &mut ctx,
+        );
+        assert_eq!(a.header_mask & 0b11, 0b11);
+        let stamp = a.header;
+        // Its ACK at 47 us: 42 us from the stamp, whatever the NIC says.
+        let mut a = Actions::default();
+        let mut ctx = CcContext::with_facts(Time(47_000_000), LINE, 0, 0, facts(), &[], &mut a);
+        ctx.header = &stamp[..2];
+        s.on_event(
+            &CcEvent::Ack {
+                acked_bytes: 1000,
+                acked_through: 0,
+                rtt: Duration::from_us(7),
+                ece: false,
+                hops: 1,
+            },
+            &mut ctx,
+        );
+        assert_eq!(s.rtt_ps, 42e6);
     }
 
     #[test]

@@ -565,6 +565,21 @@ impl Parser {
                     "needs INT from the switches; set switch.int: true",
                 );
             }
+            let header_need = match c {
+                CcConfig::Homa(_) => Some(("homa", "it carries each message's length")),
+                CcConfig::Swift(p) if p.header_timestamps => Some((
+                    "swift with params.header_timestamps",
+                    "it carries each packet's send time",
+                )),
+                _ => None,
+            };
+            if let Some((who, why)) = header_need.filter(|_| n.wire.cc_header < 8) {
+                self.err(
+                    "control.cc_header",
+                    format!("`{}B`", n.wire.cc_header),
+                    format!("cc: {who} needs 8B or more: {why}"),
+                );
+            }
             if let CcConfig::Homa(h) = c {
                 // Round robin between classes reorders a message's packets
                 // when its class changes, and RoCE delivers in order.
