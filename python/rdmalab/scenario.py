@@ -88,6 +88,28 @@ def _load_python_controller(cc: dict, base: Path):
     return (lambda: cls(**params)), f"python:{cls_name}"
 
 
+def _build_c_controller(cc: dict, base: Path) -> None:
+    """`cc.source` (relative to the scenario) is compiled into a cached
+    library, and `cc.library` set to it; a given `cc.library` is made absolute."""
+    from rdmalab import ccompile
+
+    if "source" in cc:
+        if "library" in cc:
+            raise ScenarioError("cc.library: give cc.source or cc.library, not both")
+        src = cc["source"]
+        if not isinstance(src, str):
+            raise ScenarioError(f"cc.source: `{src!r}` — must be a path to a C file")
+        try:
+            lib = ccompile.build(base / src)
+        except ccompile.CompileError as e:
+            raise ScenarioError(str(e)) from None
+        cc["source"] = str(base / src)
+        cc["library"] = str(lib)
+        cc.setdefault("name", Path(src).stem)
+    elif isinstance(cc.get("library"), str):
+        cc["library"] = str(base / cc["library"])
+
+
 def _resolve_paths(data: dict, base: Path) -> None:
     topo = data.get("topology")
     if isinstance(topo, dict) and topo.get("kind") == "hpcc_file" and "path" in topo:
@@ -136,6 +158,8 @@ def scenario_from_dict(data: dict, base_dir: str | os.PathLike = ".", source: st
     cc = data.get("cc")
     if isinstance(cc, dict) and cc.get("algorithm") == "python":
         controller = _load_python_controller(cc, Path(base_dir))
+    if isinstance(cc, dict) and cc.get("algorithm") == "c":
+        _build_c_controller(cc, Path(base_dir))
     return LoadedScenario(data=data, source=source, controller=controller, figures=figures)
 
 

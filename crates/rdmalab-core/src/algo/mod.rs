@@ -2,6 +2,7 @@
 //! (`crate::control`): events in, actions out. One file per algorithm, each
 //! declaring its parameters (`PARAMS`) with unit, default, range and source.
 
+pub mod c;
 pub mod dcqcn;
 pub mod dctcp;
 pub mod doca_rtt;
@@ -163,6 +164,8 @@ pub enum CcConfig {
     Multipath(multipath::MultipathParams),
     /// A user-defined controller, e.g. written against [`Controller`] in Rust.
     Custom(ControllerFactory),
+    /// A controller in C (DOCA PCC's device API), loaded for this run.
+    C(Arc<c::CLibrary>),
 }
 
 impl CcConfig {
@@ -210,6 +213,7 @@ impl CcConfig {
             CcConfig::Homa(_) => "homa",
             CcConfig::Multipath(_) => "multipath",
             CcConfig::Custom(f) => &f.name,
+            CcConfig::C(lib) => &lib.label,
         }
     }
 
@@ -245,6 +249,7 @@ impl CcConfig {
             )),
             CcConfig::Multipath(p) => Cc::Multipath(crate::algo::multipath::Multipath::new(*p)),
             CcConfig::Custom(f) => Cc::Custom((f.make)()),
+            CcConfig::C(lib) => Cc::C(c::CController::new(lib.clone())),
         }
     }
 }

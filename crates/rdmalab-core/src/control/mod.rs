@@ -461,6 +461,8 @@ pub enum Cc {
     /// A user-defined controller (Rust or Python). Panics inside it are caught
     /// and reported as run errors.
     Custom(Box<dyn Controller>),
+    /// A controller in C; faults inside it are caught by its runtime.
+    C(crate::algo::c::CController),
 }
 
 /// Run `$body` with `$c` bound to the built-in controller of any arm.
@@ -480,6 +482,7 @@ macro_rules! builtin {
             Cc::TenantGuard($c) => $body,
             Cc::Homa($c) => $body,
             Cc::Multipath($c) => $body,
+            Cc::C($c) => $body,
             Cc::Custom($u) => $custom,
         }
     };
@@ -496,11 +499,17 @@ impl Cc {
     }
 
     pub fn on_start(&mut self, ctx: &mut CcContext) -> Result<(), String> {
+        if let Cc::C(c) = self {
+            return c.try_on_start(ctx);
+        }
         builtin!(self, c => { c.on_start(ctx); Ok(()) }, fixed => Ok(()), custom(u) => guarded(|| u.on_start(ctx)))
     }
 
     #[inline]
     pub fn on_event(&mut self, ev: &CcEvent, ctx: &mut CcContext) -> Result<(), String> {
+        if let Cc::C(c) = self {
+            return c.try_on_event(ev, ctx);
+        }
         builtin!(self, c => { c.on_event(ev, ctx); Ok(()) }, fixed => Ok(()), custom(u) => guarded(|| u.on_event(ev, ctx)))
     }
 }

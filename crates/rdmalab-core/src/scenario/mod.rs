@@ -1629,13 +1629,18 @@ impl Parser {
 
     fn cc(&mut self, o: &Obj) -> Option<CcConfig> {
         let empty = Map::new();
+        let is_c = matches!(o.get("cc").and_then(|v| v.get("algorithm")), Some(Value::String(a)) if a == "c");
         let c = match o.get("cc") {
+            Some(v) if is_c => self.obj(v, "cc", &["algorithm", "params", "library", "source", "name"])?,
             Some(v) => self.obj(v, "cc", &["algorithm", "params"])?,
             None => Obj {
                 path: "cc".into(),
                 map: &empty,
             },
         };
+        if is_c {
+            return self.c_controller(&c);
+        }
         let names: Vec<&str> = ALGORITHMS.iter().map(|a| a.name).collect();
         let alg = self.choice(&c, "algorithm", &names, Some("dcqcn"))?;
         let info = algorithm(&alg).expect("a listed name");
@@ -1658,6 +1663,56 @@ impl Parser {
             }
         }
         CcConfig::builtin(&alg, &values)
+    }
+
+    /// `cc: {algorithm: c, library, name, params}`: a controller in C, loaded
+    /// now so its parameters are checked before the run.
+    fn c_controller(&mut self, c: &Obj) -> Option<CcConfig> {
+        let library = match (c.get("library"), c.get("source")) {
+            (Some(_), _) => self.string(c, "library", None)?,
+            (None, Some(_)) => {
+                self.err(
+                    "cc.source",
+                    "(set)",
+                    "is compiled by rdmalab's Python front end (rdmalab run, rdmalab.run); here give cc.library, a library built with `rdmalab cc build`",
+                );
+                return None;
+            }
+            (None, None) => {
+                self.err("cc.library", "", "is required with algorithm c (or cc.source from the Python front end)");
+                return None;
+            }
+        };
+        let stem = std::path::Path::new(&library)
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "c".into());
+        let label = self.string(c, "name", Some(&stem))?;
+        let lib = match crate::algo::c::CLibrary::load(&library, &label) {
+            Ok(l) => l,
+            Err(e) => {
+                self.err("cc.library", format!("`{library}`"), e);
+                return None;
+            }
+        };
+        if let Some(pv) = c.get("params") {
+            let Value::Object(m) = pv else {
+                self.err("cc.params", show(pv), "must be a mapping of parameter names to integers");
+                return None;
+            };
+            for (k, v) in m {
+                let key = format!("cc.params.{k}");
+                match v.as_u64() {
+                    Some(n) => {
+                        if let Err(e) = lib.set_param(k, n) {
+                            self.err(key, show(v), e);
+                        }
+                    }
+                    None => self.err(key, show(v), "must be a non-negative integer (the raw value the C controller reads, e.g. fixed point)"),
+                }
+            }
+        }
+        Some(CcConfig::C(std::sync::Arc::new(lib)))
     }
 
     /// Read one declared parameter in base units, checking its kind and range.
