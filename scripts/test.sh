@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
 # Every test of rdmalab: installs the package with its test extra (which
-# includes Ray, so the Ray backend is tested) and headless Chromium (for the
-# HTML report) if missing, runs the Rust core's tests, then the Python tests.
+# includes Ray, so the Ray backend is tested), headless Chromium (for the
+# HTML report) and a C compiler (for C controllers) if missing, runs the Rust
+# core's tests, then the Python tests.
 # CI runs exactly this.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if ! command -v chromium >/dev/null 2>&1; then
+missing=""
+command -v chromium >/dev/null 2>&1 || missing="$missing chromium"
+# A C compiler builds the C controllers the tests run (cargo needs one too).
+command -v cc >/dev/null 2>&1 || missing="$missing gcc libc6-dev"
+if [ -n "$missing" ]; then
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
-    apt-get install -y -qq chromium >/dev/null
+    apt-get install -y -qq $missing >/dev/null
 fi
 python3 -m pip install --quiet --disable-pip-version-check ".[test]"
 cargo test --release -p rdmalab-core

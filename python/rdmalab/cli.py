@@ -427,6 +427,25 @@ def cmd_bench(args) -> int:
     return bench_main(args)
 
 
+def cmd_cc_build(args) -> int:
+    from rdmalab import ccompile
+
+    try:
+        out = ccompile.build(args.source, args.output, key="source")
+    except ccompile.CompileError as e:
+        print(f"rdmalab: {e}", file=sys.stderr)
+        return 2
+    print(out)
+    return 0
+
+
+def cmd_cc_flags(args) -> int:
+    from rdmalab import ccompile
+
+    print(f"{' '.join(ccompile.FLAGS)} {ccompile.include_flags()} -lm")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="rdmalab", description=__doc__)
     parser.add_argument("--version", action="version", version=f"rdmalab {_core.__version__}")
@@ -545,6 +564,15 @@ def main(argv: list[str] | None = None) -> int:
     hp.add_argument("--buckets", type=int, default=20, help="flow-size buckets of equal flow count (20: 5%% each)")
     hp.add_argument("--csv", action="store_true", help="write the table as CSV to stdout")
     hp.set_defaults(func=cmd_hpcc_analyze)
+
+    p = sub.add_parser("cc", help="build C controllers (DOCA PCC's device API) into libraries rdmalab loads")
+    csub = p.add_subparsers(dest="cc_command", required=True)
+    cp = csub.add_parser("build", help="compile a C controller with rdmalab's runtime into a shared library")
+    cp.add_argument("source", help="the controller's C file")
+    cp.add_argument("-o", "--output", help="library to write (default: the cache, whose path is printed)")
+    cp.set_defaults(func=cmd_cc_build)
+    cp = csub.add_parser("flags", help="print the compiler flags, include directory and runtime to build one by hand")
+    cp.set_defaults(func=cmd_cc_flags)
 
     p = sub.add_parser("bench", help="measure speed and memory on the benchmark scenarios")
     p.add_argument("scenarios", nargs="*", help="scenario files (default: benchmarks/*.yaml)")

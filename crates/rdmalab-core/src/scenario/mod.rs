@@ -1631,7 +1631,11 @@ impl Parser {
         let empty = Map::new();
         let is_c = matches!(o.get("cc").and_then(|v| v.get("algorithm")), Some(Value::String(a)) if a == "c");
         let c = match o.get("cc") {
-            Some(v) if is_c => self.obj(v, "cc", &["algorithm", "params", "library", "source", "name"])?,
+            Some(v) if is_c => self.obj(
+                v,
+                "cc",
+                &["algorithm", "params", "library", "source", "name"],
+            )?,
             Some(v) => self.obj(v, "cc", &["algorithm", "params"])?,
             None => Obj {
                 path: "cc".into(),
@@ -1679,7 +1683,11 @@ impl Parser {
                 return None;
             }
             (None, None) => {
-                self.err("cc.library", "", "is required with algorithm c (or cc.source from the Python front end)");
+                self.err(
+                    "cc.library",
+                    "",
+                    "is required with algorithm c (or cc.source from the Python front end)",
+                );
                 return None;
             }
         };
@@ -1697,7 +1705,11 @@ impl Parser {
         };
         if let Some(pv) = c.get("params") {
             let Value::Object(m) = pv else {
-                self.err("cc.params", show(pv), "must be a mapping of parameter names to integers");
+                self.err(
+                    "cc.params",
+                    show(pv),
+                    "must be a mapping of parameter names to integers",
+                );
                 return None;
             };
             for (k, v) in m {

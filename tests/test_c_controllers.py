@@ -1,0 +1,163 @@
+"""Controllers in C (DOCA PCC's device API): the shipped C DCQCN and DOCA
+rtt_template give the same bytes as the Rust versions; faults, bad results,
+bad parameters and bad builds become errors that name the controller."""
+
+import json
+import os
+import textwrap
+
+import pytest
+from conftest import rdmalab_cli
+
+from rdmalab import ccompile
+
+TABLES = ["flows.csv", "qp_samples.csv", "port_samples.csv", "pfc_events.csv", "probes.csv", "fct.txt"]
+
+BASE = """\
+name: {name}
+seed: 1
+duration: 3ms
+topology:
+  kind: single_switch
+  hosts: 9
+  host_link: {{rate: 100Gbps, delay: 1us}}
+switch:
+  buffer: 32MiB
+  pfc: {{enabled: true}}
+  ecn: {{thresholds: [{{rate: 100Gbps, kmin: 5KB, kmax: 200KB, pmax: 0.01}}]}}
+cc: {cc}
+workload: {workload}
+"""
+TWO_FLOWS = "{flows: [{src: h0, dst: h8, size: 4MB}, {src: h1, dst: h8, size: 4MB, start: 100us}]}"
+INCAST = "{incast: {senders: 8, receiver: h8, size: 1MB}}"
+
+
+def run(tmp_path, name, cc, workload=TWO_FLOWS, expect_ok=True):
+    f = tmp_path / f"{name}.yaml"
+    f.write_text(BASE.format(name=name, cc=cc, workload=workload))
+    r = rdmalab_cli("run", f, "--out", tmp_path / name, "--quiet")
+    if expect_ok:
+        assert r.returncode == 0, r.stderr
+    return r, tmp_path / name
+
+
+@pytest.mark.parametrize("workload", [TWO_FLOWS, INCAST], ids=["two-flows", "incast"])
+@pytest.mark.parametrize("rust,c_file", [("dcqcn", "dcqcn.c"), ("doca-rtt", "rtt_template.c")])
+def test_c_and_rust_versions_give_the_same_bytes(tmp_path, examples, workload, rust, c_file):
+    _, a = run(tmp_path, "rust", f"{{algorithm: {rust}}}", workload)
+    _, b = run(tmp_path, "c", f"{{algorithm: c, source: {examples / 'c' / c_file}, name: {rust}}}", workload)
+    for t in TABLES:
+        assert (a / t).read_bytes() == (b / t).read_bytes(), t
+    sa, sb = json.loads((a / "summary.json").read_text()), json.loads((b / "summary.json").read_text())
+    assert sa.pop("name") == "rust" and sb.pop("name") == "c"
+    assert sa == sb
+    # The controller acted: congestion was signalled and rates were cut.
+    assert sa["cnps_sent"] > 0 and sa["flows_completed"] == sa["flows_total"]
+
+
+def controller(tmp_path, body: str, init: str = "") -> str:
+    src = tmp_path / "bad.c"
+    src.write_text(textwrap.dedent(f"""\
+        #include <rdmalab_cc.h>
+        #include <stddef.h>
+        volatile uint32_t zero = 0;
+        void doca_pcc_dev_user_init(uint32_t *disable) {{ {init} }}
+        void doca_pcc_dev_user_algo(doca_pcc_dev_algo_ctxt_t *c, doca_pcc_dev_event_t *e,
+                                    const doca_pcc_dev_attr_t *a, doca_pcc_dev_results_t *r) {{
+            (void)c; (void)a;
+            if (doca_pcc_dev_get_ev_attr(e).ev_type == DOCA_PCC_DEV_EVNT_ROCE_CNP) {{ {body} }}
+        }}
+        """))
+    return f"{{algorithm: c, source: {src}, name: bad}}"
+
+
+@pytest.mark.parametrize("body,says", [
+    ("*(volatile int *)NULL = 1;", "SIGSEGV"),
+    ("r->rate = 1000 / zero;", "SIGFPE"),
+    ("r->rate = (1u << 20) + 1;", "allowed: 1 to 1048576"),
+    ("r->rate = 0;", "rate = 0"),
+    ("r->rdmalab_rate_bps = 200000000000ull;", "above the line rate"),
+    ("r->rdmalab_window_op = 7;", "rdmalab_window_op = 7"),
+    ("r->rdmalab_timer_op[0] = 1; r->rdmalab_timer_ps[0] = 5;", "before now"),
+])
+def test_a_faulty_controller_stops_the_run_with_a_named_error(tmp_path, body, says):
+    r, _ = run(tmp_path, "bad", controller(tmp_path, body), expect_ok=False)
+    assert r.returncode != 0
+    assert "bad" in r.stderr and "CNP" in r.stderr and says in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_a_fault_in_init_is_named(tmp_path):
+    r, _ = run(tmp_path, "bad", controller(tmp_path, "", init="*(volatile int *)NULL = 1;"), expect_ok=False)
+    assert r.returncode != 0 and "doca_pcc_dev_user_init" in r.stderr and "SIGSEGV" in r.stderr, r.stderr
+
+
+def test_parameters_are_checked_against_what_the_controller_registered(tmp_path, examples):
+    src = examples / "c" / "rtt_template.c"
+    r, _ = run(tmp_path, "p", f"{{algorithm: c, source: {src}, params: {{AIX: 1}}}}", expect_ok=False)
+    assert "cc.params.AIX" in r.stderr and "UPDATE_FACTOR" in r.stderr, r.stderr
+    r, _ = run(tmp_path, "p", f"{{algorithm: c, source: {src}, params: {{MIN_RATE: 0}}}}", expect_ok=False)
+    assert "cc.params.MIN_RATE" in r.stderr and "allowed: 1 to 1048576" in r.stderr, r.stderr
+    # A parameter reaches the controller: new flows start at 1/10 of line rate.
+    _, a = run(tmp_path, "line", f"{{algorithm: c, source: {src}}}", INCAST)
+    _, b = run(tmp_path, "tenth", f"{{algorithm: c, source: {src}, params: {{NEW_FLOW_RATE: 104858}}}}", INCAST)
+    assert (a / "flows.csv").read_text() != (b / "flows.csv").read_text()
+
+
+def test_compiler_errors_show_file_and_line(tmp_path):
+    src = tmp_path / "broken.c"
+    src.write_text("#include <rdmalab_cc.h>\nvoid doca_pcc_dev_user_algo(void) { this is not C }\n")
+    r, _ = run(tmp_path, "broken", f"{{algorithm: c, source: {src}}}", expect_ok=False)
+    assert "cc.source" in r.stderr and "broken.c:2" in r.stderr, r.stderr
+
+
+def test_a_missing_compiler_is_named(tmp_path, examples, monkeypatch):
+    monkeypatch.setenv("CC", "/nonexistent/cc")
+    monkeypatch.setenv("RDMALAB_CACHE", str(tmp_path / "cache"))
+    with pytest.raises(ccompile.CompileError, match="no C compiler"):
+        ccompile.build(examples / "c" / "dcqcn.c")
+
+
+def test_a_library_without_the_runtime_is_refused(tmp_path):
+    src = tmp_path / "plain.c"
+    src.write_text("void doca_pcc_dev_user_algo(void *a, void *b, const void *c, void *d) {}\n")
+    lib = tmp_path / "plain.so"
+    assert os.system(f"cc -shared -fPIC {src} -o {lib}") == 0
+    r, _ = run(tmp_path, "plain", f"{{algorithm: c, library: {lib}}}", expect_ok=False)
+    assert "cc.library" in r.stderr and "rdmalab cc build" in r.stderr, r.stderr
+
+
+def test_static_state_starts_afresh_in_every_run(tmp_path):
+    # A controller that counts CNPs in a static and cuts its rate from the
+    # 100th on: a second run in the same process must not inherit the count.
+    src = tmp_path / "static.c"
+    src.write_text(textwrap.dedent("""\
+        #include <rdmalab_cc.h>
+        static uint32_t cnps;
+        void doca_pcc_dev_user_algo(doca_pcc_dev_algo_ctxt_t *c, doca_pcc_dev_event_t *e,
+                                    const doca_pcc_dev_attr_t *a, doca_pcc_dev_results_t *r) {
+            (void)c; (void)a;
+            if (doca_pcc_dev_get_ev_attr(e).ev_type == DOCA_PCC_DEV_EVNT_ROCE_CNP && ++cnps >= 100)
+                r->rate = DOCA_PCC_DEV_MAX_RATE / 2;
+        }
+        """))
+    import rdmalab
+    from rdmalab.scenario import scenario_from_dict
+    import yaml
+
+    data = yaml.safe_load(BASE.format(name="s", cc=f"{{algorithm: c, source: {src}}}", workload=INCAST))
+    outs = []
+    for _ in range(2):
+        sim = rdmalab._core.Simulation(scenario_from_dict(data).to_json())
+        sim.run_until(sim.stop_ps)
+        outs.append(json.dumps(sim.summary(), sort_keys=True))
+    assert outs[0] == outs[1]
+
+
+def test_cc_build_writes_a_loadable_library(tmp_path, examples):
+    out = tmp_path / "dcqcn.so"
+    r = rdmalab_cli("cc", "build", examples / "c" / "dcqcn.c", "-o", out)
+    assert r.returncode == 0, r.stderr
+    _, a = run(tmp_path, "built", f"{{algorithm: c, library: {out}, name: dcqcn}}")
+    _, b = run(tmp_path, "rust", "{algorithm: dcqcn}")
+    assert (a / "flows.csv").read_bytes() == (b / "flows.csv").read_bytes()
