@@ -172,6 +172,17 @@ SCHEMAS: dict[str, pa.Schema] = {
 }
 
 
+def table_from_csv(data: bytes, name: str) -> pa.Table:
+    """Table `name` from the core's CSV bytes, typed by its schema."""
+    import io
+
+    schema = SCHEMAS[name]
+    return pacsv.read_csv(
+        io.BytesIO(data),
+        convert_options=pacsv.ConvertOptions(column_types=schema, strings_can_be_null=False),
+    ).select(schema.names).cast(schema)
+
+
 def read_table(out_dir: str | Path, name: str) -> pa.Table:
     """Read one table of a run directory (Parquet if present, else CSV)."""
     out = Path(out_dir)

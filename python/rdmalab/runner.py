@@ -18,9 +18,59 @@ _PROGRESS_STEPS = 200
 
 @dataclass
 class RunResult:
+    """What one run produced: its summary, where its files are (if any), and
+    its tables in memory (``result.table("flows")``, ``result.tables``) as
+    Polars frames with the typed columns of docs/outputs.md."""
+
     summary: dict
     out_dir: Path | None
     wall_seconds: float
+    _sim: object = None
+    _frames: dict | None = None
+
+    @property
+    def paths(self) -> dict[str, Path]:
+        """The output files by name (empty without an output directory)."""
+        if self.out_dir is None:
+            return {}
+        return {p.name: p for p in sorted(Path(self.out_dir).iterdir()) if p.is_file()}
+
+    def table(self, name: str):
+        """Output table `name` as a Polars DataFrame."""
+        import polars as pl
+
+        from rdmalab.outputs import SCHEMAS, table_from_csv
+
+        if name not in SCHEMAS:
+            raise ValueError(f"no table `{name}`; allowed: {', '.join(SCHEMAS)}")
+        if self._frames is None:
+            self._frames = {}
+        if name not in self._frames:
+            if self._sim is not None:
+                arrow = table_from_csv(bytes(self._sim.table_csv(name)), name)
+            elif self.out_dir is not None:
+                from rdmalab.outputs import read_table
+
+                arrow = read_table(self.out_dir, name)
+            else:
+                raise ValueError("this result keeps no tables")
+            self._frames[name] = pl.from_arrow(arrow)
+        return self._frames[name]
+
+    @property
+    def tables(self) -> dict:
+        """Every output table, by name."""
+        from rdmalab.outputs import SCHEMAS
+
+        return {name: self.table(name) for name in SCHEMAS}
+
+    def __getattr__(self, name: str):
+        # result.flows, result.qp_samples, ...: the table of that name.
+        from rdmalab.outputs import SCHEMAS
+
+        if name in SCHEMAS:
+            return self.table(name)
+        raise AttributeError(f"'RunResult' has no attribute {name!r}")
 
 
 def validate(scenario: LoadedScenario) -> dict:
@@ -75,13 +125,54 @@ class _Progress:
         sys.stderr.flush()
 
 
+def _as_scenario(scenario, overrides: dict) -> LoadedScenario:
+    """A LoadedScenario from a LoadedScenario, a dict or a path, with dotted
+    `overrides` (``{"cc.algorithm": "hpcc", "workload.flows[0].size": "1MB"}``)."""
+    import copy
+    import os
+
+    from rdmalab.scenario import ScenarioError, load_scenario, scenario_from_dict
+
+    if isinstance(scenario, (str, os.PathLike)):
+        scenario = load_scenario(scenario)
+    if isinstance(scenario, dict):
+        data, base, source = copy.deepcopy(scenario), Path("."), "<dict>"
+    elif isinstance(scenario, LoadedScenario):
+        if not overrides:
+            return scenario
+        data, source = copy.deepcopy(scenario.data), scenario.source
+        base = Path(source).parent if source and not source.startswith("<") else Path(".")
+        if scenario.figures:
+            data["figures"] = scenario.figures
+    else:
+        raise ScenarioError(f"(scenario): expected a scenario file path, a mapping or a loaded scenario, "
+                            f"not {type(scenario).__name__}")
+    if overrides:
+        from rdmalab.sweep.spec import SweepError, parse_key, set_key
+
+        for key, value in overrides.items():
+            try:
+                set_key(data, parse_key(key, "override"), value, "override")
+            except SweepError as e:
+                raise ScenarioError(str(e)) from None
+    return scenario_from_dict(data, base_dir=base, source=source)
+
+
 def run(
-    scenario: LoadedScenario,
+    scenario,
     out_dir: str | Path | None = None,
     progress: bool = False,
     parquet: bool = True,
+    **overrides,
 ) -> RunResult:
-    """Run `scenario` to its end; write outputs to `out_dir` if given."""
+    """Run a scenario to its end and return its summary and tables.
+
+    `scenario` is a file path, a mapping or a loaded scenario; keyword
+    arguments with dotted keys override its values
+    (``rdmalab.run("s.yaml", **{"cc.algorithm": "hpcc", "seed": 2})``).
+    With `out_dir` the outputs are also written there. The tables are
+    available in memory either way (``result.table("flows")``)."""
+    scenario = _as_scenario(scenario, overrides)
     factory, name = scenario.controller or (None, None)
     sim = _core.Simulation(scenario.to_json(), factory, name)
     if out_dir is not None:
@@ -108,4 +199,4 @@ def run(
         sim.write_tables(str(out))
         write_outputs(out, summary, scenario, parquet=parquet)
     summary["wall_seconds"] = wall
-    return RunResult(summary=summary, out_dir=out, wall_seconds=wall)
+    return RunResult(summary=summary, out_dir=out, wall_seconds=wall, _sim=sim)

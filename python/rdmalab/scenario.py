@@ -94,7 +94,10 @@ def _build_c_controller(cc: dict, base: Path) -> None:
     from rdmalab import ccompile
 
     if "source" in cc:
-        if "library" in cc:
+        # A scenario loaded before holds the library built from its source:
+        # build (a cache hit) again rather than refuse it.
+        built = isinstance(cc.get("library"), str) and Path(cc["library"]).parent == ccompile.cache_dir()
+        if "library" in cc and not built:
             raise ScenarioError("cc.library: give cc.source or cc.library, not both")
         src = cc["source"]
         if not isinstance(src, str):

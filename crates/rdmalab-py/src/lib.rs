@@ -748,46 +748,51 @@ impl Simulation {
         let w = &self.world;
         std::fs::create_dir_all(&dir)
             .map_err(|e| PyOSError::new_err(format!("cannot create {}: {e}", dir.display())))?;
-        write_file(&dir, "flows.csv", |f| w.write_flows_csv(f))?;
-        write_file(&dir, "qp_samples.csv", |f| w.write_qp_samples_csv(f))?;
-        write_file(&dir, "port_samples.csv", |f| w.write_port_samples_csv(f))?;
-        write_file(&dir, "pfc_events.csv", |f| w.write_pfc_csv(f))?;
-        write_file(&dir, "drops.csv", |f| w.write_drops_csv(f))?;
-        write_file(&dir, "apps.csv", |f| w.write_apps_csv(f))?;
-        write_file(&dir, "control_delays.csv", |f| {
-            w.write_control_delays_csv(f)
-        })?;
-        write_file(&dir, "probes.csv", |f| w.write_probes_csv(f))?;
-        write_file(&dir, "nic_resources.csv", |f| w.write_nic_resources_csv(f))?;
-        write_file(&dir, "nic_memory.csv", |f| w.write_nic_memory_csv(f))?;
-        write_file(&dir, "policy_actions.csv", |f| {
-            w.write_policy_actions_csv(f)
-        })?;
-        write_file(&dir, "tenants.csv", |f| w.write_tenants_csv(f))?;
+        for &(name, table) in TABLES {
+            write_file(&dir, &format!("{name}.csv"), |f| table(w, f))?;
+        }
         write_file(&dir, "fct.txt", |f| w.write_hpcc_fct(f))?;
         write_file(&dir, "pfc.txt", |f| w.write_hpcc_pfc(f))?;
         if w.qlen_monitor.is_some() {
             write_file(&dir, "qlen.txt", |f| w.write_hpcc_qlen(f))?;
         }
-        Ok([
-            "flows",
-            "qp_samples",
-            "port_samples",
-            "pfc_events",
-            "drops",
-            "apps",
-            "control_delays",
-            "probes",
-            "nic_resources",
-            "nic_memory",
-            "policy_actions",
-            "tenants",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect())
+        Ok(TABLES.iter().map(|(n, _)| n.to_string()).collect())
+    }
+
+    /// One output table as CSV bytes, in memory (what `write_tables` writes
+    /// to `NAME.csv`), for `rdmalab.run` without an output directory.
+    fn table_csv(&self, name: &str) -> PyResult<Vec<u8>> {
+        let Some(&(_, table)) = TABLES.iter().find(|(n, _)| *n == name) else {
+            let names: Vec<&str> = TABLES.iter().map(|(n, _)| *n).collect();
+            return Err(PyValueError::new_err(format!(
+                "no table `{name}`; allowed: {}",
+                names.join(", ")
+            )));
+        };
+        let mut buf = Vec::new();
+        table(&self.world, &mut buf)
+            .map_err(|e| PyOSError::new_err(format!("cannot write table {name}: {e}")))?;
+        Ok(buf)
     }
 }
+
+type TableWriter = fn(&World, &mut dyn Write) -> std::io::Result<()>;
+
+/// The output tables, by name, in the order they are written.
+const TABLES: &[(&str, TableWriter)] = &[
+    ("flows", |w, f| w.write_flows_csv(f)),
+    ("qp_samples", |w, f| w.write_qp_samples_csv(f)),
+    ("port_samples", |w, f| w.write_port_samples_csv(f)),
+    ("pfc_events", |w, f| w.write_pfc_csv(f)),
+    ("drops", |w, f| w.write_drops_csv(f)),
+    ("apps", |w, f| w.write_apps_csv(f)),
+    ("control_delays", |w, f| w.write_control_delays_csv(f)),
+    ("probes", |w, f| w.write_probes_csv(f)),
+    ("nic_resources", |w, f| w.write_nic_resources_csv(f)),
+    ("nic_memory", |w, f| w.write_nic_memory_csv(f)),
+    ("policy_actions", |w, f| w.write_policy_actions_csv(f)),
+    ("tenants", |w, f| w.write_tenants_csv(f)),
+];
 
 /// The built-in congestion-control algorithms and their declared parameters.
 #[pyfunction]

@@ -1,0 +1,63 @@
+"""The Python API: `rdmalab.run` takes a path, a mapping or a loaded
+scenario with dotted overrides and returns its tables in memory, typed as
+the files it writes; the example notebook runs cell by cell."""
+
+import json
+
+import polars as pl
+import pytest
+
+import rdmalab
+
+
+def test_run_from_a_path_with_overrides_keeps_tables_in_memory(examples):
+    r = rdmalab.run(examples / "dumbbell-dcqcn.yaml", **{"cc.algorithm": "timely", "duration": "1ms"})
+    assert r.out_dir is None and r.paths == {}
+    assert r.summary["flows_completed"] > 0
+    flows = r.table("flows")
+    assert isinstance(flows, pl.DataFrame) and flows.height == r.summary["flows_completed"]
+    assert flows.schema["size_bytes"] == pl.UInt64 and flows.schema["piece"] == pl.Boolean
+    assert r.flows is flows  # attribute access, cached
+    assert set(r.tables) >= {"flows", "qp_samples", "port_samples", "pfc_events", "apps"}
+    # The override took effect: DCQCN, the file's own algorithm, finishes differently.
+    dcqcn = rdmalab.run(examples / "dumbbell-dcqcn.yaml", **{"duration": "1ms"})
+    assert not dcqcn.flows.equals(flows)
+
+
+def test_tables_in_memory_equal_the_files_written(examples, tmp_path):
+    r = rdmalab.run(examples / "dumbbell-dcqcn.yaml", out_dir=tmp_path / "o", **{"duration": "1ms"})
+    assert "flows.parquet" in r.paths and "summary.json" in r.paths
+    for name in ("flows", "qp_samples", "port_samples"):
+        assert r.table(name).equals(pl.read_parquet(tmp_path / "o" / f"{name}.parquet")), name
+
+
+def test_a_mapping_and_a_loaded_scenario_run_alike(examples):
+    s = rdmalab.load_scenario(examples / "dumbbell-dcqcn.yaml")
+    before = json.dumps(s.data, sort_keys=True)
+    a = rdmalab.run(s, duration="1ms")
+    b = rdmalab.run(dict(s.data, duration="1ms"))
+    assert a.flows.equals(b.flows) and a.flows.height > 0
+    assert json.dumps(s.data, sort_keys=True) == before, "overrides leave the loaded scenario alone"
+
+
+def test_bad_overrides_and_tables_are_named(examples):
+    with pytest.raises(rdmalab.ScenarioError, match="not a scenario key"):
+        rdmalab.run(examples / "dumbbell-dcqcn.yaml", **{"cc..algorithm": "x"})
+    with pytest.raises(rdmalab.ScenarioError, match="cc.algorithm"):
+        rdmalab.run(examples / "dumbbell-dcqcn.yaml", **{"cc.algorithm": "nope"})
+    r = rdmalab.run(examples / "dumbbell-dcqcn.yaml", duration="100us")
+    with pytest.raises(ValueError, match="no table `nope`; allowed: flows"):
+        r.table("nope")
+
+
+def test_the_example_notebook_runs_cell_by_cell(root, monkeypatch):
+    # Executed in this process, cell after cell, as a kernel would.
+    monkeypatch.chdir(root)
+    nb = json.loads((root / "examples" / "python-api.ipynb").read_text())
+    ns: dict = {}
+    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    assert len(code) >= 4
+    for cell in code:
+        exec(compile("".join(cell["source"]), "python-api.ipynb", "exec"), ns)
+    assert set(ns["table"]["algorithm"]) == {"dcqcn", "timely", "hpcc"}
+    assert ns["table"]["flows"].min() > 0
