@@ -220,3 +220,20 @@ def test_the_static_figure_list_is_what_the_modules_register():
     assert set(MODULES) == set(figs)
     for name, module in MODULES.items():
         assert figs[name].draw.__module__ == f"rdmalab.casestudies.{module}", name
+
+
+def test_run_and_sweep_say_which_command_a_file_needs(examples, tmp_path):
+    r = cli("run", examples / "cc-comparison-sweep.yaml", "--out", tmp_path / "a")
+    assert r.returncode == 2 and "is a sweep file" in r.stderr and "rdmalab sweep" in r.stderr, r.stderr
+    r = cli("sweep", examples / "dumbbell-dcqcn.yaml", "--out", tmp_path / "b")
+    assert r.returncode == 2 and "is a scenario" in r.stderr and "rdmalab run" in r.stderr, r.stderr
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+
+
+def test_algorithms_refuses_an_unknown_name_and_lists_python_and_c():
+    r = cli("algorithms", "nope")
+    assert r.returncode == 2 and "no algorithm `nope`" in r.stderr and "python, c" in r.stderr
+    r = cli("algorithms", "c")
+    assert r.returncode == 0 and "docs/c-controllers.md" in r.stdout and "dcqcn" not in r.stdout
+    r = cli("--help")
+    assert "sweep-task" not in r.stdout

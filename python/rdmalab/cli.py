@@ -61,11 +61,41 @@ def cmd_run(args) -> int:
     from rdmalab.scenario import load_scenario
 
     overrides = {"seed": args.seed} if args.seed is not None else None
+    _refuse_sweep_file(args.scenario)
     scenario = load_scenario(args.scenario, overrides)
     result = run(scenario, out_dir=args.out, progress=not args.quiet, parquet=not args.no_parquet)
     print(summary_table(result.summary, result.out_dir))
     _draw_case_figures(args.out, scenario.figures or [])
     return 0
+
+
+def _refuse_sweep_file(path: str) -> None:
+    """`rdmalab run` on a sweep file: say which command runs it."""
+    from rdmalab import yamlio
+    from rdmalab.sweep.spec import is_sweep_file
+
+    try:
+        data = yamlio.load(Path(path).read_text(encoding="utf-8"))
+    except Exception:  # unreadable or not YAML: load_scenario names the problem
+        return
+    if is_sweep_file(data):
+        raise ScenarioError(f"(scenario): `{path}` is a sweep file (it has `base`); "
+                            f"run it with `rdmalab sweep {path} --out DIR`")
+
+
+def _refuse_scenario_file(path: str) -> None:
+    """`rdmalab sweep` on a scenario file: say which command runs it."""
+    from rdmalab import yamlio
+    from rdmalab.sweep import SweepError
+    from rdmalab.sweep.spec import is_sweep_file
+
+    try:
+        data = yamlio.load(Path(path).read_text(encoding="utf-8"))
+    except Exception:  # unreadable or not YAML: load_sweep names the problem
+        return
+    if isinstance(data, dict) and not is_sweep_file(data) and ("topology" in data or "workload" in data):
+        raise SweepError(f"`{path}` is a scenario, not a sweep file (it has no `base`); "
+                         f"run it with `rdmalab run {path} --out DIR`")
 
 
 def _draw_case_figures(out: str, names: list[str]) -> None:
@@ -169,12 +199,23 @@ def cmd_algorithms(args) -> int:
     if args.markdown:
         print(algorithms_markdown())
         return 0
-    for a in _core.algorithms():
+    algos = _core.algorithms()
+    names = [a["name"] for a in algos] + ["python", "c"]
+    if args.name and args.name not in names:
+        print(f"rdmalab: no algorithm `{args.name}`; allowed: {', '.join(names)}", file=sys.stderr)
+        return 2
+    for a in algos:
         if args.name and a["name"] != args.name:
             continue
         print(f"{a['name']}: {a['summary']}" + (f"  [needs {a['needs']}]" if a["needs"] else ""))
         for p in a["params"]:
             print(f"    {p['name']:<22} {p['unit']:<9} default {p['default']:<12} {p['description']}")
+    if args.name in (None, "python"):
+        print("python: a controller written in Python: cc: {algorithm: python, class: file.py:Name, params: {...}}"
+              " (subclass rdmalab.Controller; see docs/python-api.md and examples/python-controller.yaml)")
+    if args.name in (None, "c"):
+        print("c: a controller in C against DOCA PCC's device API: cc: {algorithm: c, source: algo.c, params: {...}}"
+              " (see docs/c-controllers.md and examples/c/)")
     return 0
 
 
@@ -182,6 +223,7 @@ def cmd_sweep(args) -> int:
     from rdmalab.sweep import export_slurm, load_sweep, run_sweep
     from rdmalab.sweep.spec import describe_params
 
+    _refuse_scenario_file(args.sweep)
     sweep = load_sweep(args.sweep)  # expanded and validated before anything is written
     if args.dry_run:
         print(f"sweep {sweep.name}: {len(sweep.runs)} runs ({sweep.shape()}), every scenario valid")
@@ -449,7 +491,7 @@ def cmd_cc_flags(args) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="rdmalab", description=__doc__)
     parser.add_argument("--version", action="version", version=f"rdmalab {_core.__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser("run", help="run a scenario and write its outputs")
     p.add_argument("scenario", help="scenario YAML file")
@@ -486,7 +528,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--quiet", action="store_true", help="no progress")
     p.set_defaults(func=cmd_sweep)
 
-    p = sub.add_parser("sweep-task", help="run one run of a sweep directory's plan (what a SLURM array task does)")
+    # Internal: what a SLURM array task runs; not listed in the help.
+    p = sub.add_parser("sweep-task")
     p.add_argument("dir", help="sweep directory")
     p.add_argument("index", type=int, help="the run's index in plan.jsonl")
     p.set_defaults(func=cmd_sweep_task)

@@ -108,7 +108,7 @@ def fig9(results):
                   for i, ((name,), q) in enumerate(g.sort("time_ps").group_by(["name"], maintain_order=True))]
         fig = Figure(f"scr-fig9-{label}", f"Water filling, join strategy `{label}`: dequeue rate per QP (SCR Fig. 9/16)",
                      "time (us)", "dequeue rate (Gb/s)", traces)
-        out.append((fig, g.select("time_us", "name", "dequeue_gbps", pl.col("throughput_bps") / 1e9)))
+        out.append((fig, g.select("time_us", "name", "dequeue_gbps", (pl.col("throughput_bps") / 1e9).alias("throughput_gbps"))))
     return out
 
 
