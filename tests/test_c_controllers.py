@@ -161,3 +161,11 @@ def test_cc_build_writes_a_loadable_library(tmp_path, examples):
     _, a = run(tmp_path, "built", f"{{algorithm: c, library: {out}, name: dcqcn}}")
     _, b = run(tmp_path, "rust", "{algorithm: dcqcn}")
     assert (a / "flows.csv").read_bytes() == (b / "flows.csv").read_bytes()
+
+
+def test_a_failed_run_keeps_what_it_finished_and_says_why(tmp_path):
+    r, out = run(tmp_path, "bad", controller(tmp_path, "*(volatile int *)NULL = 1;"), expect_ok=False)
+    assert r.returncode == 3 and "saved the run so far" in r.stderr, r.stderr
+    s = json.loads((out / "summary.json").read_text())
+    assert s["end"] == "failed" and "SIGSEGV" in s["error"]
+    assert (out / "flows.parquet").exists() and (out / "qp_samples.parquet").exists()

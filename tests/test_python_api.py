@@ -61,3 +61,30 @@ def test_the_example_notebook_runs_cell_by_cell(root, monkeypatch):
         exec(compile("".join(cell["source"]), "python-api.ipynb", "exec"), ns)
     assert set(ns["table"]["algorithm"]) == {"dcqcn", "timely", "hpcc"}
     assert ns["table"]["flows"].min() > 0
+
+
+def test_an_interrupted_run_keeps_exactly_what_it_finished(examples, tmp_path, monkeypatch):
+    from rdmalab import runner
+
+    full = rdmalab.run(examples / "dumbbell-dcqcn.yaml")
+    half = full.summary["sim_time_ps"] // 2
+    real = runner._Progress.update
+
+    def ctrl_c_at_half(self, sim, done=False):
+        real(self, sim, done)
+        if sim.now_ps >= half:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(runner._Progress, "update", ctrl_c_at_half)
+    with pytest.raises(KeyboardInterrupt) as e:
+        rdmalab.run(examples / "dumbbell-dcqcn.yaml", out_dir=tmp_path / "o")
+    out, summary = e.value.rdmalab_saved
+    assert json.loads((out / "summary.json").read_text())["end"] == "interrupted"
+    stopped = summary["sim_time_ps"]
+    assert half <= stopped < full.summary["sim_time_ps"]
+    kept = pl.read_parquet(out / "flows.parquet")
+    expected = full.flows.filter(pl.col("finish_ps") <= stopped)
+    assert 0 < kept.height < full.flows.height
+    assert kept.equals(expected), "exactly the flows finished by the interruption, as the full run has them"
+    samples = pl.read_parquet(out / "qp_samples.parquet")
+    assert samples["time_ps"].max() <= stopped

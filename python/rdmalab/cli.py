@@ -69,6 +69,17 @@ def cmd_run(args) -> int:
     return 0
 
 
+def _say_saved(e: BaseException) -> None:
+    """After an interrupted or failed run: what of it was written, and where."""
+    saved = getattr(e, "rdmalab_saved", None)
+    if saved is None:
+        return
+    out, s = saved
+    print(f"rdmalab: saved the run so far to {out}: {s['sim_time_ps'] / 1e9:.3f} ms simulated, "
+          f"{s['flows_completed']} of {s['flows_total']} flows finished (flows table), the samples taken; "
+          f"summary.json says end: {s['end']}", file=sys.stderr)
+
+
 def _refuse_sweep_file(path: str) -> None:
     """`rdmalab run` on a sweep file: say which command runs it."""
     from rdmalab import yamlio
@@ -646,12 +657,14 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except RunError as e:
         print(f"rdmalab: run failed: {e}", file=sys.stderr)
+        _say_saved(e)
         return 3
     except OutputDirError as e:
         print(f"rdmalab: nothing was run\n{e}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:
         print("rdmalab: interrupted", file=sys.stderr)
+        _say_saved(e)
         return 130
 
 

@@ -186,10 +186,24 @@ def run(
     step = max(sim.stop_ps // _PROGRESS_STEPS, 1)
     state = "running"
     target = 0
-    while state == "running":
-        target = min(target + step, sim.stop_ps)
-        state = sim.run_until(target)
-        bar.update(sim)
+    try:
+        while state == "running":
+            target = min(target + step, sim.stop_ps)
+            state = sim.run_until(target)
+            bar.update(sim)
+    except (KeyboardInterrupt, _core.RunError) as e:
+        # What the run finished is kept: the tables as far as they go, and a
+        # summary that says how the run ended (and why, if it failed).
+        if out_dir is not None:
+            summary = dict(sim.summary())
+            summary["end"] = "interrupted" if isinstance(e, KeyboardInterrupt) else "failed"
+            if isinstance(e, _core.RunError):
+                summary["error"] = str(e)
+            summary["wall_seconds"] = time.perf_counter() - t0
+            sim.write_tables(str(out_dir))
+            write_outputs(Path(out_dir), summary, scenario, parquet=parquet)
+            e.rdmalab_saved = (Path(out_dir), summary)
+        raise
     wall = time.perf_counter() - t0
     bar.update(sim, done=True)
     summary = dict(sim.summary())
