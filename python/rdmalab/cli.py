@@ -62,6 +62,8 @@ def cmd_run(args) -> int:
 
     overrides = {"seed": args.seed} if args.seed is not None else None
     _refuse_sweep_file(args.scenario)
+    # `kill PID` (and a batch system's time limit) stops a run like Ctrl-C does.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     scenario = load_scenario(args.scenario, overrides)
     result = run(scenario, out_dir=args.out, progress=not args.quiet, parquet=not args.no_parquet)
     print(summary_table(result.summary, result.out_dir))
