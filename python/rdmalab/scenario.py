@@ -113,6 +113,36 @@ def _build_c_controller(cc: dict, base: Path) -> None:
         cc["library"] = str(base / cc["library"])
 
 
+def _flow_file_csv(name, base: Path) -> str:
+    """`workload.flow_file`: a CSV file (header src,dst,size[,start,verb,dport,tenant],
+    values as in YAML) read as text for the core, or a Parquet file with those
+    columns converted to it."""
+    key = "workload.flow_file"
+    if not isinstance(name, str):
+        raise ScenarioError(f"{key}: `{name!r}` — must be a path to a .csv or .parquet file")
+    path = base / name
+    if path.suffix == ".parquet":
+        import polars as pl
+
+        try:
+            if path.exists() and not path.is_file():
+                raise ScenarioError(f"{key}: `{path}` is not a regular file")
+            if path.stat().st_size > MAX_INPUT_BYTES:
+                raise ScenarioError(f"{key}: `{path}` is {path.stat().st_size} bytes — allowed: at most {MAX_INPUT_BYTES}")
+            df = pl.read_parquet(path)
+        except ScenarioError:
+            raise
+        except Exception as e:  # missing, not Parquet, unreadable
+            raise ScenarioError(f"{key}: `{path}` cannot be read as Parquet ({e})") from None
+        return df.cast(pl.String).write_csv()
+    if path.suffix != ".csv":
+        raise ScenarioError(f"{key}: `{path}` — allowed: a .csv or .parquet file")
+    try:
+        return read_input(path, key)
+    except OSError as e:
+        raise ScenarioError(f"{key}: `{path}` cannot be read ({e.strerror})") from None
+
+
 def _resolve_paths(data: dict, base: Path) -> None:
     topo = data.get("topology")
     if isinstance(topo, dict) and topo.get("kind") == "hpcc_file" and "path" in topo:
@@ -122,6 +152,8 @@ def _resolve_paths(data: dict, base: Path) -> None:
         except OSError as e:
             raise ScenarioError(f"topology.path: `{path}` cannot be read ({e.strerror})") from None
     workload = data.get("workload")
+    if isinstance(workload, dict) and "flow_file" in workload:
+        workload["flows_csv"] = _flow_file_csv(workload.pop("flow_file"), base)
     if isinstance(workload, dict):
         poisson = workload.get("poisson")
         items = poisson if isinstance(poisson, list) else [poisson] if isinstance(poisson, dict) else []

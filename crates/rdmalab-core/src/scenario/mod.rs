@@ -2636,6 +2636,101 @@ impl Parser {
         }
     }
 
+    /// One entry of `workload.flows` (or one row of a flow file): a QP that
+    /// carries one message.
+    fn flow_entry(
+        &mut self,
+        path: &str,
+        v: &Value,
+        t: &Topology,
+        wl: &mut Workload,
+        host_tenant: &std::collections::HashMap<u32, u32>,
+    ) {
+        let Some(f) = self.obj(
+            v,
+            path,
+            &["src", "dst", "verb", "size", "start", "dport", "tenant"],
+        ) else {
+            return;
+        };
+        let dport = self.int(&f, "dport", Some(100), 0, 65535).unwrap_or(100) as u16;
+        let src = self.node_ref(t, f.key("src"), f.get("src"), true);
+        let dst = self.node_ref(t, f.key("dst"), f.get("dst"), true);
+        let verb = self.verb(&f);
+        let size = self.bytes(&f, "size", None);
+        let start = self.duration(&f, "start", Some(Duration::ZERO));
+        if !self.distinct_ends(&f, t, src, dst) {
+            return;
+        }
+        let tenant = self.tenant_of(&f, wl, host_tenant, src);
+        if let (Some(src), Some(dst), Some(verb), Some(bytes), Some(start), Some(tenant)) =
+            (src, dst, verb, size, start, tenant)
+        {
+            wl.flows.push(FlowSpec {
+                src,
+                dst,
+                verb,
+                bytes,
+                start,
+                dport,
+                owner: QpOwner { tenant, address: 0 },
+                piece: false,
+                after: None,
+            });
+        }
+    }
+
+    /// The rows of a CSV flow file as mappings of its header's columns, keyed
+    /// `KEY[line N]` for messages. Plain CSV: comma-separated, no quoting
+    /// (no field of a flow holds a comma), blank lines and `#` lines skipped.
+    fn csv_rows(&mut self, text: &str, key: &str) -> Vec<(String, Value)> {
+        let mut lines = text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty() && !l.trim_start().starts_with('#'));
+        let Some((_, header)) = lines.next() else {
+            self.err(key, "(empty)", "needs a header line (src,dst,size[,start,verb,dport,tenant]) and one line per flow");
+            return Vec::new();
+        };
+        let cols: Vec<String> = header.split(',').map(|c| c.trim().to_string()).collect();
+        for need in ["src", "dst", "size"] {
+            if !cols.iter().any(|c| c == need) {
+                self.err(key, format!("header `{header}`"), format!("needs a `{need}` column (columns: src, dst, size, and optionally start, verb, dport, tenant)"));
+                return Vec::new();
+            }
+        }
+        let mut rows = Vec::new();
+        for (n, line) in lines {
+            let fields: Vec<&str> = line.split(',').map(str::trim).collect();
+            let path = format!("{key}[line {}]", n + 1);
+            if fields.len() != cols.len() {
+                self.err(
+                    path,
+                    format!("`{line}`"),
+                    format!("has {} fields; the header has {}", fields.len(), cols.len()),
+                );
+                continue;
+            }
+            let mut m = Map::new();
+            for (c, f) in cols.iter().zip(fields) {
+                if f.is_empty() {
+                    continue;
+                }
+                // dport is a number; every other field is text as in YAML (`4KB`, `10us`, `h3`).
+                let v = if c == "dport" {
+                    f.parse::<u64>()
+                        .map(Value::from)
+                        .unwrap_or_else(|_| Value::String(f.to_string()))
+                } else {
+                    Value::String(f.to_string())
+                };
+                m.insert(c.clone(), v);
+            }
+            rows.push((path, Value::Object(m)));
+        }
+        rows
+    }
+
     fn workload(
         &mut self,
         o: &Obj,
@@ -2648,6 +2743,7 @@ impl Parser {
             "workload",
             &[
                 "flows",
+                "flows_csv",
                 "poisson",
                 "perftest",
                 "incast",
@@ -2667,37 +2763,20 @@ impl Parser {
         let before = self.errs.len();
         let host_tenant = self.tenants(&w, t, &mut wl);
         for (path, v) in self.list(&w, "flows") {
-            let Some(f) = self.obj(
-                v,
-                &path,
-                &["src", "dst", "verb", "size", "start", "dport", "tenant"],
-            ) else {
-                continue;
-            };
-            let dport = self.int(&f, "dport", Some(100), 0, 65535).unwrap_or(100) as u16;
-            let src = self.node_ref(t, f.key("src"), f.get("src"), true);
-            let dst = self.node_ref(t, f.key("dst"), f.get("dst"), true);
-            let verb = self.verb(&f);
-            let size = self.bytes(&f, "size", None);
-            let start = self.duration(&f, "start", Some(Duration::ZERO));
-            if !self.distinct_ends(&f, t, src, dst) {
-                continue;
-            }
-            let tenant = self.tenant_of(&f, &wl, &host_tenant, src);
-            if let (Some(src), Some(dst), Some(verb), Some(bytes), Some(start), Some(tenant)) =
-                (src, dst, verb, size, start, tenant)
-            {
-                wl.flows.push(FlowSpec {
-                    src,
-                    dst,
-                    verb,
-                    bytes,
-                    start,
-                    dport,
-                    owner: QpOwner { tenant, address: 0 },
-                    piece: false,
-                    after: None,
-                });
+            self.flow_entry(&path, v, t, &mut wl, &host_tenant);
+        }
+        if let Some(v) = w.get("flows_csv") {
+            match v {
+                Value::String(text) => {
+                    for (path, row) in self.csv_rows(text, "workload.flow_file") {
+                        self.flow_entry(&path, &row, t, &mut wl, &host_tenant);
+                    }
+                }
+                other => self.err(
+                    "workload.flows_csv",
+                    show(other),
+                    "must be CSV text (the front end reads workload.flow_file into it)",
+                ),
             }
         }
         for (path, v) in self.list(&w, "incast") {
