@@ -45,9 +45,9 @@ def test_fig9_traces_and_table5_convergence(examples, tmp_path):
     plots = sweep(examples, "scr-water-filling-trace.yaml", tmp_path / "fig9")
     for strategy in ("scale", "reset"):
         d = pl.read_csv(plots / f"scr-fig9-{strategy}.csv")
-        end = d.filter(pl.col("time_us") > 1900).group_by("name").agg(pl.col("throughput_bps").mean())
+        end = d.filter(pl.col("time_us") > 1900).group_by("name").agg(pl.col("throughput_gbps").mean())
         assert end.height == 8, "all eight QPs are sending at the end"
-        x = end["throughput_bps"].to_list()
+        x = end["throughput_gbps"].to_list()
         assert sum(x) ** 2 / (len(x) * sum(v * v for v in x)) > 0.95, (strategy, x)
     plots = sweep(examples, "scr-water-filling-steps.yaml", tmp_path / "table5")
     t = pl.read_csv(plots / "scr-table5-convergence.csv")

@@ -85,10 +85,11 @@ def _say_saved(e: BaseException) -> None:
 def _refuse_sweep_file(path: str) -> None:
     """`rdmalab run` on a sweep file: say which command runs it."""
     from rdmalab import yamlio
+    from rdmalab.scenario import read_input
     from rdmalab.sweep.spec import is_sweep_file
 
-    try:
-        data = yamlio.load(Path(path).read_text(encoding="utf-8"))
+    try:  # read_input refuses devices, huge and binary files before reading them
+        data = yamlio.load(read_input(Path(path), "(scenario)"))
     except Exception:  # unreadable or not YAML: load_scenario names the problem
         return
     if is_sweep_file(data):
@@ -100,10 +101,11 @@ def _refuse_scenario_file(path: str) -> None:
     """`rdmalab sweep` on a scenario file: say which command runs it."""
     from rdmalab import yamlio
     from rdmalab.sweep import SweepError
+    from rdmalab.scenario import read_input
     from rdmalab.sweep.spec import is_sweep_file
 
     try:
-        data = yamlio.load(Path(path).read_text(encoding="utf-8"))
+        data = yamlio.load(read_input(Path(path), "(sweep)"))
     except Exception:  # unreadable or not YAML: load_sweep names the problem
         return
     if isinstance(data, dict) and not is_sweep_file(data) and ("topology" in data or "workload" in data):
