@@ -191,8 +191,18 @@ fn pfc_pause_count_and_first_pause_time_are_pinned() {
     let w = incast(true, "2MB");
     let pauses: Vec<_> = w.rec.pfc_events.iter().filter(|e| e.pause).collect();
     let first = pauses.iter().map(|e| e.time.ps()).min().unwrap();
-    let last_resume = w.rec.pfc_events.iter().filter(|e| !e.pause).map(|e| e.time.ps()).max().unwrap();
+    let last_resume = w
+        .rec
+        .pfc_events
+        .iter()
+        .filter(|e| !e.pause)
+        .map(|e| e.time.ps())
+        .max()
+        .unwrap();
     // 16 senders at 100 Gb/s into one: the first PAUSE 7.05 us in (1 us link,
     // then the shared pool fills to the threshold), 206 PAUSEs in all.
-    assert_eq!((pauses.len(), first, last_resume), (206, 7_051_360, 682_145_600));
+    assert_eq!(
+        (pauses.len(), first, last_resume),
+        (206, 7_051_360, 682_145_600)
+    );
 }
