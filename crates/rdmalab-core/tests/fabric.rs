@@ -206,3 +206,62 @@ fn pfc_pause_count_and_first_pause_time_are_pinned() {
         (206, 7_051_360, 682_145_600)
     );
 }
+
+/// One 1 MB flow whose first hop goes down from 20 to 21 us: go-back-N must
+/// recover by one NACK (not the timeout), resend from the first lost PSN,
+/// and finish about one outage plus one round trip after its ideal time.
+#[test]
+fn go_back_n_recovers_a_burst_loss_with_one_nack_and_no_timeout() {
+    let (w, p) = run(r#"{
+        "duration": "10ms",
+        "topology": {"kind": "single_switch", "hosts": 2, "host_link": {"rate": "100Gbps", "delay": "1us"}},
+        "links": [{"between": ["h0", "s0"], "down": [["20us", "21us"]]}],
+        "workload": {"flows": [{"src": "h0", "dst": "h1", "size": "1MB"}]}
+    }"#);
+    assert_eq!(p, Progress::AllFlowsDone);
+    let f = &w.rec.flows[0];
+    let lost = w.rec.dropped_frames();
+    assert_conservation(&w);
+    // 1 us down plus the 1 us of packets on the wire: 22 packets of 1 KB.
+    assert_eq!(lost, 22);
+    assert_eq!(w.stats.nacks_sent, 1, "one NACK for the one hole");
+    assert_eq!(w.stats.timeouts, 0, "recovered by the NACK, not the RTO");
+    // Go-back-N resends the lost packets and everything sent after them
+    // until the NACK reached the sender (about one round trip of packets).
+    assert_eq!(w.stats.retransmitted_packets, 59);
+    let late = f.fct().ps() - f.ideal.ps();
+    assert!(
+        (PS_PER_US..9 * PS_PER_US).contains(&late),
+        "late by {late} ps: the outage plus about one round trip"
+    );
+}
+
+/// The flow's last packets are lost with the link down until after the
+/// sender has sent everything: no later packet arrives to trigger a NACK,
+/// so only the retransmission timeout (`nic.rto`, 200 us here) recovers it.
+#[test]
+fn a_lost_tail_is_recovered_by_exactly_one_timeout_after_rto() {
+    let (w, p) = run(r#"{
+        "duration": "10ms",
+        "topology": {"kind": "single_switch", "hosts": 2, "host_link": {"rate": "100Gbps", "delay": "1us"}},
+        "nic": {"rto": "200us"},
+        "links": [{"between": ["h0", "s0"], "down": [["80us", "150us"]]}],
+        "workload": {"flows": [{"src": "h0", "dst": "h1", "size": "1MB"}]}
+    }"#);
+    assert_eq!(p, Progress::AllFlowsDone);
+    let f = &w.rec.flows[0];
+    assert_conservation(&w);
+    assert_eq!(w.stats.timeouts, 1, "one timeout recovers the tail");
+    assert_eq!(
+        w.stats.nacks_sent, 0,
+        "nothing after the hole arrives to NACK"
+    );
+    assert_eq!(w.stats.retransmitted_packets, w.rec.dropped_frames());
+    // The last progress was an ACK just before 80 us; the RTO fires 200 us
+    // later and the 108 resent packets take about 9 us plus a round trip.
+    let fct = f.fct().ps();
+    assert!(
+        (280 * PS_PER_US..300 * PS_PER_US).contains(&fct),
+        "FCT {fct} ps: the RTO (200 us) after the last progress (~80 us)"
+    );
+}
