@@ -292,3 +292,28 @@ fn rx_events_can_be_granted_to_the_asic_placement() {
     assert!(s.placement.rx_events);
     assert!(s.build().is_ok());
 }
+
+/// The direct path (asic: no framework) against the framework itself run at
+/// zero cost: every event queued, handed to a thread, processed and installed,
+/// all in the same picosecond. They must agree to the byte, so the framework
+/// adds its costs and nothing else (the test above compares two runs that
+/// both take the direct path).
+#[test]
+fn the_framework_at_zero_cost_reproduces_the_direct_path_exactly() {
+    let direct = incast("{}", r#"{"algorithm": "dcqcn"}"#);
+    assert!(direct.ctl.is_none());
+    for control in [
+        r#"{"placement": "asic", "threads": 1}"#,
+        r#"{"placement": "asic", "threads": 4, "software_coalescing": false}"#,
+    ] {
+        let fw = incast(control, r#"{"algorithm": "dcqcn"}"#);
+        let stats = &fw.ctl.as_ref().expect("runs through the framework").stats;
+        assert!(
+            stats.actions_installed > 1000,
+            "{control}: the framework did the work"
+        );
+        assert_eq!(csv(&direct), csv(&fw), "{control}");
+        assert_eq!(direct.stats.cnps_sent, fw.stats.cnps_sent);
+        assert_eq!(direct.rec.flows.len(), fw.rec.flows.len());
+    }
+}
