@@ -96,6 +96,11 @@ pub enum RunError {
         events: u64,
         last: String,
     },
+    /// A QP was about to number more packets than its PSNs can.
+    PsnSpace {
+        qp: u32,
+        at: Time,
+    },
 }
 
 /// Events at one simulated instant beyond which the run is stuck. Far above
@@ -115,6 +120,10 @@ impl std::fmt::Display for RunError {
             RunError::Stuck { at, events, last } => write!(
                 f,
                 "{events} events at simulated time {at} without time advancing: something reschedules itself at the same instant (a controller timer set to the current time, say); the last event was {last}"
+            ),
+            RunError::PsnSpace { qp, at } => write!(
+                f,
+                "QP {qp} would number more than 2^31 packets at simulated time {at}: rdmalab's PSNs do not wrap (RoCE's 24-bit PSNs do; that is not modelled); spread the traffic over more QPs or shorten run.duration"
             ),
         }
     }
@@ -227,6 +236,9 @@ pub struct World {
     pub rec: Recorder,
     pub stats: Stats,
     pub error: Option<RunError>,
+    /// Packets one QP may number ([`crate::workload::MAX_QP_PACKETS`]; a
+    /// field so tests can reach it without sending 2^31 packets).
+    pub max_qp_packets: u64,
     /// The control framework, unless control is immediate (the `asic` placement).
     pub ctl: Option<crate::control::framework::Framework>,
     /// Receive-side events exist at this placement.
@@ -421,6 +433,7 @@ impl World {
             rec: Recorder::default(),
             stats: Stats::default(),
             error: None,
+            max_qp_packets: crate::workload::MAX_QP_PACKETS,
             ctl: None,
             rx_events: false,
             flows_open,

@@ -102,7 +102,8 @@ impl SharedBuffer {
             .map(|&(rate, delay_ps)| {
                 cfg.headroom_bytes.unwrap_or_else(|| {
                     // 3 × bandwidth-delay product of the link.
-                    (3 * rate.bytes_in(crate::time::Duration(delay_ps))).max(1)
+                    // Saturating: a sum past u64 reads as "no shared pool left".
+                    (rate.bytes_in(crate::time::Duration(delay_ps)).saturating_mul(3)).max(1)
                 })
             })
             .collect();
@@ -123,13 +124,13 @@ impl SharedBuffer {
             })
             .collect();
         let total_headroom = if cfg.pfc_enabled {
-            headroom.iter().sum()
+            headroom.iter().fold(0u64, |a, &h| a.saturating_add(h))
         } else {
             0
         };
         // ns-3's ConfigNPort reserves `reserve` once per port.
         let total_reserve = if cfg.pfc_enabled {
-            cfg.reserve_bytes * n as u64
+            cfg.reserve_bytes.saturating_mul(n as u64)
         } else {
             0
         };
@@ -153,7 +154,7 @@ impl SharedBuffer {
         let free = self
             .cfg
             .size_bytes
-            .saturating_sub(self.total_headroom + self.total_reserve + self.shared_used);
+            .saturating_sub(self.set_aside_bytes() + self.shared_used);
         (free as f64 * self.alpha[port]) as u64
     }
 
@@ -254,7 +255,7 @@ impl SharedBuffer {
 
     /// Bytes set aside for headroom and reserves; the shared pool is what is left.
     pub fn set_aside_bytes(&self) -> u64 {
-        self.total_headroom + self.total_reserve
+        self.total_headroom.saturating_add(self.total_reserve)
     }
 
     pub fn alpha_of(&self, port: usize) -> f64 {

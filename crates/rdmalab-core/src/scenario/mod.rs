@@ -508,6 +508,7 @@ impl Parser {
             self.check_connected(t, w);
         }
         if let (Some(n), Some(w)) = (&nic, &workload) {
+            self.check_psn_space(n, w);
             self.check_cc_scope(n.cc_scope, w, control.as_ref().map(|c| &c.0));
             let read = w.flows.iter().any(|f| f.verb == Verb::Read)
                 || w.apps.iter().any(|a| a.verb == Verb::Read);
@@ -3677,6 +3678,29 @@ impl Parser {
     }
 
     /// Every flow's endpoints must be joined through switches.
+    /// A flow or message must fit one QP's packet numbers (they do not wrap:
+    /// [`crate::workload::MAX_QP_PACKETS`]); refused here rather than found
+    /// when the run reaches it.
+    fn check_psn_space(&mut self, n: &NicConfig, w: &Workload) {
+        let max = crate::workload::MAX_QP_PACKETS;
+        let mtu = n.wire.mtu_payload as u64;
+        let packets = |bytes: u64| bytes.div_ceil(mtu.max(1));
+        if let Some((i, f)) = w.flows.iter().enumerate().find(|(_, f)| packets(f.bytes) > max) {
+            self.err(
+                "workload",
+                format!("flow {i} of {}B", f.bytes),
+                format!("needs {} packets at nic.mtu {mtu}B; allowed: at most {max} packets on one QP (a larger nic.mtu, or smaller flows)", packets(f.bytes)),
+            );
+        }
+        if let Some(a) = w.apps.iter().find(|a| packets(a.message_bytes) > max) {
+            self.err(
+                "workload.perftest",
+                format!("`{}`: message_size {}B", a.name, a.message_bytes),
+                format!("needs {} packets at nic.mtu {mtu}B; allowed: at most {max} packets on one QP", packets(a.message_bytes)),
+            );
+        }
+    }
+
     fn check_connected(&mut self, t: &Topology, w: &Workload) {
         let n = t.nodes.len();
         let mut parent: Vec<usize> = (0..n).collect();

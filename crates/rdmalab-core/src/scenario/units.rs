@@ -18,10 +18,25 @@ fn split_number(s: &str) -> Option<(f64, &str)> {
     Some((v, unit.trim()))
 }
 
-fn scaled(v: f64, mult: f64, what: &str, s: &str) -> Result<u64, String> {
+/// The largest rate any key takes: 10 Tb/s, 25x the fastest link built today.
+pub const MAX_RATE_BPS: u64 = 10_000_000_000_000;
+/// The longest duration any key takes: one hour of simulated time. Keeps
+/// `now + duration` far from u64 picoseconds' end (213 days) for any key.
+pub const MAX_DURATION_PS: u64 = 3_600_000_000_000_000;
+/// The largest size any key takes: 1 TiB. A flow, buffer or message larger
+/// than that is a typo, and sums over 65,536 ports of it stay inside u64.
+pub const MAX_SIZE_BYTES: u64 = 1 << 40;
+
+/// `v` in the base unit, rounded; refused if negative, not finite or above
+/// `max` (named by `allowed`), never saturated. Every `max` is below 2^53,
+/// where f64 still holds every integer exactly.
+fn scaled(v: f64, mult: f64, what: &str, s: &str, max: u64, allowed: &str) -> Result<u64, String> {
     let x = v * mult;
     if !x.is_finite() || x < 0.0 {
         return Err(format!("`{s}` is not a valid {what}"));
+    }
+    if x.round() > max as f64 {
+        return Err(format!("`{s}` is too large a {what}; allowed: at most {allowed}"));
     }
     Ok(x.round() as u64)
 }
@@ -45,7 +60,7 @@ pub fn parse_rate(s: &str) -> Result<Rate, String> {
             ))
         }
     };
-    Ok(Rate(scaled(v, mult, "rate", s)?))
+    Ok(Rate(scaled(v, mult, "rate", s, MAX_RATE_BPS, "10Tbps")?))
 }
 
 /// A duration: `ps`, `ns`, `us` (or `µs`), `ms`, `s`.
@@ -69,10 +84,10 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
             ))
         }
     };
-    Ok(Duration(scaled(v, mult, "duration", s)?))
+    Ok(Duration(scaled(v, mult, "duration", s, MAX_DURATION_PS, "3600s (one hour)")?))
 }
 
-/// A size: `B`, `KB`/`MB`/`GB` (powers of 1000) or `KiB`/`MiB`/`GiB` (powers of 1024).
+/// A size: `B`, `KB`/`MB`/`GB`/`TB` (powers of 1000) or `KiB`/`MiB`/`GiB`/`TiB` (powers of 1024).
 pub fn parse_bytes(s: &str) -> Result<u64, String> {
     let (v, unit) =
         split_number(s).ok_or_else(|| format!("`{s}` is not a size; write it like `64KB`"))?;
@@ -82,19 +97,21 @@ pub fn parse_bytes(s: &str) -> Result<u64, String> {
             "KB" | "kB" => 1e3,
             "MB" => 1e6,
             "GB" => 1e9,
+            "TB" => 1e12,
             "KiB" => 1024.0,
             "MiB" => 1024.0 * 1024.0,
             "GiB" => 1024.0 * 1024.0 * 1024.0,
+            "TiB" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
             "" => return Err(format!(
-                "`{s}` has no unit; write a size like `64KB` (units: B, KB, MB, GB, KiB, MiB, GiB)"
+                "`{s}` has no unit; write a size like `64KB` (units: B, KB, MB, GB, TB, KiB, MiB, GiB, TiB)"
             )),
             _ => {
                 return Err(format!(
-                    "`{s}` has an unknown size unit `{unit}` (units: B, KB, MB, GB, KiB, MiB, GiB)"
+                    "`{s}` has an unknown size unit `{unit}` (units: B, KB, MB, GB, TB, KiB, MiB, GiB, TiB)"
                 ))
             }
         };
-    scaled(v, mult, "size", s)
+    scaled(v, mult, "size", s, MAX_SIZE_BYTES, "1TiB (1099511627776B)")
 }
 
 #[cfg(test)]
@@ -126,5 +143,17 @@ mod tests {
         assert!(parse_bytes("3 apples")
             .unwrap_err()
             .contains("unknown size unit"));
+    }
+
+    #[test]
+    fn values_past_the_limits_are_refused_not_saturated() {
+        assert_eq!(parse_bytes("1TiB").unwrap(), MAX_SIZE_BYTES);
+        assert!(parse_bytes("1099511627777B").unwrap_err().contains("at most 1TiB"));
+        assert!(parse_bytes("18446744073709551615B").unwrap_err().contains("too large"));
+        assert!(parse_bytes("1e30B").unwrap_err().contains("too large"));
+        assert_eq!(parse_rate("10Tbps").unwrap(), Rate(MAX_RATE_BPS));
+        assert!(parse_rate("10.001Tbps").unwrap_err().contains("at most 10Tbps"));
+        assert_eq!(parse_duration("3600s").unwrap(), Duration(MAX_DURATION_PS));
+        assert!(parse_duration("18446744073709551615ps").unwrap_err().contains("one hour"));
     }
 }

@@ -208,6 +208,11 @@ pub fn poisson_flows(
     flows
 }
 
+/// Packets one QP may number over a run (2^31): rdmalab's PSNs are 32-bit
+/// and do not wrap (RoCE's 24-bit PSNs do; that is not modelled), and PSN
+/// arithmetic keeps a bit of room above the end.
+pub const MAX_QP_PACKETS: u64 = 1 << 31;
+
 impl World {
     /// Create a QP from `requester` to `responder` (node ids). With a
     /// `fixed_rate` it is uncontrolled background traffic: it sends at that
@@ -353,7 +358,15 @@ impl World {
     /// Post one message that the application issued at `issued` (its latency counts from then).
     pub(crate) fn post_issued(&mut self, qi: u32, bytes: u64, origin: Origin, issued: Time) {
         let now = self.now();
-        let packets = self.nic_cfg.wire.packets_for(bytes);
+        let packets = bytes.div_ceil(self.nic_cfg.wire.mtu_payload as u64).max(1);
+        if self.qps[qi as usize].psn_end as u64 + packets > self.max_qp_packets {
+            // PSNs never wrap here, so a QP stops before its numbers would.
+            if self.error.is_none() {
+                self.error = Some(crate::world::RunError::PsnSpace { qp: qi, at: now });
+            }
+            return;
+        }
+        let packets = packets as u32;
         let qp = &mut self.qps[qi as usize];
         if qp.group != crate::nic::cc_scope::NO_GROUP && !qp.group_listed {
             // Back in its group's list: it sends at the group's rate and window.
