@@ -163,12 +163,27 @@ fn values_at_the_arithmetic_edges_are_refused_naming_the_key() {
         Ok(_) => panic!("accepted: {json}"),
         Err(e) => e.to_string(),
     };
-    let e = refused(base(r#"{"src": 0, "dst": 1, "size": "18446744073709551615B"}"#, ""));
-    assert!(e.contains("workload.flows[0].size") && e.contains("at most 1TiB"), "{e}");
-    let e = refused(base(r#"{"src": 0, "dst": 1, "size": "1KB"}"#, r#""nic": {"rto": "1e20ps"},"#));
+    let e = refused(base(
+        r#"{"src": 0, "dst": 1, "size": "18446744073709551615B"}"#,
+        "",
+    ));
+    assert!(
+        e.contains("workload.flows[0].size") && e.contains("at most 1TiB"),
+        "{e}"
+    );
+    let e = refused(base(
+        r#"{"src": 0, "dst": 1, "size": "1KB"}"#,
+        r#""nic": {"rto": "1e20ps"},"#,
+    ));
     assert!(e.contains("nic.rto") && e.contains("one hour"), "{e}");
-    let e = refused(base(r#"{"src": 0, "dst": 1, "size": "1TiB"}"#, r#""nic": {"mtu": "64B"},"#));
-    assert!(e.contains("workload") && e.contains("2147483648 packets"), "{e}");
+    let e = refused(base(
+        r#"{"src": 0, "dst": 1, "size": "1TiB"}"#,
+        r#""nic": {"mtu": "64B"},"#,
+    ));
+    assert!(
+        e.contains("workload") && e.contains("2147483648 packets"),
+        "{e}"
+    );
     // The same flow fits at the default MTU (2^30 packets).
     Scenario::from_json_str(&base(r#"{"src": 0, "dst": 1, "size": "1TiB"}"#, "")).unwrap();
 }
@@ -186,7 +201,10 @@ fn a_qp_running_out_of_psns_stops_the_run_with_a_clear_error() {
     let mut w = s.build().unwrap();
     w.max_qp_packets = 10_000;
     let e = w.run_to_end().unwrap_err().to_string();
-    assert!(e.contains("QP 0 would number more than 2^31 packets"), "{e}");
+    assert!(
+        e.contains("QP 0 would number more than 2^31 packets"),
+        "{e}"
+    );
     // Ten 1 MB messages (977 packets each) fit, the eleventh does not.
     assert_eq!(w.apps[0].completed, 10);
 }

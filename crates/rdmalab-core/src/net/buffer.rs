@@ -103,7 +103,10 @@ impl SharedBuffer {
                 cfg.headroom_bytes.unwrap_or_else(|| {
                     // 3 × bandwidth-delay product of the link.
                     // Saturating: a sum past u64 reads as "no shared pool left".
-                    (rate.bytes_in(crate::time::Duration(delay_ps)).saturating_mul(3)).max(1)
+                    (rate
+                        .bytes_in(crate::time::Duration(delay_ps))
+                        .saturating_mul(3))
+                    .max(1)
                 })
             })
             .collect();

@@ -3685,7 +3685,12 @@ impl Parser {
         let max = crate::workload::MAX_QP_PACKETS;
         let mtu = n.wire.mtu_payload as u64;
         let packets = |bytes: u64| bytes.div_ceil(mtu.max(1));
-        if let Some((i, f)) = w.flows.iter().enumerate().find(|(_, f)| packets(f.bytes) > max) {
+        if let Some((i, f)) = w
+            .flows
+            .iter()
+            .enumerate()
+            .find(|(_, f)| packets(f.bytes) > max)
+        {
             self.err(
                 "workload",
                 format!("flow {i} of {}B", f.bytes),
@@ -3696,7 +3701,10 @@ impl Parser {
             self.err(
                 "workload.perftest",
                 format!("`{}`: message_size {}B", a.name, a.message_bytes),
-                format!("needs {} packets at nic.mtu {mtu}B; allowed: at most {max} packets on one QP", packets(a.message_bytes)),
+                format!(
+                    "needs {} packets at nic.mtu {mtu}B; allowed: at most {max} packets on one QP",
+                    packets(a.message_bytes)
+                ),
             );
         }
     }

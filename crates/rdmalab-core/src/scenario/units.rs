@@ -36,7 +36,9 @@ fn scaled(v: f64, mult: f64, what: &str, s: &str, max: u64, allowed: &str) -> Re
         return Err(format!("`{s}` is not a valid {what}"));
     }
     if x.round() > max as f64 {
-        return Err(format!("`{s}` is too large a {what}; allowed: at most {allowed}"));
+        return Err(format!(
+            "`{s}` is too large a {what}; allowed: at most {allowed}"
+        ));
     }
     Ok(x.round() as u64)
 }
@@ -51,9 +53,11 @@ pub fn parse_rate(s: &str) -> Result<Rate, String> {
         "mbps" => 1e6,
         "gbps" => 1e9,
         "tbps" => 1e12,
-        "" => return Err(format!(
+        "" => {
+            return Err(format!(
             "`{s}` has no unit; write a rate like `100Gbps` (units: bps, Kbps, Mbps, Gbps, Tbps)"
-        )),
+        ))
+        }
         _ => {
             return Err(format!(
                 "`{s}` has an unknown rate unit `{unit}` (units: bps, Kbps, Mbps, Gbps, Tbps)"
@@ -84,7 +88,14 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
             ))
         }
     };
-    Ok(Duration(scaled(v, mult, "duration", s, MAX_DURATION_PS, "3600s (one hour)")?))
+    Ok(Duration(scaled(
+        v,
+        mult,
+        "duration",
+        s,
+        MAX_DURATION_PS,
+        "3600s (one hour)",
+    )?))
 }
 
 /// A size: `B`, `KB`/`MB`/`GB`/`TB` (powers of 1000) or `KiB`/`MiB`/`GiB`/`TiB` (powers of 1024).
@@ -148,12 +159,20 @@ mod tests {
     #[test]
     fn values_past_the_limits_are_refused_not_saturated() {
         assert_eq!(parse_bytes("1TiB").unwrap(), MAX_SIZE_BYTES);
-        assert!(parse_bytes("1099511627777B").unwrap_err().contains("at most 1TiB"));
-        assert!(parse_bytes("18446744073709551615B").unwrap_err().contains("too large"));
+        assert!(parse_bytes("1099511627777B")
+            .unwrap_err()
+            .contains("at most 1TiB"));
+        assert!(parse_bytes("18446744073709551615B")
+            .unwrap_err()
+            .contains("too large"));
         assert!(parse_bytes("1e30B").unwrap_err().contains("too large"));
         assert_eq!(parse_rate("10Tbps").unwrap(), Rate(MAX_RATE_BPS));
-        assert!(parse_rate("10.001Tbps").unwrap_err().contains("at most 10Tbps"));
+        assert!(parse_rate("10.001Tbps")
+            .unwrap_err()
+            .contains("at most 10Tbps"));
         assert_eq!(parse_duration("3600s").unwrap(), Duration(MAX_DURATION_PS));
-        assert!(parse_duration("18446744073709551615ps").unwrap_err().contains("one hour"));
+        assert!(parse_duration("18446744073709551615ps")
+            .unwrap_err()
+            .contains("one hour"));
     }
 }
