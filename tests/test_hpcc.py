@@ -215,6 +215,12 @@ def test_bad_flow_and_topology_lines_are_named(tmp_path):
     assert "says 9 flows but only 8 follow" in cli("hpcc", "run", "mix/config.txt", cwd=tmp_path).stderr
     make_dir(tmp_path, topology=TOPOLOGY.replace("0 8 100Gbps", "0 8 100Gigs"))
     assert "is not an ns-3 data rate" in cli("hpcc", "run", "mix/config.txt", cwd=tmp_path).stderr
+    # A node count far past what rdmalab builds is refused at once (its
+    # all-hosts RTT scan used to walk 4 billion ids).
+    first = TOPOLOGY.split("\n", 1)[0]
+    make_dir(tmp_path, topology=TOPOLOGY.replace(first, "4000000000 " + first.split(" ", 1)[1], 1))
+    r = cli("hpcc", "run", "mix/config.txt", cwd=tmp_path, timeout=60)
+    assert r.returncode == 2 and "1 to 1000000 nodes" in r.stderr, r.stderr
 
 
 def test_ignored_keys_warn(tmp_path):

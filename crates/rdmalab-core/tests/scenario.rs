@@ -208,3 +208,41 @@ fn a_qp_running_out_of_psns_stops_the_run_with_a_clear_error() {
     // Ten 1 MB messages (977 packets each) fit, the eleventh does not.
     assert_eq!(w.apps[0].completed, 10);
 }
+
+/// Each topology key within its range can still multiply into a fabric too
+/// large to build; the counts are checked before anything is allocated.
+#[test]
+fn topologies_too_large_to_build_are_refused_from_their_counts() {
+    let refused = |topo: &str| {
+        let json = format!(
+            r#"{{"duration": "1ms", "topology": {topo},
+            "workload": {{"flows": [{{"src": 0, "dst": 1, "size": "1KB"}}]}}}}"#
+        );
+        let t = std::time::Instant::now();
+        let e = match Scenario::from_json_str(&json) {
+            Ok(_) => panic!("accepted: {topo}"),
+            Err(e) => e.to_string(),
+        };
+        // Refused from the counts: nothing of that size was built first.
+        assert!(t.elapsed().as_secs() < 5, "{topo}: took {:?}", t.elapsed());
+        e
+    };
+    let l = r#""host_link": {"rate": "100Gbps"}, "fabric_link": {"rate": "100Gbps"}"#;
+    let e = refused(&format!(r#"{{"kind": "fat_tree", "k": 64, {l}}}"#));
+    assert!(
+        e.contains("5120 switches x 65536 hosts") && e.contains("at most 50000000"),
+        "{e}"
+    );
+    let e = refused(&format!(
+        r#"{{"kind": "leaf_spine", "leaves": 1000, "spines": 1000, "hosts_per_leaf": 100, {l}}}"#
+    ));
+    assert!(e.contains("2000 switches x 100000 hosts"), "{e}");
+    let e = refused(r#"{"kind": "hpcc_file", "text": "4000000000 1 1\n0\n0 1 100Gbps 1us 0\n"}"#);
+    assert!(e.contains("nodes") && e.contains("at most 1000000"), "{e}");
+    // A k = 40 fat tree (16,000 hosts) is within the bounds.
+    let ok = format!(
+        r#"{{"duration": "1ms", "topology": {{"kind": "fat_tree", "k": 40, {l}}},
+        "workload": {{"flows": [{{"src": 0, "dst": 1, "size": "1KB"}}]}}}}"#
+    );
+    Scenario::from_json_str(&ok).unwrap();
+}

@@ -199,6 +199,9 @@ def _read_text(cfg: Ns3Config, key: str, f: Path) -> str | None:
         return None
 
 
+#: The most nodes a topology may have (the core's topology::MAX_NODES).
+MAX_NODES = 1_000_000
+
 _SAFE_RATE = ("bps", "b/s", "kbps", "Kbps", "kb/s", "Kb/s", "Mbps", "Mb/s", "Gbps", "Gb/s")
 _SAFE_TIME = ("ps", "ns", "us", "ms", "s")
 
@@ -214,6 +217,9 @@ def parse_topology(text: str, where: str) -> Topology:
         n, s, nl = (int(t) for t in toks[:3])
     except ValueError:
         fail(f"the first line must be `nodes switches links`, not `{' '.join(toks[:3])}`")
+    if not (0 < n <= MAX_NODES and 0 <= s <= n and nl >= 0):
+        fail(f"`{n} {s} {nl}`: allowed: 1 to {MAX_NODES} nodes (rdmalab's limit), at most that many switches, "
+             f"a link count of 0 or more")
     if len(toks) < 3 + s + 5 * nl:
         fail(f"says {s} switches and {nl} links but ends early; each link is `a b rate delay error_rate`")
     try:

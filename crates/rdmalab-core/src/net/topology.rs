@@ -45,6 +45,37 @@ pub struct LinkParams {
     pub delay: Duration,
 }
 
+/// The most nodes a topology may have (each costs a name, ports and queues).
+pub const MAX_NODES: u64 = 1_000_000;
+/// The most links a topology may have.
+pub const MAX_LINKS: u64 = 10_000_000;
+/// The most (switch, destination host) routing entries: shortest-path ECMP
+/// keeps one per pair with its equal-cost ports, about 70 B each (a k = 32
+/// fat tree's 10.5M take 755 MB), so this bounds routing near 3.5 GB.
+pub const MAX_ROUTE_ENTRIES: u64 = 50_000_000;
+
+/// Refuse a topology too large to build, from its counts alone (before
+/// anything is allocated): why, with the allowed bound.
+pub fn check_size(hosts: u64, switches: u64, links: u64) -> Result<(), String> {
+    let nodes = hosts + switches;
+    if nodes > MAX_NODES {
+        return Err(format!(
+            "gives {nodes} nodes ({hosts} hosts, {switches} switches); allowed: at most {MAX_NODES}"
+        ));
+    }
+    if links > MAX_LINKS {
+        return Err(format!("gives {links} links; allowed: at most {MAX_LINKS}"));
+    }
+    let routes = hosts.saturating_mul(switches);
+    if routes > MAX_ROUTE_ENTRIES {
+        return Err(format!(
+            "gives {switches} switches x {hosts} hosts = {routes} routing entries (about {} GB); allowed: at most {MAX_ROUTE_ENTRIES} (a fat_tree up to k = 40, fewer pods or hosts per switch)",
+            routes * 70 / 1_000_000_000
+        ));
+    }
+    Ok(())
+}
+
 impl Topology {
     pub fn add_node(&mut self, name: String, kind: NodeKind) -> u32 {
         self.nodes.push(NodeSpec { name, kind });
@@ -234,6 +265,10 @@ impl Topology {
         let n = parse_u(nums[0], "node count")?;
         let s = parse_u(nums[1], "switch count")?;
         let l = parse_u(nums[2], "link count")?;
+        if s > n {
+            return Err(format!("switch count {s} is above the node count {n}"));
+        }
+        check_size((n - s) as u64, s as u64, l as u64)?;
         let mut is_switch = vec![false; n as usize];
         let mut got = 0;
         while got < s {

@@ -719,7 +719,9 @@ impl Parser {
                 let o = self.obj(v, "topology", &["kind", "hosts", "host_link"])?;
                 let n = self.int(&o, "hosts", None, 2, 100_000);
                 let hl = self.link_params(&o, "host_link");
-                Topology::single_switch(n? as u32, hl?)
+                let n = n?;
+                self.topology_size(n, 1, n)?;
+                Topology::single_switch(n as u32, hl?)
             }
             "dumbbell" => {
                 let o = self.obj(
@@ -737,7 +739,9 @@ impl Parser {
                 let r = self.int(&o, "right_hosts", None, 1, 100_000);
                 let hl = self.link_params(&o, "host_link");
                 let bl = self.link_params(&o, "bottleneck_link");
-                Topology::dumbbell(l? as u32, r? as u32, hl?, bl?)
+                let (l, r) = (l?, r?);
+                self.topology_size(l + r, 2, l + r + 1)?;
+                Topology::dumbbell(l as u32, r as u32, hl?, bl?)
             }
             "leaf_spine" => {
                 let o = self.obj(
@@ -759,7 +763,9 @@ impl Parser {
                 let u = self.int(&o, "uplinks_per_spine", Some(1), 1, 64);
                 let hl = self.link_params(&o, "host_link");
                 let fl = self.link_params(&o, "fabric_link");
-                Topology::leaf_spine(l? as u32, s? as u32, h? as u32, u? as u32, hl?, fl?)
+                let (l, s, h, u) = (l?, s?, h?, u?);
+                self.topology_size(l * h, l + s, l * h + l * s * u)?;
+                Topology::leaf_spine(l as u32, s as u32, h as u32, u as u32, hl?, fl?)
             }
             "fat_tree" => {
                 let o = self.obj(
@@ -787,7 +793,12 @@ impl Parser {
                 let per_edge = self.int(&o, "hosts_per_edge", Some(k / 2), 1, 4096);
                 let hl = self.link_params(&o, "host_link");
                 let fl = self.link_params(&o, "fabric_link");
-                Topology::fat_tree_pods(k as u32, pods? as u32, per_edge? as u32, hl?, fl?)
+                let (pods, per_edge) = (pods?, per_edge?);
+                let half = k / 2;
+                let hosts = pods * half * per_edge;
+                let switches = pods * k + half * half;
+                self.topology_size(hosts, switches, hosts + 2 * pods * half * half)?;
+                Topology::fat_tree_pods(k as u32, pods as u32, per_edge as u32, hl?, fl?)
             }
             "hpcc_file" => {
                 let o = self.obj(v, "topology", &["kind", "builtin", "text"])?;
@@ -3706,6 +3717,18 @@ impl Parser {
                     packets(a.message_bytes)
                 ),
             );
+        }
+    }
+
+    /// Refuse a topology whose counts are too large to build (each key is
+    /// within its range, their product need not be), before allocating it.
+    fn topology_size(&mut self, hosts: u64, switches: u64, links: u64) -> Option<()> {
+        match crate::net::topology::check_size(hosts, switches, links) {
+            Ok(()) => Some(()),
+            Err(e) => {
+                self.err("topology", "", e);
+                None
+            }
         }
     }
 
