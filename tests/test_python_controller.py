@@ -86,6 +86,37 @@ def test_bad_references_are_refused_before_the_run(tmp_path, cls, params, messag
         scenario(tmp_path, HALVE, cls, params)
 
 
+@pytest.mark.parametrize("body,message", [
+    ("class Bad(Halve):\n    subscriptions = 5\n", "has subscriptions = 5; allowed: a list"),
+    ("class Bad:\n    subscriptions = ['ACK']\n", "has no on_event"),
+    ("class Bad(Halve):\n    def __init__(self):\n        raise RuntimeError('no init')\n",
+     "constructing `mycc.py:Bad` with params {} raised RuntimeError: no init (at "),
+])
+def test_a_controller_class_that_cannot_work_is_refused_before_the_run(tmp_path, body, message):
+    with pytest.raises(rdmalab.ScenarioError) as e:
+        scenario(tmp_path, HALVE + body, "Bad")
+    assert message in str(e.value)
+
+
+def test_a_controller_exception_reaches_the_terminal_as_one_message(tmp_path):
+    """No Rust panic line or backtrace before it, the traceback once."""
+    import subprocess
+    import sys
+
+    (tmp_path / "mycc.py").write_text(HALVE + "class Broken(Halve):\n    def on_event(self, ev, ctx):\n"
+                                      "        raise ZeroDivisionError('my bug')\n")
+    (tmp_path / "s.yaml").write_text(
+        "duration: 1ms\ntopology: {kind: single_switch, hosts: 2, host_link: {rate: 100Gbps}}\n"
+        "cc: {algorithm: python, class: mycc.py:Broken}\nworkload: {flows: [{src: 0, dst: 1, size: 10KB}]}\n")
+    r = subprocess.run([sys.executable, "-m", "rdmalab", "run", str(tmp_path / "s.yaml"), "--out",
+                        str(tmp_path / "o"), "--quiet"], capture_output=True, text=True,
+                       env={**__import__("os").environ, "RUST_BACKTRACE": "1"})
+    assert r.returncode != 0
+    assert "panicked" not in r.stderr and "stack backtrace" not in r.stderr, r.stderr
+    assert r.stderr.count("Traceback") == 1 and r.stderr.count("my bug") == 2, r.stderr
+    assert "handling an ACK event raised ZeroDivisionError: my bug" in r.stderr, r.stderr
+
+
 def test_bad_subscriptions_are_refused(tmp_path):
     src = HALVE + '''
 class Odd(Halve):

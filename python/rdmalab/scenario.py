@@ -85,7 +85,30 @@ def _load_python_controller(cc: dict, base: Path):
         inspect.signature(cls).bind(**params)
     except TypeError as e:
         raise ScenarioError(f"cc.params: {params} do not fit `{cls_name}`'s constructor: {e}") from None
+    if not callable(getattr(cls, "on_event", None)):
+        raise ScenarioError(f"cc.class: `{ref}` has no on_event(self, event, ctx) method; "
+                            f"subclass rdmalab.Controller and define it")
+    subs = getattr(cls, "subscriptions", None)
+    if not (isinstance(subs, (list, tuple)) and all(isinstance(x, str) for x in subs)):
+        raise ScenarioError(f"cc.class: `{ref}` has subscriptions = {subs!r}; allowed: a list of event kind "
+                            f"names, like [\"ACK\", \"CNP\"]")
+    try:  # one instance now, so a failing constructor is reported before the run
+        cls(**params)
+    except Exception as e:
+        raise ScenarioError(f"cc.class: constructing `{ref}` with params {params} raised "
+                            f"{type(e).__name__}: {e}{_user_frame(e)}") from None
     return (lambda: cls(**params)), f"python:{cls_name}"
+
+
+def _user_frame(e: BaseException) -> str:
+    """Where in the user's code `e` was raised: its innermost frame."""
+    import traceback
+
+    frames = traceback.extract_tb(e.__traceback__)
+    if not frames:
+        return ""
+    f = frames[-1]
+    return f" (at {f.filename}, line {f.lineno}: {f.line})"
 
 
 def _build_c_controller(cc: dict, base: Path) -> None:

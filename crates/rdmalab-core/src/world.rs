@@ -115,7 +115,8 @@ impl std::fmt::Display for RunError {
                 "the run reached run.max_events = {limit} at simulated time {at}; raise run.max_events or shorten run.duration"
             ),
             RunError::Controller { controller, qp, event, detail } => {
-                write!(f, "controller `{controller}` on QP {qp} handling a {event} event {detail}")
+                let a = if event.starts_with(['A', 'E', 'I', 'O', 'U']) { "an" } else { "a" };
+                write!(f, "controller `{controller}` on QP {qp} handling {a} {event} event {detail}")
             }
             RunError::Stuck { at, events, last } => write!(
                 f,

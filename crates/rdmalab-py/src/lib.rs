@@ -279,8 +279,8 @@ impl PyController {
     }
 
     /// Call `method` and copy the recorded actions into `ctx`; a Python
-    /// exception becomes a panic, which the NIC reports as a run error naming
-    /// the controller and the event.
+    /// exception unwinds to the NIC's guard, which reports it as a run error
+    /// naming the controller and the event.
     fn call(&self, method: &str, ev: Option<PyEvent>, ctx: &mut CcContext) {
         Python::with_gil(|py| {
             let pctx = Py::new(py, Self::context(ctx)).expect("context object");
@@ -301,7 +301,9 @@ impl PyController {
                     .traceback(py)
                     .and_then(|t| t.format().ok())
                     .unwrap_or_default();
-                panic!(
+                // resume_unwind, not panic!: the NIC's guard turns it into a
+                // run error, and no panic hook prints a Rust backtrace first.
+                std::panic::resume_unwind(Box::new(format!(
                     "raised {}{}",
                     e,
                     if tb.is_empty() {
@@ -309,7 +311,7 @@ impl PyController {
                     } else {
                         format!("\n{tb}")
                     }
-                );
+                )));
             }
             let a = pctx.borrow(py).actions;
             if let Some(r) = a.rate {

@@ -519,7 +519,11 @@ fn guarded(f: impl FnOnce()) -> Result<(), String> {
         if let Some(s) = e.downcast_ref::<&str>() {
             format!("panicked: {s}")
         } else if let Some(s) = e.downcast_ref::<String>() {
-            format!("panicked: {s}")
+            if s.starts_with("raised ") {
+                s.clone() // a Python controller's exception, already worded
+            } else {
+                format!("panicked: {s}")
+            }
         } else {
             "panicked".to_string()
         }
