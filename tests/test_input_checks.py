@@ -138,3 +138,42 @@ def test_a_device_a_huge_file_or_binary_input_is_refused_not_read(tmp_path):
     (tmp_path / "bin.yaml").write_bytes(bytes(range(128, 256)))
     r = rdmalab_cli("run", str(tmp_path / "bin.yaml"), "--out", str(tmp_path / "o2"))
     assert r.returncode == 2 and "not UTF-8 text" in r.stderr and "Traceback" not in r.stderr, r.stderr
+
+
+@pytest.fixture(scope="module")
+def a_run(tmp_path_factory):
+    d = tmp_path_factory.mktemp("run")
+    (d / "s.yaml").write_text("name: r\nduration: 1ms\n" + TOPO +
+                              "workload: {flows: [{src: 0, dst: 1, size: 100KB}, {src: 1, dst: 2, size: 10KB}]}\n")
+    r = rdmalab_cli("run", str(d / "s.yaml"), "--out", str(d / "out"))
+    assert r.returncode == 0, r.stderr
+    return d / "out"
+
+
+@pytest.mark.parametrize("damage,message", [
+    (lambda d: (d / "flows.parquet").write_bytes((d / "flows.parquet").read_bytes()[:100]),
+     "flows.parquet cannot be read as rdmalab's flows table"),
+    (lambda d: (d / "summary.json").write_text("{broken"), "summary.json cannot be read as the JSON"),
+    (lambda d: [(d / f"flows.{x}").unlink() for x in ("parquet", "csv")], "has no flows table"),
+    (lambda d: ((d / "flows.parquet").unlink(), (d / "flows.csv").write_text("a,b\n1,2\n")),
+     "flows.csv lacks the flows table's columns flow_id"),
+    (lambda d: (d / "scenario.json").write_bytes(b"\xff\xfe"), "scenario.json cannot be read as the JSON"),
+    (lambda d: (d / "qp_samples.parquet").write_bytes(b"PAR1 not really"), "qp_samples.parquet cannot be read"),
+])
+@pytest.mark.parametrize("command", ["analyze", "report", "plot"])
+def test_damaged_outputs_give_analyze_report_and_plot_a_message_not_a_traceback(a_run, tmp_path, damage, message,
+                                                                                command):
+    import shutil
+
+    d = tmp_path / "copy"
+    shutil.copytree(a_run, d)
+    damage(d)
+    args = {"analyze": [], "report": ["--out", str(tmp_path / "r.html")], "plot": ["--out", str(tmp_path / "p")]}
+    r = rdmalab_cli(command, str(d), *args[command])
+    if command == "plot" and "scenario.json" in message:
+        assert r.returncode == 0, r.stderr  # plots never read the scenario
+        return
+    if command == "analyze" and ("qp_samples" in message or "scenario.json" in message):
+        assert r.returncode == 0, r.stderr  # analyze reads only the flows
+        return
+    assert r.returncode == 2 and message in r.stderr and "Traceback" not in r.stderr, (command, r.stderr)

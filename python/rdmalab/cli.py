@@ -639,7 +639,7 @@ def main(argv: list[str] | None = None) -> int:
 
     args = parser.parse_args(argv)
     from rdmalab.hpcc.fct import FctFileError
-    from rdmalab.outputs import OutputDirError
+    from rdmalab.outputs import CorruptOutput, OutputDirError
     from rdmalab.sweep import NotResults, StoreBusy, SweepError
 
     try:
@@ -653,7 +653,7 @@ def main(argv: list[str] | None = None) -> int:
     except StoreBusy as e:
         print(f"rdmalab: {e}", file=sys.stderr)
         return 4
-    except NotResults as e:
+    except (NotResults, CorruptOutput) as e:
         print(f"rdmalab: {e}", file=sys.stderr)
         return 2
     except FctFileError as e:

@@ -183,17 +183,53 @@ def table_from_csv(data: bytes, name: str) -> pa.Table:
     ).select(schema.names).cast(schema)
 
 
+class CorruptOutput(Exception):
+    """A file of a run directory is missing, truncated or not what rdmalab
+    wrote; the message names the file and what is wrong with it."""
+
+
+def read_json(path: str | Path) -> dict:
+    """A JSON file rdmalab wrote (summary.json, scenario.json, sweep.json)."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise CorruptOutput(f"{path} is missing; rerun to write it") from None
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        raise CorruptOutput(f"{path} cannot be read as the JSON rdmalab writes ({e}); "
+                            f"rerun to rewrite it") from None
+    if not isinstance(data, dict):
+        raise CorruptOutput(f"{path} holds {type(data).__name__}, not the mapping rdmalab writes; rerun to rewrite it")
+    return data
+
+
 def read_table(out_dir: str | Path, name: str) -> pa.Table:
-    """Read one table of a run directory (Parquet if present, else CSV)."""
+    """Read one table of a run directory (Parquet if present, else CSV),
+    checked to have the table's columns; a damaged file is a CorruptOutput."""
     out = Path(out_dir)
     pqf = out / f"{name}.parquet"
-    if pqf.exists():
-        return pq.read_table(pqf)
+    csvf = out / f"{name}.csv"
     schema = SCHEMAS[name]
-    return pacsv.read_csv(
-        out / f"{name}.csv",
-        convert_options=pacsv.ConvertOptions(column_types=schema, strings_can_be_null=False),
-    ).select(schema.names)
+    try:
+        if pqf.exists():
+            f = pqf
+            t = pq.read_table(pqf)
+        elif csvf.exists():
+            f = csvf
+            t = pacsv.read_csv(
+                csvf,
+                convert_options=pacsv.ConvertOptions(column_types=schema, strings_can_be_null=False),
+            )
+        else:
+            raise CorruptOutput(f"{out} has no {name} table ({name}.parquet or {name}.csv); "
+                                f"rerun the scenario to write it")
+    except (OSError, pa.ArrowException) as e:
+        raise CorruptOutput(f"{f} cannot be read as rdmalab's {name} table: {e}; rerun to rewrite it") from None
+    missing = [c for c in schema.names if c not in t.column_names]
+    if missing:
+        raise CorruptOutput(f"{f} lacks the {name} table's columns {', '.join(missing)} "
+                            f"(it has {', '.join(t.column_names) or 'none'}); rerun to rewrite it")
+    return t.select(schema.names)
 
 
 def write_outputs(out: Path, summary: dict, scenario, parquet: bool = True) -> None:

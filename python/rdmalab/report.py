@@ -21,6 +21,7 @@ import yaml
 from rdmalab import __version__
 from rdmalab import analysis as A
 from rdmalab.plots import Figure, group_columns, standard_figures
+from rdmalab.outputs import read_json
 from rdmalab.sweep.store import SWEEP, Results
 
 _CSS = """
@@ -116,11 +117,11 @@ def _runs_table(results: Results) -> pl.DataFrame:
 def _scenario_text(results: Results) -> str:
     parts = []
     if results.kind == "sweep":
-        spec = json.loads((results.path / SWEEP).read_text())["spec"]
+        spec = read_json(results.path / SWEEP).get("spec", {})
         parts.append(("Sweep file", yaml.safe_dump(spec, sort_keys=False)))
     done = results.done()
     if done:
-        sc = json.loads((results.run_path(done[0]) / "scenario.json").read_text())
+        sc = read_json(results.run_path(done[0]) / "scenario.json")
         what = "Scenario" if results.kind == "run" else f"Scenario of run {done[0]['index']} ({done[0]['run_id']})"
         parts.append((what, yaml.safe_dump(sc, sort_keys=True)))
     return "".join(

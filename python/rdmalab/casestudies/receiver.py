@@ -23,13 +23,14 @@ import polars as pl
 
 from rdmalab.casestudies import figure
 from rdmalab.plots import PALETTE, Figure, Trace
+from rdmalab.outputs import read_json
 from rdmalab.sweep.store import Results
 
 GRANTED, BACKGROUND, LINE, QUEUE = PALETTE[0], PALETTE[1], "#7f7f7f", PALETTE[3]
 
 
 def _scenario(results: Results, row: dict) -> dict:
-    return json.loads((results.run_path(row) / "scenario.json").read_text())
+    return read_json(results.run_path(row) / "scenario.json")
 
 
 def _rate_gbps(text, default: float = 100.0) -> float:

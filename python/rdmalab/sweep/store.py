@@ -25,7 +25,7 @@ from pathlib import Path
 
 import polars as pl
 
-from rdmalab.outputs import SCHEMAS, read_table
+from rdmalab.outputs import SCHEMAS, CorruptOutput, read_json, read_table
 
 MANIFEST = "manifest.jsonl"
 PLAN = "plan.jsonl"
@@ -56,7 +56,19 @@ def _jsonl(rows: list[dict]) -> str:
 
 
 def _read_jsonl(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as e:
+        raise CorruptOutput(f"{path} cannot be read ({e}); sweep into a new directory") from None
+    rows = []
+    for i, line in enumerate(lines, 1):
+        if line.strip():
+            try:
+                rows.append(json.loads(line))
+            except ValueError as e:
+                raise CorruptOutput(f"{path} line {i} is not the JSON rdmalab writes ({e}); delete that "
+                                    f"line (the sweep then reruns its run) or sweep into a new directory") from None
+    return rows
 
 
 def _alive(pid: int) -> bool:
@@ -223,12 +235,12 @@ class Results:
         if (self.path / MANIFEST).exists():
             self.kind = "sweep"
             self.rows = Store(self.path).read_manifest()
-            meta = json.loads((self.path / SWEEP).read_text())
+            meta = read_json(self.path / SWEEP)
             self.name = meta["name"]
             self.param_names = list(meta["param_names"])
         elif (self.path / "summary.json").exists():
             self.kind = "run"
-            self.name = json.loads((self.path / "summary.json").read_text()).get("name", self.path.name)
+            self.name = read_json(self.path / "summary.json").get("name", self.path.name)
             self.rows = [{"index": 0, "run_id": self.path.name, "params": {}, "status": "done", "run_dir": "."}]
             self.param_names = []
         else:
@@ -267,10 +279,17 @@ class Results:
             d = self.run_path(row)
             if name in SCHEMAS:
                 df = pl.from_arrow(read_table(d, name))
-            elif (d / f"{name}.parquet").exists():
-                df = pl.read_parquet(d / f"{name}.parquet")
-            elif (d / f"{name}.csv").exists():
-                df = pl.read_csv(d / f"{name}.csv", schema_overrides=EXTRA_SCHEMAS.get(name))
+            elif (d / f"{name}.parquet").exists() or (d / f"{name}.csv").exists():
+                f = d / f"{name}.parquet"
+                try:
+                    if f.exists():
+                        df = pl.read_parquet(f)
+                    else:
+                        f = d / f"{name}.csv"
+                        df = pl.read_csv(f, schema_overrides=EXTRA_SCHEMAS.get(name))
+                except (OSError, pl.exceptions.PolarsError) as e:
+                    raise CorruptOutput(f"{f} cannot be read as rdmalab's {name} table: {e}; "
+                                        f"rerun to rewrite it") from None
             else:
                 continue
             frames.append(self._with_params(df, row))
@@ -295,7 +314,7 @@ class Results:
     def summaries(self) -> pl.DataFrame:
         """One row per finished run: run_id, parameters, and every key of its summary.json."""
         rows = self.done()
-        sums = [json.loads((self.run_path(r) / "summary.json").read_text()) for r in rows]
+        sums = [read_json(self.run_path(r) / "summary.json") for r in rows]
         if not rows:
             return self._params_frame([])
         df = pl.DataFrame(sums)
