@@ -223,6 +223,20 @@ def test_bad_flow_and_topology_lines_are_named(tmp_path):
     assert r.returncode == 2 and "1 to 1000000 nodes" in r.stderr, r.stderr
 
 
+@pytest.mark.parametrize("key,value,other", [
+    ("FCT_OUTPUT_FILE", "mix/flow.txt", "FLOW_FILE"),
+    ("PFC_OUTPUT_FILE", "mix/topology.txt", "TOPOLOGY_FILE"),
+    ("FCT_OUTPUT_FILE", "mix/config.txt", "the config file"),
+    ("PFC_OUTPUT_FILE", "mix/fct.txt", "FCT_OUTPUT_FILE"),
+])
+def test_an_output_over_an_input_or_another_output_is_refused(tmp_path, key, value, other):
+    make_dir(tmp_path, config=edit(CONFIG, key, value))
+    before = {f.name: f.read_bytes() for f in (tmp_path / "mix").iterdir()}
+    r = cli("hpcc", "run", "mix/config.txt", cwd=tmp_path)
+    assert r.returncode == 2 and f"is the same file as {other}" in r.stderr, r.stderr
+    assert {f.name: f.read_bytes() for f in (tmp_path / "mix").iterdir()} == before, "no file was touched"
+
+
 def test_ignored_keys_warn(tmp_path):
     c = CONFIG + "PAUSE_TIME 5\nDATA_RATE 100Gb/s\nLINK_DELAY 1us\nPINT_PROB 1.0\n"
     make_dir(tmp_path, c)

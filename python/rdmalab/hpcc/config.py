@@ -661,6 +661,27 @@ def convert(
         value = cfg.get(key)
         if value is not None:
             outputs[kind] = Path(value) if Path(value).is_absolute() else base / value
+    # An output written over an input (or over another output) would destroy
+    # it or mix two files: refuse before anything runs.
+    inputs = {"the config file": Path(config_path)}
+    for key, found in (("TOPOLOGY_FILE", topo_found), ("FLOW_FILE", flow_found)):
+        if found:
+            inputs[key] = found[0]
+    trace = cfg.get("TRACE_FILE")
+    if trace is not None:  # not read by rdmalab, but still the user's file
+        for b, _ in _candidates(trace, cfg.path, cwd):
+            if (b / trace).is_file():
+                inputs["TRACE_FILE"] = b / trace
+                break
+    out_keys = {"fct": "FCT_OUTPUT_FILE", "pfc": "PFC_OUTPUT_FILE", "qlen": "QLEN_MON_FILE"}
+    seen: dict[Path, str] = {p.resolve(): k for k, p in inputs.items()}
+    for kind, path in outputs.items():
+        key = out_keys[kind]
+        other = seen.get(path.resolve())
+        if other is not None:
+            cfg.problems.append(f"{cfg.where(key)}: `{cfg.get(key)}` is the same file as {other}; "
+                                f"each output needs a file of its own, apart from the inputs")
+        seen.setdefault(path.resolve(), key)
     records: dict = {"sample_interval": sample_interval}
     if "qlen" in outputs:
         a, b = v.int("QLEN_MON_START"), v.int("QLEN_MON_END")
