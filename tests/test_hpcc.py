@@ -223,6 +223,13 @@ def test_bad_flow_and_topology_lines_are_named(tmp_path):
     assert r.returncode == 2 and "1 to 1000000 nodes" in r.stderr, r.stderr
 
 
+def test_a_negative_map_count_is_refused_not_looped_on(tmp_path):
+    # `PMAX_MAP -1` made the tokenizer step backwards forever (found by tests/test_properties.py).
+    make_dir(tmp_path, config=edit(CONFIG, "PMAX_MAP", "-1"))
+    r = cli("hpcc", "run", "mix/config.txt", cwd=tmp_path, timeout=30)
+    assert r.returncode == 2 and "PMAX_MAP (line" in r.stderr and "allowed: 0 to 64" in r.stderr, r.stderr
+
+
 @pytest.mark.parametrize("key,value,other", [
     ("FCT_OUTPUT_FILE", "mix/flow.txt", "FLOW_FILE"),
     ("PFC_OUTPUT_FILE", "mix/topology.txt", "TOPOLOGY_FILE"),

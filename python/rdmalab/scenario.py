@@ -237,6 +237,8 @@ def read_input(path: Path, key: str) -> str:
     """Read an input file as UTF-8 text, refusing what is not a regular file
     (a device such as /dev/zero, a FIFO, a directory), what is larger than
     MAX_INPUT_BYTES, and what is not text, with the key named."""
+    if "\0" in str(path):
+        raise ScenarioError(f"{key}: `{path!s}` is not a file name (it holds a NUL character)")
     if path.exists() and not path.is_file():
         raise ScenarioError(f"{key}: `{path}` is not a regular file — give a text file")
     size = path.stat().st_size

@@ -141,8 +141,11 @@ def read_config(path: str | os.PathLike) -> Ns3Config:
                 break
             try:
                 n = int(tokens[i][0])
-            except ValueError:
-                cfg.problems.append(f"{key} (line {line}): `{tokens[i][0]}` is not a count of `rate value` pairs")
+                if not 0 <= n <= 64:
+                    raise ValueError
+            except ValueError:  # a negative count walked the tokens backwards forever
+                cfg.problems.append(f"{key} (line {line}): `{tokens[i][0]}` is not a count of `rate value` pairs "
+                                    f"(allowed: 0 to 64)")
                 i += 1
                 continue
             arity = 1 + 2 * n
@@ -244,6 +247,10 @@ def parse_topology(text: str, where: str) -> Topology:
             fail(f"link {k + 1} `{a} {b} {rate} {delay} {err}`: {ex}")
         if not (0 <= ia < n and 0 <= ib < n):
             fail(f"link {k + 1} `{a} {b} ...`: a node id is outside 0..{n - 1}")
+        if bps <= 0:
+            fail(f"link {k + 1} `{a} {b} {rate} ...`: the rate must be above 0")
+        if not 0.0 <= e <= 1.0:
+            fail(f"link {k + 1} `{a} {b} {rate} {delay} {err}`: the error rate must be from 0 to 1")
         verbatim &= rate.lstrip("0123456789.eE+-") in _SAFE_RATE and delay.lstrip("0123456789.eE+-") in _SAFE_TIME
         links.append((ia, ib, bps, ps, e))
         out.append(f"{ia} {ib} {bps}bps {ps}ps {e!r}")
@@ -354,11 +361,11 @@ class _Values:
         v = self.cfg.get(key)
         try:
             x = float(v)
-            if x >= lo:
+            if lo <= x < 1e15:  # finite, and no time or count in a config is larger
                 return x
         except (TypeError, ValueError):
             pass
-        self._bad(key, f"must be a number ≥ {lo:g}")
+        self._bad(key, f"must be a number from {lo:g} to 1e15")
         return None
 
     def flag(self, key: str) -> bool | None:

@@ -22,6 +22,11 @@ for _p, _mult in (("Ki", 2**10), ("Mi", 2**20), ("Gi", 2**30)):
 _TIME_UNITS_PS = {"fs": 1e-3, "ps": 1, "ns": 1e3, "us": 1e6, "ms": 1e9, "s": 1e12, "min": 60e12, "h": 3600e12,
                   "d": 86400e12}
 
+#: rdmalab's bounds on any rate and duration (the core's units::MAX_RATE_BPS
+#: and MAX_DURATION_PS): a value past them is refused, not saturated.
+MAX_RATE_BPS = 10**13
+MAX_DURATION_PS = 3600 * 10**12
+
 _NUM = r"[+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
 
 
@@ -31,7 +36,10 @@ def parse_rate_bps(text: str) -> int:
     if not m or m.group(2) not in _RATE_UNITS:
         raise ValueError(f"`{text}` is not an ns-3 data rate (like `100Gbps` or `50Mb/s`; ns-3 accepts "
                          f"{', '.join(sorted(_RATE_UNITS))})")
-    return int(round(float(m.group(1)) * _RATE_UNITS[m.group(2)]))
+    v = float(m.group(1)) * _RATE_UNITS[m.group(2)]
+    if not v <= MAX_RATE_BPS:  # also catches inf (1e400)
+        raise ValueError(f"`{text}` is above rdmalab's largest rate, 10Tbps")
+    return int(round(v))
 
 
 def parse_time_ps(text: str) -> int:
@@ -39,7 +47,10 @@ def parse_time_ps(text: str) -> int:
     m = re.fullmatch(rf"\s*({_NUM})\s*([a-z]*)\s*", text)
     if not m or (m.group(2) and m.group(2) not in _TIME_UNITS_PS):
         raise ValueError(f"`{text}` is not an ns-3 time (like `1000ns` or `1us`)")
-    return int(round(float(m.group(1)) * _TIME_UNITS_PS[m.group(2) or "s"]))
+    v = float(m.group(1)) * _TIME_UNITS_PS[m.group(2) or "s"]
+    if not v <= MAX_DURATION_PS:  # also catches inf (1e400)
+        raise ValueError(f"`{text}` is above rdmalab's longest duration, one hour")
+    return int(round(v))
 
 
 def seconds_to_ns(text: str) -> int:
