@@ -246,3 +246,52 @@ fn swift_never_sends_past_its_window() {
 fn hpcc_never_sends_past_its_window() {
     check_window_is_obeyed("hpcc");
 }
+
+/// The receiver echoes an ECN mark on the next ACK even when it acknowledges
+/// several packets at once (`nic.ack_every`): DCTCP then holds the queue at
+/// its marking threshold whatever the ACK ratio. (Were two marks to cancel
+/// out, ACKs covering two marked packets would carry no ECE and the queue
+/// would run up to PFC.)
+#[test]
+fn ece_reaches_the_sender_with_coalesced_acks() {
+    let mean_queue = |ack_every: u32| {
+        let (w, _) = run(&format!(
+            r#"{{"duration": "5ms",
+            "topology": {{"kind": "single_switch", "hosts": 3, "host_link": {{"rate": "100Gbps", "delay": "1us"}}}},
+            "switch": {{"buffer": "4MB", "ecn": {{"thresholds": [{{"rate": "100Gbps", "kmin": "100KB", "kmax": "100KB", "pmax": 1}}]}}}},
+            "nic": {{"ack_every": {ack_every}}},
+            "cc": {{"algorithm": "dctcp"}},
+            "records": {{"sample_interval": "10us"}},
+            "workload": {{"perftest": [
+                {{"src": "h0", "dst": "h2", "message_size": "1MB", "queue_depth": 2}},
+                {{"src": "h1", "dst": "h2", "message_size": "1MB", "queue_depth": 2}}]}}}}"#
+        ));
+        let q: Vec<f64> = w
+            .rec
+            .port_samples
+            .iter()
+            .filter(|s| s.node == 3 && s.port == 2 && s.time.ps() > 1_000_000_000)
+            .map(|s| s.queued_bytes as f64)
+            .collect();
+        assert!(
+            w.stats.ecn_marked > 100,
+            "ack_every {ack_every}: the queue reaches K"
+        );
+        (
+            q.iter().sum::<f64>() / q.len() as f64,
+            w.rec.pfc_events.len(),
+        )
+    };
+    let (base, _) = mean_queue(1);
+    for ack_every in [2, 3] {
+        let (q, pfc) = mean_queue(ack_every);
+        println!(
+            "ack_every {ack_every}: queue {q:.0} B (ack_every 1: {base:.0} B), {pfc} PFC frames"
+        );
+        assert!(
+            q < 1.5 * base + 20e3,
+            "ack_every {ack_every}: queue {q:.0} B against {base:.0} B"
+        );
+        assert_eq!(pfc, 0, "ack_every {ack_every}");
+    }
+}

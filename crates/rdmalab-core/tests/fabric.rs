@@ -265,3 +265,32 @@ fn a_lost_tail_is_recovered_by_exactly_one_timeout_after_rto() {
         "FCT {fct} ps: the RTO (200 us) after the last progress (~80 us)"
     );
 }
+
+/// A READ whose last responses are lost (the link is down from 80 to 150 us
+/// of an ~90 us transfer): nothing arrives to NACK, so the requester asks
+/// again from its expected PSN after one timeout, and the responder, which
+/// had sent past it, goes back to it.
+#[test]
+fn a_read_with_lost_responses_is_asked_again_and_completes() {
+    for down in ["h0", "h1"] {
+        let (w, p) = run(&format!(
+            r#"{{"duration": "10ms",
+            "topology": {{"kind": "single_switch", "hosts": 2, "host_link": {{"rate": "100Gbps", "delay": "1us"}}}},
+            "nic": {{"rto": "100us"}},
+            "links": [{{"between": ["{down}", "s0"], "down": [["80us", "150us"]]}}],
+            "workload": {{"flows": [{{"src": "h0", "dst": "h1", "size": "1MB", "verb": "read"}}]}}}}"#
+        ));
+        assert_eq!(p, Progress::AllFlowsDone, "link at {down}");
+        assert!(
+            w.rec.dropped_frames() > 0,
+            "link at {down}: responses were lost"
+        );
+        let f = &w.rec.flows[0];
+        assert!(
+            f.fct().ps() < 300 * PS_PER_US,
+            "link at {down}: FCT {}",
+            f.fct().ps()
+        );
+        assert_conservation(&w);
+    }
+}

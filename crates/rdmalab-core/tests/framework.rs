@@ -317,3 +317,30 @@ fn the_framework_at_zero_cost_reproduces_the_direct_path_exactly() {
         assert_eq!(direct.rec.flows.len(), fw.rec.flows.len());
     }
 }
+
+/// `threads: 0` gives every QP end a thread of its own: an event waits at
+/// most for its own QP's entry in progress, never behind other QPs', so no
+/// loop takes longer than trigger + 2 x processing + install (7 + 8 + 6 us at
+/// dpa), while one shared thread makes four QPs queue behind each other.
+#[test]
+fn threads_zero_gives_each_qp_end_its_own_thread() {
+    let max_delay_us = |threads: u32| {
+        let w = one_sender(
+            &format!(r#"{{"placement": "dpa", "threads": {threads}}}"#),
+            r#"{"algorithm": "timely"}"#,
+        );
+        let d = &w.ctl.as_ref().expect("framework").delays;
+        assert!(d.len() > 100);
+        d.iter().map(|x| x.delay.ps()).max().unwrap() as f64 / 1e6
+    };
+    let own = max_delay_us(0);
+    let shared = max_delay_us(1);
+    println!(
+        "max loop delay: {own:.2} us with a thread per QP end, {shared:.2} us with one thread"
+    );
+    assert!(own <= 21.0 + 1e-6, "{own} us");
+    assert!(
+        shared >= own + 4.0,
+        "{shared} us: four QPs wait behind one thread"
+    );
+}

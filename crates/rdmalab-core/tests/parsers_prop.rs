@@ -179,13 +179,37 @@ const BASE: &str = r#"{"duration": "200us", "seed": 1,
                  "perftest": [{"src": "h3", "dst": "h0", "message_size": "16KB", "queue_depth": 2}]}}"#;
 
 const KEYS: &[&str] = &[
-    "duration", "seed", "topology/kind", "topology/hosts", "topology/k", "topology/leaves",
-    "topology/host_link/rate", "topology/host_link/delay", "nic/mtu", "nic/rto", "nic/window",
-    "nic/ack_every", "nic/loss_recovery", "switch/buffer", "switch/pfc", "switch/ecn",
-    "switch/int", "cc/algorithm", "cc/params", "records/sample_interval", "workload/flows/0/size",
-    "workload/flows/0/start", "workload/flows/1/src", "workload/perftest/0/queue_depth",
-    "workload/perftest/0/message_size", "workload/incast", "workload/poisson", "control/placement",
-    "control/threads", "links", "bogus",
+    "duration",
+    "seed",
+    "topology/kind",
+    "topology/hosts",
+    "topology/k",
+    "topology/leaves",
+    "topology/host_link/rate",
+    "topology/host_link/delay",
+    "nic/mtu",
+    "nic/rto",
+    "nic/window",
+    "nic/ack_every",
+    "nic/loss_recovery",
+    "switch/buffer",
+    "switch/pfc",
+    "switch/ecn",
+    "switch/int",
+    "cc/algorithm",
+    "cc/params",
+    "records/sample_interval",
+    "workload/flows/0/size",
+    "workload/flows/0/start",
+    "workload/flows/1/src",
+    "workload/perftest/0/queue_depth",
+    "workload/perftest/0/message_size",
+    "workload/incast",
+    "workload/poisson",
+    "control/placement",
+    "control/threads",
+    "links",
+    "bogus",
 ];
 
 fn value() -> impl Strategy<Value = serde_json::Value> {
@@ -198,8 +222,24 @@ fn value() -> impl Strategy<Value = serde_json::Value> {
         prop::sample::select(vec![0i64, 1, 2, 3, 64, 65536, -1]).prop_map(|n| json!(n)),
         (number(), unit()).prop_map(|(n, u)| json!(format!("{n}{u}"))),
         prop::sample::select(vec![
-            "none", "dcqcn", "hpcc", "swift", "timely", "dctcp", "homa", "fat_tree", "leaf_spine",
-            "asic", "dpa", "swcc", "go-back-n", "selective-repeat", "h0", "h9", "off", "",
+            "none",
+            "dcqcn",
+            "hpcc",
+            "swift",
+            "timely",
+            "dctcp",
+            "homa",
+            "fat_tree",
+            "leaf_spine",
+            "asic",
+            "dpa",
+            "swcc",
+            "go-back-n",
+            "selective-repeat",
+            "h0",
+            "h9",
+            "off",
+            "",
         ])
         .prop_map(|s| json!(s)),
         Just(json!([])),
@@ -224,7 +264,8 @@ fn set(v: &mut serde_json::Value, path: &str, val: serde_json::Value) {
                     m.insert(p.to_string(), val);
                     return;
                 }
-                m.entry(p.to_string()).or_insert_with(|| serde_json::json!({}))
+                m.entry(p.to_string())
+                    .or_insert_with(|| serde_json::json!({}))
             }
             serde_json::Value::Array(a) => {
                 let Ok(ix) = p.parse::<usize>() else { return };

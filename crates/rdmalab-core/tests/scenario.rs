@@ -246,3 +246,18 @@ fn topologies_too_large_to_build_are_refused_from_their_counts() {
     );
     Scenario::from_json_str(&ok).unwrap();
 }
+
+/// A node with no link at all (here an ns-3 topology file's host 3) is
+/// refused by name: it could never send or receive.
+#[test]
+fn a_node_without_links_is_refused_by_name() {
+    let e = errors(
+        r#"{"duration": "1ms",
+        "topology": {"kind": "hpcc_file", "text": "4 1 2\n2\n0 2 100Gbps 1us 0\n1 2 100Gbps 1us 0\n"},
+        "workload": {"flows": [{"src": 0, "dst": 1, "size": "1KB"}]}}"#,
+    );
+    assert!(
+        e.contains("topology") && e.contains("node `h3`") && e.contains("has no links"),
+        "{e}"
+    );
+}

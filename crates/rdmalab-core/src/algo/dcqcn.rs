@@ -379,6 +379,40 @@ mod tests {
         assert!(a.timers[INCREASE_SLOT].is_some());
     }
 
+    /// With a byte counter (the DCQCN paper's B), every `byte_counter` bytes
+    /// sent after a decrease is an increase event of its own: the
+    /// 1,000th KB raises the rate halfway back to the target, not the 999th.
+    #[test]
+    fn the_byte_counter_raises_the_rate_every_byte_counter_bytes() {
+        let mut d = Dcqcn::new(DcqcnParams {
+            byte_counter: 1_000_000,
+            ..DcqcnParams::default()
+        });
+        let mut a = Actions::default();
+        d.on_start(&mut CcContext::new(Time::ZERO, LINE, LINE, 0, &mut a));
+        let tx = CcEvent::Tx {
+            bytes: 1000,
+            packets: 1,
+        };
+        assert!(
+            step(&mut d, Time(0), tx, LINE).rate.is_none(),
+            "no CNP yet: nothing to recover"
+        );
+        step(&mut d, Time(0), CcEvent::Cnp, LINE);
+        let r1 = step(&mut d, Time(4_001_000), CcEvent::Timer { slot: 0 }, LINE)
+            .rate
+            .unwrap();
+        for i in 0..999 {
+            let a = step(&mut d, Time(5_000_000 + i), tx, r1);
+            assert!(a.rate.is_none(), "after {} KB", i + 1);
+        }
+        let r2 = step(&mut d, Time(6_000_000), tx, r1).rate.unwrap();
+        assert!(
+            (r2.bps() as f64 - (r1.bps() as f64 + 100e9) / 2.0).abs() < 1.0,
+            "{r1} -> {r2}"
+        );
+    }
+
     #[test]
     fn rate_never_falls_below_min_rate() {
         let mut d = started();

@@ -283,6 +283,39 @@ mod tests {
         );
     }
 
+    /// Once the grants reach the message's end, later packets send no more:
+    /// each grant offset goes out once.
+    #[test]
+    fn a_grant_offset_is_sent_once() {
+        let t = HomaTables::default();
+        let mut h = homa(&t);
+        let rx = CcEvent::Rx {
+            bytes: 1000,
+            packets: 1,
+            ce: false,
+        };
+        let mut offsets = Vec::new();
+        // A 150 KB message: received + one BDP (100 KB) reaches 150 KB at 50 KB.
+        for _ in 0..149 {
+            let mut a = Actions::default();
+            h.on_event(&rx, &mut ctx(&mut a, &[150_000, 0], 3));
+            if let Some(w) = a.oob {
+                offsets.push(w[1]);
+            }
+        }
+        assert_eq!(offsets.last(), Some(&150_000));
+        assert_eq!(
+            offsets.iter().filter(|&&o| o == 150_000).count(),
+            1,
+            "{offsets:?}"
+        );
+        assert!(
+            offsets.windows(2).all(|w| w[0] < w[1]),
+            "strictly increasing"
+        );
+        assert_eq!(h.grants_sent, offsets.len() as u64);
+    }
+
     #[test]
     fn the_receiver_grants_the_shortest_message_only() {
         let t = HomaTables::default();

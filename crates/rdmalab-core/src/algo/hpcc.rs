@@ -326,6 +326,40 @@ mod tests {
         assert!((r - expect.min(100e9)).abs() < 1e3, "{r}");
     }
 
+    /// With `max_stage` > 0 (ns-3 MI_THRESH), an under-used link first gets
+    /// `max_stage` additive steps from the reference rate, then one
+    /// multiplicative step, and the stage count restarts.
+    #[test]
+    fn below_eta_the_rate_grows_additively_for_max_stage_updates() {
+        let mut h = Hpcc::new(HpccParams {
+            max_stage: 2,
+            fast_react: false,
+            ..HpccParams::default()
+        });
+        let mut a = Actions::default();
+        let mut ctx = CcContext::with_facts(Time::ZERO, LINE, 0, 0, path(), &[], &mut a);
+        h.on_start(&mut ctx);
+        h.cur_rate = 50e9;
+        ack(&mut h, 1000, 100_000, &[hop(0, 0, 0)]);
+        let mut rates = Vec::new();
+        for k in 1..=3u64 {
+            // 25 Gb/s through the hop each 8 µs: u = 0.25 < η.
+            let a = ack(
+                &mut h,
+                1000 + k * 100_000,
+                100_000 + k * 100_000,
+                &[hop(8000 * k, 25_000 * k, 0)],
+            );
+            rates.push(a.rate.unwrap().bps() as f64);
+        }
+        assert!((rates[0] - (50e9 + 40e6)).abs() < 1.0, "{rates:?}");
+        assert!((rates[1] - (50e9 + 80e6)).abs() < 1.0, "{rates:?}");
+        // Third: the stage count reached max_stage: Rc / (u/η) + AI, capped at line.
+        let expect = ((50e9f64 + 80e6) / (0.25 / 0.95) + 40e6).min(100e9);
+        assert!((rates[2] - expect).abs() < 1e3, "{rates:?}");
+        assert_eq!(h.inc_stage, 0);
+    }
+
     #[test]
     fn fast_react_does_not_commit_the_reference_rate() {
         let mut h = started();
