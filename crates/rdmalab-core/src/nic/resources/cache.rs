@@ -84,9 +84,6 @@ impl SetAssocCache {
         self.sets as u64 * self.ways as u64
     }
 
-    pub fn ways(&self) -> u32 {
-        self.ways
-    }
 
     fn set_of(&self, key: u64) -> u32 {
         if self.indexed {
