@@ -87,6 +87,13 @@ def test_a_faulty_controller_stops_the_run_with_a_named_error(tmp_path, body, sa
     assert "Traceback" not in r.stderr
 
 
+@pytest.mark.parametrize("body", ["r->rate = 1u << 20;", "r->rate = 1u << 19;", "r->rate = 1;"])
+def test_rates_at_and_inside_the_bounds_are_accepted(tmp_path, body):
+    """The bounds above are inclusive: a full (2^20), half or smallest rate runs."""
+    r, _ = run(tmp_path, "ok", controller(tmp_path, body))
+    assert r.returncode == 0, r.stderr
+
+
 def test_a_fault_in_init_is_named(tmp_path):
     r, _ = run(tmp_path, "bad", controller(tmp_path, "", init="*(volatile int *)NULL = 1;"), expect_ok=False)
     assert r.returncode != 0 and "doca_pcc_dev_user_init" in r.stderr and "SIGSEGV" in r.stderr, r.stderr
@@ -98,6 +105,9 @@ def test_parameters_are_checked_against_what_the_controller_registered(tmp_path,
     assert "cc.params.AIX" in r.stderr and "UPDATE_FACTOR" in r.stderr, r.stderr
     r, _ = run(tmp_path, "p", f"{{algorithm: c, source: {src}, params: {{MIN_RATE: 0}}}}", expect_ok=False)
     assert "cc.params.MIN_RATE" in r.stderr and "allowed: 1 to 1048576" in r.stderr, r.stderr
+    for edge in (1, 1048576):  # the registered bounds themselves are allowed
+        r, _ = run(tmp_path, f"edge{edge}", f"{{algorithm: c, source: {src}, params: {{MIN_RATE: {edge}}}}}")
+        assert r.returncode == 0, r.stderr
     # A parameter reaches the controller: new flows start at 1/10 of line rate.
     _, a = run(tmp_path, "line", f"{{algorithm: c, source: {src}}}", INCAST)
     _, b = run(tmp_path, "tenth", f"{{algorithm: c, source: {src}, params: {{NEW_FLOW_RATE: 104858}}}}", INCAST)
