@@ -78,6 +78,7 @@ pub enum Admission {
 }
 
 /// Buffer state of one switch. Ports are the switch's local port indices.
+#[derive(Clone)]
 pub struct SharedBuffer {
     pub cfg: BufferConfig,
     headroom: Vec<u64>,
@@ -372,6 +373,48 @@ mod tests {
         // α = 1: a single queue may use half the buffer.
         assert!((490..=510).contains(&n), "{n}");
         assert!(!b.should_pause(0, 3));
+    }
+
+    /// The admission limits are inclusive, byte for byte: a packet that
+    /// exactly fills the lossy buffer (or a queue's egress share) is
+    /// admitted; one byte more is dropped.
+    #[test]
+    fn lossy_limits_admit_a_packet_that_exactly_fills_them() {
+        let mut c = cfg(false);
+        c.size_bytes = 1000;
+        let b = SharedBuffer::new(c.clone(), &[(Rate::gbps(100), 1_000_000); 2]);
+        assert_eq!(b.clone().admit(0, 1, 3, 1000), Admission::Admitted, "size = limit = 1000");
+        assert_eq!(b.clone().admit(0, 1, 3, 1001), Admission::Dropped);
+        // Egress share: α = 0.5 of 2000 free is 1000.
+        c.size_bytes = 2000;
+        c.egress_alpha = 0.5;
+        let b = SharedBuffer::new(c, &[(Rate::gbps(100), 1_000_000); 2]);
+        assert_eq!(b.clone().admit(0, 1, 3, 1000), Admission::Admitted);
+        assert_eq!(b.clone().admit(0, 1, 3, 1001), Admission::Dropped);
+    }
+
+    /// PFC admission at its boundaries: shared bytes up to exactly the
+    /// dynamic threshold stay in the shared pool, and headroom takes a packet
+    /// that exactly fills it, not one byte more.
+    #[test]
+    fn lossless_limits_are_inclusive_at_the_threshold_and_the_headroom() {
+        let mut c = cfg(true);
+        c.size_bytes = 200_000;
+        c.headroom_bytes = Some(3_000);
+        c.reserve_bytes = 1_000;
+        c.pfc_alpha = 1.0;
+        let fresh = SharedBuffer::new(c, &[(Rate::gbps(100), 1_000_000); 2]);
+        // Free pool: 200 KB − 2 × 3 KB headroom − 2 × 1 KB reserve; α = 1.
+        assert_eq!(fresh.pfc_threshold(0), 192_000);
+        // Reserve + exactly the threshold: all of it in the shared pool.
+        let mut b = fresh.clone();
+        assert_eq!(b.admit(0, 1, 3, 1_000 + 192_000), Admission::Admitted);
+        assert_eq!((b.hdrm_used[0][3], b.shared_used), (0, 192_000));
+        assert!(b.should_pause(0, 3));
+        // Past the threshold: headroom, which takes exactly 3,000 B.
+        assert_eq!(b.admit(0, 1, 3, 3_000), Admission::Admitted);
+        assert_eq!(b.hdrm_used[0][3], 3_000);
+        assert_eq!(b.admit(0, 1, 3, 1), Admission::Dropped);
     }
 
     #[test]
