@@ -105,6 +105,8 @@ def test_parameters_are_checked_against_what_the_controller_registered(tmp_path,
     assert "cc.params.AIX" in r.stderr and "UPDATE_FACTOR" in r.stderr, r.stderr
     r, _ = run(tmp_path, "p", f"{{algorithm: c, source: {src}, params: {{MIN_RATE: 0}}}}", expect_ok=False)
     assert "cc.params.MIN_RATE" in r.stderr and "allowed: 1 to 1048576" in r.stderr, r.stderr
+    r, _ = run(tmp_path, "p", f"{{algorithm: c, source: {src}, params: {{MIN_RATE: 1048577}}}}", expect_ok=False)
+    assert "cc.params.MIN_RATE" in r.stderr and "allowed: 1 to 1048576" in r.stderr, r.stderr
     for edge in (1, 1048576):  # the registered bounds themselves are allowed
         r, _ = run(tmp_path, f"edge{edge}", f"{{algorithm: c, source: {src}, params: {{MIN_RATE: {edge}}}}}")
         assert r.returncode == 0, r.stderr

@@ -229,6 +229,11 @@ fn go_back_n_recovers_a_burst_loss_with_one_nack_and_no_timeout() {
     // Go-back-N resends the lost packets and everything sent after them
     // until the NACK reached the sender (about one round trip of packets).
     assert_eq!(w.stats.retransmitted_packets, 59);
+    assert_eq!(
+        f.retransmitted_packets, 59,
+        "the flow's own count, in the flows table"
+    );
+    assert_eq!(f.timeouts, 0);
     let late = f.fct().ps() - f.ideal.ps();
     assert!(
         (PS_PER_US..9 * PS_PER_US).contains(&late),

@@ -86,6 +86,22 @@ fn the_filter_passes_only_the_named_packets() {
     assert_eq!(every4.tx_events, messages * 10 / 4);
     assert_eq!(every4.tx_packets, every4.tx_events * 4);
     assert_eq!(every4.acks, all.acks);
+    // The packets sent, by kind: each message's first, its 8 middle ones and
+    // its last (a message still being sent at the end has no last yet).
+    let sent = all.tx_events;
+    let (first, _) = seen(r#""trigger": {"on": ["tx_first"]}"#);
+    assert_eq!(
+        first.tx_events,
+        sent.div_ceil(10),
+        "one per message started"
+    );
+    let (middle, _) = seen(r#""trigger": {"on": ["tx_middle"]}"#);
+    let (last_only, _) = seen(r#""trigger": {"on": ["tx_last"]}"#);
+    assert_eq!(last_only.tx_events, sent / 10, "one per message fully sent");
+    assert_eq!(
+        first.tx_events + middle.tx_events + last_only.tx_events,
+        sent
+    );
 }
 
 #[test]

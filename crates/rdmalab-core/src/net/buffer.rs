@@ -383,7 +383,11 @@ mod tests {
         let mut c = cfg(false);
         c.size_bytes = 1000;
         let b = SharedBuffer::new(c.clone(), &[(Rate::gbps(100), 1_000_000); 2]);
-        assert_eq!(b.clone().admit(0, 1, 3, 1000), Admission::Admitted, "size = limit = 1000");
+        assert_eq!(
+            b.clone().admit(0, 1, 3, 1000),
+            Admission::Admitted,
+            "size = limit = 1000"
+        );
         assert_eq!(b.clone().admit(0, 1, 3, 1001), Admission::Dropped);
         // Egress share: α = 0.5 of 2000 free is 1000.
         c.size_bytes = 2000;

@@ -84,7 +84,6 @@ impl SetAssocCache {
         self.sets as u64 * self.ways as u64
     }
 
-
     fn set_of(&self, key: u64) -> u32 {
         if self.indexed {
             return (key % self.sets as u64) as u32;
