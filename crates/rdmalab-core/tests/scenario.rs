@@ -261,3 +261,18 @@ fn a_node_without_links_is_refused_by_name() {
         "{e}"
     );
 }
+
+/// Swift's flow scaling runs from fs_min_cwnd (largest) to fs_max_cwnd (0):
+/// the other way round is refused, not run with a division by zero or less.
+#[test]
+fn swift_flow_scaling_bounds_must_be_in_order() {
+    let e = errors(&format!(
+        r#"{{"duration": "1ms", {BASE_TOPO},
+        "cc": {{"algorithm": "swift", "params": {{"fs_min_cwnd": 300, "fs_max_cwnd": 256}}}},
+        "workload": {{"flows": [{{"src": 0, "dst": 1, "size": "1KB"}}]}}}}"#
+    ));
+    assert!(
+        e.contains("cc.params.fs_min_cwnd") && e.contains("below cc.params.fs_max_cwnd (256)"),
+        "{e}"
+    );
+}

@@ -51,7 +51,7 @@ pub const PARAMS: &[ParamSpec] = &[
         0.1,
         1e-6,
         1e6,
-        "window (packets) at which flow scaling is largest",
+        "window (packets) at which flow scaling is largest; below fs_max_cwnd",
         "Falcon min_flow_scaling_window",
     ),
     p::float(

@@ -581,6 +581,16 @@ impl Parser {
                     format!("cc: {who} needs 8B or more: {why}"),
                 );
             }
+            if let CcConfig::Swift(p) = c {
+                // Flow scaling is largest at fs_min_cwnd and 0 at fs_max_cwnd.
+                if p.fs_min_cwnd >= p.fs_max_cwnd {
+                    self.err(
+                        "cc.params.fs_min_cwnd",
+                        format!("`{}`", p.fs_min_cwnd),
+                        format!("must be below cc.params.fs_max_cwnd ({})", p.fs_max_cwnd),
+                    );
+                }
+            }
             if let CcConfig::Homa(h) = c {
                 // Round robin between classes reorders a message's packets
                 // when its class changes, and RoCE delivers in order.
