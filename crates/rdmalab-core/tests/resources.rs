@@ -329,3 +329,23 @@ fn a_reuse_policy_recovers_from_cache_thrash() {
         "every application still completes messages"
     );
 }
+
+/// Every posted message has a WQE of its own: each is fetched once over PCIe
+/// (the doorbell's prefetch), so one QP posting N messages reads N WQEs.
+#[test]
+fn each_message_fetches_its_own_wqe() {
+    let (w, _) = run(r#"{"name": "wqes", "seed": 1, "duration": "200us",
+        "topology": {"kind": "single_switch", "hosts": 2, "host_link": {"rate": "100Gbps", "delay": "500ns"}},
+        "nic": {"mtu": "1024B", "resources": "cx6"},
+        "host": {"pcie": "gen4x16"},
+        "cc": {"algorithm": "none"},
+        "workload": {"perftest": [{"src": "h0", "dst": "h1", "message_size": "3000B", "queue_depth": 1, "stop": "50us"}]}}"#);
+    let posted = w.qps[0].msgs_popped + w.qps[0].msgs.len() as u64;
+    let s = w.nics[0].res.as_ref().unwrap().counters();
+    use rdmalab_core::nic::resources::PciePurpose::*;
+    assert!(posted > 10, "{posted} messages");
+    assert_eq!(
+        s.pcie_requests[Wqe as usize], posted,
+        "one WQE read per message"
+    );
+}
