@@ -74,3 +74,14 @@ def test_unknown_figure_is_refused_with_the_allowed_names(tmp_path, examples):
     assert r.returncode == 1
     assert "figures: `scr-fig99` is not a known figure; allowed:" in r.stderr
     assert "scr-fig11" in r.stderr and set(known()) >= {"scr-fig11", "scr-fig13", "scr-fig9", "scr-table5"}
+
+
+def test_table2_the_default_scheduler_favours_large_messages(examples, tmp_path):
+    plots = sweep(examples, "scr-table2.yaml", tmp_path / "t2")
+    t = pl.read_csv(plots / "scr-table2.csv")
+    row = {(c, n): (g, lat) for c, n, g, lat in t.iter_rows()}
+    assert row[("4KiB-alone", "throughput")][0] > 85, row  # SCR: 88.3 Gb/s
+    a, b = row[("4KiB-beside-64KiB", "throughput")][0], row[("4KiB-beside-64KiB", "bandwidth")][0]
+    assert 0.28 < a / (a + b) < 0.38 and a + b > 85, row  # SCR: 33.25 of 90.9 Gb/s
+    lat_alone, lat_beside = row[("256B-alone", "latency")][1], row[("256B-beside-64KiB", "latency")][1]
+    assert lat_alone < 3 and lat_beside > 2 * lat_alone, row  # SCR: 2.44 -> 5.31 us

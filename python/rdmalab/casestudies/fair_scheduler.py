@@ -88,6 +88,20 @@ def fig13(results):
     return [(a, table), (b, None)]
 
 
+@figure("scr-table2", "SCR Table 2", "the default scheduler: a 4 KiB and a 256 B tenant alone and beside a 64 KiB one")
+def table2(results):
+    t = tenant_rates(results)
+    key = "workload.perftest"
+    if t.height == 0 or key not in t.columns:
+        return []
+    table = t.select(pl.col(key).alias("case"), pl.col("name").alias("tenant"), "gbps", "latency_us")
+    cases = table["case"].unique(maintain_order=True).to_list()
+    traces = [Trace(name, [c for c in cases if c in set(g["case"].to_list())], g["gbps"].to_list(), _color(i), "bar")
+              for i, ((name,), g) in enumerate(table.group_by(["tenant"], maintain_order=True))]
+    fig = Figure("scr-table2", "Default WQE scheduler: each tenant's bandwidth (SCR Table 2)", "case", "Gb/s", traces)
+    return [(fig, table)]
+
+
 def _rate_traces(results) -> pl.DataFrame:
     s = results.table("qp_samples")
     apps = results.table("apps").select("run_id", "qp", "name")
