@@ -303,14 +303,16 @@ impl PyController {
                     .unwrap_or_default();
                 // resume_unwind, not panic!: the NIC's guard turns it into a
                 // run error, and no panic hook prints a Rust backtrace first.
-                std::panic::resume_unwind(Box::new(format!(
-                    "raised {}{}",
-                    e,
-                    if tb.is_empty() {
-                        String::new()
-                    } else {
-                        format!("\n{tb}")
-                    }
+                std::panic::resume_unwind(Box::new(rdmalab_core::control::ControllerRaised(
+                    format!(
+                        "raised {}{}",
+                        e,
+                        if tb.is_empty() {
+                            String::new()
+                        } else {
+                            format!("\n{tb}")
+                        }
+                    ),
                 )));
             }
             let a = pctx.borrow(py).actions;
@@ -858,6 +860,13 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulation>()?;
     m.add_class::<PyEvent>()?;
     m.add_class::<PyContext>()?;
+    // The core's bounds, for the front end's own parsers (ns-3 files).
+    m.add("MAX_RATE_BPS", rdmalab_core::scenario::units::MAX_RATE_BPS)?;
+    m.add(
+        "MAX_DURATION_PS",
+        rdmalab_core::scenario::units::MAX_DURATION_PS,
+    )?;
+    m.add("MAX_NODES", rdmalab_core::net::topology::MAX_NODES)?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("RunError", m.py().get_type::<RunError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

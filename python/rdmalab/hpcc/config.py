@@ -16,7 +16,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rdmalab._core import ScenarioError
+from rdmalab._core import MAX_NODES, ScenarioError
 from rdmalab.hpcc.units import (parse_rate_bps, parse_time_ps, ps_text, rate_text, seconds_to_ns, us_text)
 
 # Every key third.cc reads, with how many value tokens follow it ("map": `n` then n pairs).
@@ -201,9 +201,6 @@ def _read_text(cfg: Ns3Config, key: str, f: Path) -> str | None:
         cfg.problems.append(f"{key}: `{f}` cannot be read ({getattr(e, 'strerror', None) or e})")
         return None
 
-
-#: The most nodes a topology may have (the core's topology::MAX_NODES).
-MAX_NODES = 1_000_000
 
 _SAFE_RATE = ("bps", "b/s", "kbps", "Kbps", "kb/s", "Kb/s", "Mbps", "Mb/s", "Gbps", "Gb/s")
 _SAFE_TIME = ("ps", "ns", "us", "ms", "s")

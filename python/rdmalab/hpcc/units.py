@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import re
 
+# rdmalab's bounds on any rate and duration, from the core: a value past them
+# is refused, not saturated.
+from rdmalab._core import MAX_DURATION_PS, MAX_RATE_BPS
+
 # ns-3 DataRate::DoParse suffixes (case-sensitive; B = bytes, i = binary prefixes).
 _RATE_UNITS: dict[str, float] = {}
 for _p, _mult in (("", 1), ("k", 1e3), ("K", 1e3), ("M", 1e6), ("G", 1e9)):
@@ -22,10 +26,6 @@ for _p, _mult in (("Ki", 2**10), ("Mi", 2**20), ("Gi", 2**30)):
 _TIME_UNITS_PS = {"fs": 1e-3, "ps": 1, "ns": 1e3, "us": 1e6, "ms": 1e9, "s": 1e12, "min": 60e12, "h": 3600e12,
                   "d": 86400e12}
 
-#: rdmalab's bounds on any rate and duration (the core's units::MAX_RATE_BPS
-#: and MAX_DURATION_PS): a value past them is refused, not saturated.
-MAX_RATE_BPS = 10**13
-MAX_DURATION_PS = 3600 * 10**12
 
 _NUM = r"[+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
 

@@ -514,16 +514,20 @@ impl Cc {
     }
 }
 
+/// An exception a controller in another language raised, already worded
+/// (`raised ValueError: ...` and its traceback). Its binding unwinds with it
+/// (`std::panic::resume_unwind`, which skips the panic hook) and the guard
+/// reports it as it is, without "panicked".
+pub struct ControllerRaised(pub String);
+
 fn guarded(f: impl FnOnce()) -> Result<(), String> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|e| {
         if let Some(s) = e.downcast_ref::<&str>() {
             format!("panicked: {s}")
+        } else if let Some(r) = e.downcast_ref::<ControllerRaised>() {
+            r.0.clone()
         } else if let Some(s) = e.downcast_ref::<String>() {
-            if s.starts_with("raised ") {
-                s.clone() // a Python controller's exception, already worded
-            } else {
-                format!("panicked: {s}")
-            }
+            format!("panicked: {s}")
         } else {
             "panicked".to_string()
         }
