@@ -156,8 +156,8 @@ impl WireFormat {
     }
 
     /// Packets a message of `bytes` is split into (a zero-byte message still sends one).
-    pub fn packets_for(&self, bytes: u64) -> u32 {
-        (bytes.div_ceil(self.mtu_payload as u64)).max(1) as u32
+    pub fn packets_for(&self, bytes: u64) -> u64 {
+        bytes.div_ceil(self.mtu_payload as u64).max(1)
     }
 }
 

@@ -266,7 +266,7 @@ impl World {
             (src, dst)
         };
         let links = self.path_links(dsrc, ddst, l4);
-        let n = w.packets_for(bytes) as u64;
+        let n = w.packets_for(bytes);
         let last_payload = bytes - (n - 1) * w.mtu_payload as u64;
         let size = |k: u64| -> u64 {
             let payload = if k + 1 == n {

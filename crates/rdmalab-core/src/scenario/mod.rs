@@ -3704,8 +3704,8 @@ impl Parser {
     /// when the run reaches it.
     fn check_psn_space(&mut self, n: &NicConfig, w: &Workload) {
         let max = crate::workload::MAX_QP_PACKETS;
-        let mtu = n.wire.mtu_payload as u64;
-        let packets = |bytes: u64| bytes.div_ceil(mtu.max(1));
+        let mtu = n.wire.mtu_payload;
+        let packets = |bytes: u64| n.wire.packets_for(bytes);
         if let Some((i, f)) = w
             .flows
             .iter()

@@ -358,7 +358,7 @@ impl World {
     /// Post one message that the application issued at `issued` (its latency counts from then).
     pub(crate) fn post_issued(&mut self, qi: u32, bytes: u64, origin: Origin, issued: Time) {
         let now = self.now();
-        let packets = bytes.div_ceil(self.nic_cfg.wire.mtu_payload as u64).max(1);
+        let packets = self.nic_cfg.wire.packets_for(bytes);
         if self.qps[qi as usize].psn_end as u64 + packets > self.max_qp_packets {
             // PSNs never wrap here, so a QP stops before its numbers would.
             if self.error.is_none() {
