@@ -22,6 +22,9 @@ import time
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+# A valid ns-3 input directory to grow from: test_hpcc's (the simulator's own
+# config, an 8-host star, a 7-to-1 incast).
+from test_hpcc import CONFIG, FLOWS, TOPOLOGY
 
 import rdmalab
 from rdmalab.runner import validate
@@ -152,64 +155,13 @@ def test_any_scenario_is_run_or_refused_naming_a_key(tmp_path_factory, changes):
     _bounded_rss()
 
 
-CONFIG = """ENABLE_QCN 1
-USE_DYNAMIC_PFC_THRESHOLD 1
-PACKET_PAYLOAD_SIZE 1000
-TOPOLOGY_FILE mix/topology.txt
-FLOW_FILE mix/flow.txt
-TRACE_FILE mix/trace.txt
-TRACE_OUTPUT_FILE mix/mix.tr
-FCT_OUTPUT_FILE mix/fct.txt
-PFC_OUTPUT_FILE mix/pfc.txt
-SIMULATOR_STOP_TIME 0.01
-CC_MODE 1
-ALPHA_RESUME_INTERVAL 1
-RATE_DECREASE_INTERVAL 4
-CLAMP_TARGET_RATE 0
-RP_TIMER 300
-EWMA_GAIN 0.00390625
-FAST_RECOVERY_TIMES 1
-RATE_AI 20Mb/s
-RATE_HAI 200Mb/s
-MIN_RATE 100Mb/s
-DCTCP_RATE_AI 1000Mb/s
-ERROR_RATE_PER_LINK 0.0000
-L2_CHUNK_SIZE 4000
-L2_ACK_INTERVAL 1
-L2_BACK_TO_ZERO 0
-HAS_WIN 0
-GLOBAL_T 1
-VAR_WIN 0
-FAST_REACT 0
-U_TARGET 0.95
-MI_THRESH 0
-INT_MULTI 1
-MULTI_RATE 0
-SAMPLE_FEEDBACK 0
-PINT_LOG_BASE 1.05
-PINT_PROB 1.0
-RATE_BOUND 1
-ACK_HIGH_PRIO 0
-LINK_DOWN 0 0 0
-ENABLE_TRACE 0
-KMAX_MAP 1 100000000000 1600
-KMIN_MAP 1 100000000000 400
-PMAX_MAP 1 100000000000 0.2
-BUFFER_SIZE 4
-QLEN_MON_FILE mix/qlen.txt
-QLEN_MON_START 2000000000
-QLEN_MON_END 2010000000
-"""
-TOPOLOGY = "5 1 4\n4\n" + "".join(f"{i} 4 100Gbps 0.001ms 0\n" for i in range(4))
-FLOWS = "3\n0 1 3 100 20000 2.000000001\n2 1 3 100 8000 2.000000002\n3 0 3 100 1000 2.000000003\n"
-
 CONFIG_VALUES = st.one_of(
     st.sampled_from(["0", "1", "-1", "2", "3", "7", "8", "10", "0.5", "1e9", "1e400", "nan", "inf", "", "x",
                      "100Gb/s", "0Mb/s", "mix/flow.txt", "mix/nope.txt", "/dev/zero", "1 2", "1 100000000000",
                      "99999999999999999999", "-0.0001"]),
     st.text(alphabet="0123456789.-eE xGbMs/", max_size=10),
 )
-CONFIG_KEYS = [ln.split()[0] for ln in CONFIG.splitlines()] + ["BOGUS_KEY"]
+CONFIG_KEYS = [ln.split()[0] for ln in CONFIG.splitlines() if ln.strip()] + ["BOGUS_KEY"]
 TOPO_LINES = st.one_of(
     st.sampled_from(["5 1 4", "0 0 0", "4000000000 1 1", "5 9 4", "-1 1 1", "5 1", "4", "9",
                      "0 4 100Gbps 0.001ms 0", "0 0 100Gbps 1us 0", "0 4 0Gbps 1us 0", "0 4 100Gbps -1us 0",
@@ -240,7 +192,7 @@ def test_any_ns3_input_directory_is_run_or_refused_naming_a_line(tmp_path_factor
 
     d = tmp_path_factory.mktemp("ns3")
     (d / "mix").mkdir()
-    lines = {ln.split()[0]: ln for ln in CONFIG.splitlines()}
+    lines = {ln.split()[0]: ln for ln in CONFIG.splitlines() if ln.strip()}
     for k, v in cfg_edits:
         lines[k] = f"{k} {v}".rstrip()
     (d / "mix" / "config.txt").write_text("\n".join(lines.values()) + "\n")
