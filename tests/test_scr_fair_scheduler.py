@@ -30,6 +30,40 @@ def test_fig11_grid_water_filling_fair_where_demand_allows(examples, tmp_path):
     gain = wf.join(default, on=["size_a", "size_b"], suffix="_default")
     best = (gain["jain"] / gain["jain_default"]).max()
     assert 1.6 < best < 2.0, best  # SCR: up to 1.78x (4 KB vs 1 MB)
+    # Every cell, 256 B included: water filling is as fair as static and uses as
+    # much of the link (0.1 % slack for the sampling of the rates).
+    static = pl.read_csv(plots / "scr-fig11-jain-static.csv")
+    cells = wf.join(static, on=["size_a", "size_b"], suffix="_static")
+    assert cells.height == 16
+    for c in cells.iter_rows(named=True):
+        assert c["jain"] >= c["jain_static"] - 0.02, c
+        assert c["total_gbps"] >= 0.999 * c["total_gbps_static"], c
+
+
+def test_a_limit_that_does_not_bind_leaves_the_default_scheduler_alone(examples, tmp_path):
+    """4 KiB beside 1 MiB: the default scheduler gives the 1 MiB tenant ~97 % of the
+    wire. Limits of 98 Gb/s each never bind, so they must leave that unfairness in
+    place: a QP its limiter holds mid-turn keeps its turn (`nic.paced_turn: keep`).
+    Were it to lose the turn, the limit alone would interleave the tenants."""
+    spec = tmp_path / "nonbinding.yaml"
+    spec.write_text(
+        f"name: nonbinding\nbase: {examples / 'scr' / 'scr-two-tenants.yaml'}\n"
+        "grid:\n"
+        "  cc:\n"
+        "    default: {algorithm: none}\n"
+        "    limit-98g: {algorithm: fair-static, params: {min_rate: 98Gbps}}\n"
+        "  nic.paced_turn: [keep, forfeit]\n"
+    )
+    run_sweep(spec, tmp_path / "o")
+    from rdmalab.casestudies.fair_scheduler import _jain, tenant_rates
+    from rdmalab.sweep import Results
+
+    t = tenant_rates(Results(tmp_path / "o"))
+    jain = {(g["cc"][0], g["nic.paced_turn"][0]): _jain(g["gbps"].to_list())
+            for _, g in t.group_by(["run_id"], maintain_order=True)}
+    assert jain[("default", "keep")] < 0.6, jain  # SCR Fig. 11: ~0.5 for 4 KB vs 1 MB
+    assert abs(jain[("limit-98g", "keep")] - jain[("default", "keep")]) <= 0.02, jain
+    assert jain[("limit-98g", "forfeit")] > 0.9, jain  # the old model's accidental fairness
 
 
 def test_fig13_latency_isolation(examples, tmp_path):

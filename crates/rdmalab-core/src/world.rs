@@ -587,9 +587,7 @@ impl World {
             self.q.schedule(now + ser, Event::TxDone { port });
             self.stats.switch_tx_packets += 1;
         } else {
-            let nic = &mut self.nics[self.node_index[node as usize] as usize];
-            let gap = std::mem::replace(&mut nic.tx_gap, crate::time::Duration::ZERO);
-            self.q.schedule(now + ser + gap, Event::TxDone { port });
+            self.q.schedule(now + ser, Event::TxDone { port });
             self.stats.nic_tx_packets += 1;
         }
         if lost {

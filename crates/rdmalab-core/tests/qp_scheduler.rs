@@ -8,6 +8,11 @@ use common::{assert_conservation, jain, run};
 /// switch (0.5 µs links); returns the Gb/s and the mean message latency (µs,
 /// post to completion) of each over 2 ms.
 fn two_tenants(sched: &str, a: (&str, u32), b: Option<(&str, u32)>) -> (Vec<f64>, Vec<f64>) {
+    two_tenants_on(&format!(r#"{{"qp_scheduler": "{sched}"}}"#), a, b)
+}
+
+/// `two_tenants` with the `nic` section given as JSON.
+fn two_tenants_on(nic: &str, a: (&str, u32), b: Option<(&str, u32)>) -> (Vec<f64>, Vec<f64>) {
     let mut apps = vec![format!(
         r#"{{"name": "a", "src": "h0", "dst": "h2", "message_size": "{}", "queue_depth": {}}}"#,
         a.0, a.1
@@ -21,7 +26,7 @@ fn two_tenants(sched: &str, a: (&str, u32), b: Option<(&str, u32)>) -> (Vec<f64>
     let json = format!(
         r#"{{"name": "sched", "seed": 1, "duration": "2ms",
             "topology": {{"kind": "single_switch", "hosts": 3, "host_link": {{"rate": "100Gbps", "delay": "500ns"}}}},
-            "nic": {{"qp_scheduler": "{sched}"}},
+            "nic": {nic},
             "cc": {{"algorithm": "none"}},
             "workload": {{"perftest": [{}]}}}}"#,
         apps.join(",")
@@ -140,6 +145,55 @@ fn device_memory_without_a_device_path_is_refused() {
         e.to_string().contains(
             "host.device_pcie: (not set) — is needed: application `gpu` has `memory: device`"
         ),
+        "{e}"
+    );
+}
+
+/// `nic.wqe_overhead` holds the QP whose WQE is being parsed, not the port:
+/// alone a 256 B tenant is capped by it, two such tenants overlap their
+/// overheads and get more together (the NIC's units work on QPs in parallel).
+#[test]
+fn wqe_overhead_caps_one_qp_not_the_port() {
+    let nic = r#"{"qp_scheduler": "wqe", "wqe_overhead": "17ns"}"#;
+    let (alone, _) = two_tenants_on(nic, ("256B", 128), None);
+    let (both, _) = two_tenants_on(nic, ("256B", 128), Some(("256B", 128)));
+    let (free, _) = two_tenants_on(r#"{"qp_scheduler": "wqe"}"#, ("256B", 128), None);
+    println!(
+        "256B alone {:.1} (free {:.1}), two {both:?}",
+        alone[0], free[0]
+    );
+    // One 256 B message per 17 ns + its ~26 ns on the wire: ~47 Gb/s of payload.
+    assert!(
+        alone[0] < 0.7 * free[0],
+        "the overhead caps one QP: {alone:?} vs {free:?}"
+    );
+    assert!(
+        both[0] + both[1] > 1.4 * alone[0],
+        "two QPs overlap their overheads: {both:?} vs one {alone:?}"
+    );
+    assert!(jain(&both) > 0.99, "{both:?}");
+}
+
+#[test]
+fn paced_turn_applies_only_to_wqe_turns() {
+    let e = rdmalab_core::scenario::Scenario::from_json_str(
+        r#"{"duration": "1us", "topology": {"kind": "single_switch", "hosts": 2, "host_link": {"rate": "100Gbps", "delay": "1us"}},
+            "nic": {"paced_turn": "forfeit"}, "workload": {"flows": [{"src": "h0", "dst": "h1", "size": "1KB"}]}}"#,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("nic.paced_turn: `forfeit` — only applies with `nic.qp_scheduler: wqe`"),
+        "{e}"
+    );
+    let e = rdmalab_core::scenario::Scenario::from_json_str(
+        r#"{"duration": "1us", "topology": {"kind": "single_switch", "hosts": 2, "host_link": {"rate": "100Gbps", "delay": "1us"}},
+            "nic": {"qp_scheduler": "wqe", "paced_turn": "sometimes"}, "workload": {"flows": [{"src": "h0", "dst": "h1", "size": "1KB"}]}}"#,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("nic.paced_turn") && e.contains("keep") && e.contains("forfeit"),
         "{e}"
     );
 }

@@ -8,7 +8,8 @@
 //! (`QpScheduler::Wqe`, a commodity RNIC) whole WQEs per turn. A QP is
 //! eligible when it has PSNs ready to send, its dequeue rate
 //! allows (`next_avail ≤ now`), its window is open, and its traffic class is
-//! not paused by PFC.
+//! not paused by PFC. Under WQE turns a QP that its rate limiter (or its next
+//! WQE's fetch) holds mid-turn keeps the turn; others fill its gaps.
 
 pub mod cc;
 pub mod cc_cores;
@@ -83,9 +84,12 @@ pub struct NicConfig {
     /// much, so it keeps its rate when several rate-limited QPs share a port.
     /// 0: a strict pacer, as the ns-3 HPCC simulator's `m_nextAvail`.
     pub rate_burst: u64,
-    /// Time the NIC's TX pipeline spends on each new WQE (fetching and
-    /// parsing it) during which the port sends nothing: it caps the message
-    /// rate, so small messages cannot fill the link (SCR §6.2). 0: free.
+    /// Time a QP's transport spends on each new WQE (fetching and parsing
+    /// it) after its previous WQE's last packet is out, before the WQE's
+    /// first packet: it caps one QP's message rate, so small messages cannot
+    /// fill the link (SCR §6.2). Other QPs' packets use the port meanwhile:
+    /// the NIC's processing units work on different QPs in parallel (SCR
+    /// Fig. 3). 0: free.
     pub wqe_overhead: Duration,
     /// The NIC's on-chip caches and processing units (`nic.resources`);
     /// `None`: unlimited on-chip memory, as the ns-3 HPCC simulator's NIC.
@@ -215,10 +219,18 @@ pub enum QpScheduler {
     /// and the transport sends all their packets before the next QP's turn.
     /// A WQE is never split, so a QP whose messages exceed the quantum takes
     /// a whole message per turn: the greedy large-message bias SCR (Table 2,
-    /// §5.1), Justitia and Flor report. A QP held back by its dequeue rate or
-    /// window loses the port until its next turn, where it resumes what is
-    /// left of its WQEs.
-    Wqe { quantum: u64 },
+    /// §5.1), Justitia and Flor report. A QP whose window closes loses the
+    /// port until its next turn, where it resumes what is left of its WQEs.
+    /// One held back mid-turn by its dequeue rate keeps its turn when
+    /// `keep_paced_turn` (`nic.paced_turn: keep`): the limiter delays the
+    /// QP's next packet, the WQEs the turn took stay with it, other QPs send
+    /// single packets in its gaps, and it goes first again once its limiter
+    /// lets it. ConnectX packet pacing works this way: a paced QP's next
+    /// packet is scheduled after its burst, it does not give up its work
+    /// (NVIDIA 5T manual, "Packet Pacing"). So a limit above what a QP would
+    /// get anyway changes nothing. With `false` it goes to the back and a
+    /// rate below line rate turns WQE turns into packet round robin.
+    Wqe { quantum: u64, keep_paced_turn: bool },
     /// Packet round robin exactly as the ns-3 HPCC simulator's
     /// `RdmaEgressQueue::GetNextQindex`: the NIC's QPs stay in one list in
     /// the order they were created, the scan starts after the index that
@@ -327,7 +339,6 @@ pub struct Nic {
     pub rx_bytes: u64,
     pub rx_payload: u64,
     /// Pipeline time the frame being handed to the port adds after it (a new WQE's overhead).
-    pub tx_gap: Duration,
     /// When the device-memory DMA path will have read everything asked of it, and bytes read over it.
     pub device_free_at: Time,
     pub device_bytes: u64,
@@ -366,7 +377,6 @@ impl Nic {
             reported: (0, 0, 0, 0),
             rx_bytes: 0,
             rx_payload: 0,
-            tx_gap: Duration::ZERO,
             device_free_at: Time::ZERO,
             device_bytes: 0,
             res: None,
@@ -457,6 +467,9 @@ impl World {
             self.nics[nic_i].parked.pop();
             self.nics[nic_i].active.push_back(q);
         }
+        // `Wqe { keep_paced_turn }`: the QP whose turn its rate limiter holds
+        // back; others fill the gap packet by packet and the turn stays its.
+        let mut paced_turn: Option<u32> = None;
         let n = self.nics[nic_i].active.len();
         for _ in 0..n {
             let qi = self.nics[nic_i].active.pop_front().expect("counted");
@@ -512,6 +525,16 @@ impl World {
                     }
                 }
             }
+            if self.nic_cfg.wqe_overhead.ps() > 0 {
+                // A new WQE is fetched and parsed once the QP's previous one is
+                // out (`wqe_overhead`); the port serves other QPs meanwhile.
+                if let Some((_, m)) = qp.message_of(qp.snd_nxt) {
+                    if m.first_psn == qp.snd_nxt && qp.snd_nxt == qp.highest_sent {
+                        let parsed = qp.wqe_out_at.max(m.posted_at) + self.nic_cfg.wqe_overhead;
+                        ready_at = ready_at.max(parsed);
+                    }
+                }
+            }
             if self.nic_cfg.resources.is_some() && qp.retx.is_empty() {
                 // A new WQE waits for the QP's TX pipeline (`wqe_interval`).
                 if let Some((_, m)) = qp.message_of(qp.snd_nxt) {
@@ -522,6 +545,23 @@ impl World {
             }
             if ready_at > now {
                 earliest = earliest.min(ready_at);
+                if let (
+                    QpScheduler::Wqe {
+                        keep_paced_turn, ..
+                    },
+                    None,
+                ) = (self.nic_cfg.qp_scheduler, paced_turn)
+                {
+                    // Mid-turn: held by its limiter (kept if `keep_paced_turn`)
+                    // or by its next WQE's fetch (always kept).
+                    let paced = self.pacing_ready_at(qp) > now;
+                    if qp.snd_nxt < qp.turn_end_psn
+                        && qp.retx.is_empty()
+                        && (keep_paced_turn || !paced)
+                    {
+                        paced_turn = Some(qi);
+                    }
+                }
                 continue;
             }
             if self.nics[nic_i].res.is_some() {
@@ -545,17 +585,25 @@ impl World {
                 }
             }
             let qp = &mut self.qps[qi as usize];
-            if let QpScheduler::Wqe { quantum } = self.nic_cfg.qp_scheduler {
+            if let QpScheduler::Wqe { quantum, .. } = self.nic_cfg.qp_scheduler {
                 // A new turn takes the posted WQEs that fit the quantum; the QP keeps
                 // the port until it has sent their last packet.
                 if qp.snd_nxt >= qp.turn_end_psn {
                     qp.turn_end_psn =
                         qp.wqe_turn_end(quantum, self.nic_cfg.wire.mtu_payload as u64);
                 }
-                if qp.snd_nxt + 1 < qp.turn_end_psn {
-                    let back = self.nics[nic_i].active.pop_back();
+                let active = &mut self.nics[nic_i].active;
+                if let Some(h) = paced_turn {
+                    // This packet fills a paced QP's gap: the paced QP is first
+                    // again when its limiter lets it go.
+                    if let Some(i) = active.iter().rposition(|&q| q == h) {
+                        active.remove(i);
+                        active.push_front(h);
+                    }
+                } else if qp.snd_nxt + 1 < qp.turn_end_psn {
+                    let back = active.pop_back();
                     debug_assert_eq!(back, Some(qi));
-                    self.nics[nic_i].active.push_front(qi);
+                    active.push_front(qi);
                 }
                 return Some(self.packetize(qi));
             }
@@ -571,6 +619,14 @@ impl World {
                 }
             }
             return Some(self.packetize(qi));
+        }
+        if let Some(h) = paced_turn {
+            // Nothing filled the gap: the paced QP is still first in line.
+            let active = &mut self.nics[nic_i].active;
+            if let Some(i) = active.iter().rposition(|&q| q == h) {
+                active.remove(i);
+                active.push_front(h);
+            }
         }
         if let Some(&std::cmp::Reverse((t, _))) = self.nics[nic_i].parked.peek() {
             earliest = earliest.min(t);
@@ -862,8 +918,9 @@ impl World {
                 self.q.schedule(now, Event::FlowStart { flow: next });
             }
         }
-        if psn == m.first_psn && !is_retx && self.nic_cfg.wqe_overhead.ps() > 0 {
-            self.nics[qp.tx_nic as usize].tx_gap = self.nic_cfg.wqe_overhead;
+        if last && !is_retx {
+            // The QP's transport is done with this WQE when its last packet is out.
+            qp.wqe_out_at = now + self.run.tx_time.of(qp.path.line_rate, wire_bytes as u64);
         }
         let wants_tx = qp.cc_mask.has(crate::control::EventMask::TX);
         let device_path = if qp.device_memory {

@@ -137,6 +137,9 @@ pub struct Qp {
     pub ctx_ready_at: Time,
     /// `nic.resources.wqe_interval`: when the TX pipeline may start this QP's next WQE.
     pub wqe_ready_at: Time,
+    /// When the last packet of the QP's latest finished WQE was out on the
+    /// wire: its next WQE's `nic.wqe_overhead` starts then.
+    pub wqe_out_at: Time,
     /// `control.trigger`: TX packets counted towards `every`, and the bytes
     /// and packets sent since the last TX event was raised.
     pub tx_triggered: u32,

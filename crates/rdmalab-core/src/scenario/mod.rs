@@ -1065,6 +1065,7 @@ impl Parser {
             "probe_timeout",
             "qp_scheduler",
             "turn_quantum",
+            "paced_turn",
             "rate_burst",
             "wqe_overhead",
             "wqes_per_turn",
@@ -1224,6 +1225,16 @@ impl Parser {
         if quantum == Some(0) {
             self.err("nic.turn_quantum", "`0B`", "must be at least 1 byte");
         }
+        let paced_turn = self.choice(&n, "paced_turn", &["keep", "forfeit"], Some("keep"));
+        if let (Some(v), Some("packet" | "ns3-hpcc" | "srnic")) =
+            (n.get("paced_turn"), sched.as_deref())
+        {
+            self.err(
+                n.key("paced_turn"),
+                show(v),
+                "only applies with `nic.qp_scheduler: wqe`",
+            );
+        }
         let rate_burst = self.bytes(&n, "rate_burst", Some(0));
         let wqe_overhead = self.duration(&n, "wqe_overhead", Some(Duration::ZERO));
         let resources = self.resources(&n);
@@ -1251,7 +1262,10 @@ impl Parser {
             );
         }
         let qp_scheduler = match (sched, quantum) {
-            (Some(s), Some(q)) if s == "wqe" => Some(crate::nic::QpScheduler::Wqe { quantum: q }),
+            (Some(s), Some(q)) if s == "wqe" => Some(crate::nic::QpScheduler::Wqe {
+                quantum: q,
+                keep_paced_turn: paced_turn.as_deref() != Some("forfeit"),
+            }),
             (Some(s), Some(_)) if s == "srnic" => match (turn_wqes, turn_burst) {
                 (Some(w), Some(b)) => Some(crate::nic::QpScheduler::Srnic {
                     wqes: w as u32,

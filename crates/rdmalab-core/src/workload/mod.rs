@@ -297,6 +297,7 @@ impl World {
             ctx_psn: u32::MAX,
             ctx_ready_at: Time::ZERO,
             wqe_ready_at: Time::ZERO,
+            wqe_out_at: Time::ZERO,
             tx_triggered: 0,
             tx_held: (0, 0),
             core_psn: u32::MAX,
