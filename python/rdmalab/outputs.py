@@ -84,6 +84,10 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("event", pa.string()),
             ("delay_ps", pa.uint64()),
             ("coalesced", pa.uint32()),
+            ("trigger_ps", pa.uint64()),
+            ("wait_ps", pa.uint64()),
+            ("processing_ps", pa.uint64()),
+            ("install_ps", pa.uint64()),
         ]
     ),
     "probes": pa.schema(

@@ -48,6 +48,8 @@ pub enum Event {
     CtrlDone { thread: u32 },
     /// The oldest pending actions of a QP take effect (after the install latency).
     CtrlInstall { qp: u32 },
+    /// A control thread has sent a probe or peer message (`control.raw_eth`).
+    ThreadSend { slot: u32 },
     /// The queue-length monitor samples every switch port.
     QlenSample,
     /// Every NIC reports host-domain signals to its active QPs' controllers.
@@ -533,6 +535,7 @@ impl World {
             Event::CtrlTrigger { entry } => self.ctl_trigger(entry),
             Event::CtrlDone { thread } => self.ctl_thread_done(thread),
             Event::CtrlInstall { qp } => self.ctl_install(qp),
+            Event::ThreadSend { slot } => self.ctl_thread_sent(slot),
             Event::QlenSample => self.qlen_sample(),
             Event::HostReport => self.host_report(),
             Event::HostSchedule => self.host_schedule(),

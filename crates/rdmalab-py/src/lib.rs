@@ -743,6 +743,18 @@ impl Simulation {
                 "control_thread_busy_max",
                 busy.iter().cloned().fold(0.0, f64::max),
             )?;
+            if fw.placement.compute.is_some() {
+                let m = s.memory;
+                d.set_item("control_state_l1_hits", m.l1_hits)?;
+                d.set_item("control_state_l2_hits", m.l2_hits)?;
+                d.set_item("control_state_l3_hits", m.l3_hits)?;
+                d.set_item("control_state_memory_reads", m.memory_reads)?;
+            }
+            if fw.placement.raw_eth.is_some() {
+                d.set_item("control_raw_eth_sent", s.raw_eth_sent)?;
+                d.set_item("control_raw_eth_dropped", s.raw_eth_dropped)?;
+                d.set_item("control_raw_eth_wait_ps", s.raw_eth_wait.ps())?;
+            }
         }
         Ok(d.into())
     }

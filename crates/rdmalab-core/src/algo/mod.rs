@@ -30,6 +30,29 @@ pub struct AlgorithmInfo {
     pub needs: &'static str,
 }
 
+/// Algorithms with a measured cost per processed event on a NIC core:
+/// (name, cycles, source). `control.compute` uses them unless told otherwise.
+pub const MEASURED_CYCLES: &[(&str, u64, &str)] = &[
+    (
+        "swift",
+        2020,
+        "SCR (NSDI'25) A.12, Fig. 22: a Swift update with per-flow bookkeeping takes about 4 µs on the BlueField-3 DPA; 4 µs at its 505 MHz clock",
+    ),
+    (
+        "dcqcn",
+        60,
+        "SwCC (ATC'25) Fig. 10 bounds DCQCN to 44–85 cycles per event on its RISC-V cores; rdmalab's fit (docs/swcc.md)",
+    ),
+];
+
+/// The measured cycles per event of a built-in algorithm, and their source.
+pub fn measured_cycles(name: &str) -> Option<(u64, &'static str)> {
+    MEASURED_CYCLES
+        .iter()
+        .find(|(n, _, _)| *n == name)
+        .map(|&(_, c, s)| (c, s))
+}
+
 /// Every built-in algorithm, in the order the docs list them.
 pub const ALGORITHMS: &[AlgorithmInfo] = &[
     AlgorithmInfo { name: "none", summary: "no congestion control: line rate, window permitting", params: &[], needs: "" },

@@ -19,6 +19,7 @@
 //! At the `asic` placement none of this is in the way: events are handled
 //! immediately, as in a NIC with hard-wired congestion control.
 
+use crate::control::compute::{self, CoreMemory, Purpose};
 use crate::control::{Actions, CcEvent};
 use crate::packet::{IntHop, MAX_INT_HOPS};
 use crate::time::{Duration, Time};
@@ -116,6 +117,13 @@ pub struct Placement {
     /// A user-defined coalescing rule for TX events: hold an entry until this
     /// many bytes have accumulated, then trigger it (0: trigger at once).
     pub tx_batch_bytes: u64,
+    /// Processing as cycles and memory accesses instead of the flat
+    /// `processing` (`control.compute`).
+    pub compute: Option<compute::ComputeModel>,
+    /// Threads per purpose instead of one pool of `threads` (`control.pools`).
+    pub pools: Option<compute::Pools>,
+    /// The send budget of threads for probes and peer messages (`control.raw_eth`).
+    pub raw_eth: Option<compute::RawEth>,
 }
 
 impl Placement {
@@ -138,6 +146,9 @@ impl Placement {
             coalesce: [Coalesce::Accumulate; EVENT_TYPES],
             rx_events: false,
             tx_batch_bytes: 0,
+            compute: None,
+            pools: None,
+            raw_eth: None,
         }
     }
 
@@ -196,6 +207,14 @@ impl Placement {
             && self.state_access == Duration::ZERO
             && self.install_latency == Duration::ZERO
             && self.threads == 0
+            && self.compute.is_none()
+            && self.pools.is_none()
+            && self.raw_eth.is_none()
+    }
+
+    /// Control threads of each NIC (0: one per QP end, as in an ASIC).
+    pub fn threads_per_nic(&self) -> u32 {
+        self.pools.map_or(self.threads, |p| p.total())
     }
 }
 
@@ -213,6 +232,8 @@ pub struct Entry {
     pub triggered: bool,
     /// The trigger has been started (a held TX batch has not).
     pub trigger_started: bool,
+    /// When the entry reached its thread's ready queue.
+    pub triggered_at: Time,
     /// TX bytes folded in, whatever the coalescing strategy keeps (for `tx_batch_bytes`).
     pub batch_bytes: u64,
     pub int: [IntHop; MAX_INT_HOPS],
@@ -236,6 +257,7 @@ impl Entry {
             sw_coalesced: 0,
             triggered: false,
             trigger_started: false,
+            triggered_at: Time::ZERO,
             batch_bytes: match ev {
                 CcEvent::Tx { bytes, .. } => bytes as u64,
                 _ => 0,
@@ -337,6 +359,9 @@ impl Entry {
 pub struct PendingInstall {
     pub actions: Actions,
     pub first_signal: Time,
+    pub triggered_at: Time,
+    pub started_at: Time,
+    pub processing: Duration,
     pub kind: EventType,
     pub count: u32,
     pub at_receiver: bool,
@@ -348,6 +373,20 @@ pub struct Thread {
     pub ready: VecDeque<u32>,
     pub busy_time: Duration,
     pub processed: u64,
+    /// `control.raw_eth`: when the thread has sent the packets it was given.
+    pub send_free_at: Time,
+}
+
+/// A probe or peer message a control thread sends (`control.raw_eth`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ThreadSend {
+    Probe {
+        sport: u16,
+    },
+    Oob {
+        words: [u32; 4],
+        from_receiver: bool,
+    },
 }
 
 /// One recorded control-loop delay.
@@ -361,6 +400,12 @@ pub struct ControlDelay {
     pub delay: Duration,
     /// Events folded into the entry that produced the action.
     pub coalesced: u32,
+    /// The delay's parts: to the thread's queue (trigger, and a held TX
+    /// batch), waiting for the thread, processing, installing.
+    pub trigger: Duration,
+    pub wait: Duration,
+    pub processing: Duration,
+    pub install: Duration,
 }
 
 /// Counters of the framework, per event type.
@@ -376,6 +421,14 @@ pub struct FrameworkStats {
     pub tx_bytes_raised: u64,
     pub tx_bytes_processed: u64,
     pub actions_installed: u64,
+    /// `control.compute`: where processed entries found their flow state.
+    pub memory: compute::MemoryCounters,
+    /// `control.raw_eth`: probes and peer messages threads have sent, those
+    /// dropped at a full thread, and the time the accepted ones wait to be
+    /// sent (counted when they are handed over).
+    pub raw_eth_sent: u64,
+    pub raw_eth_dropped: u64,
+    pub raw_eth_wait: Duration,
 }
 
 /// State of the framework for one run.
@@ -391,13 +444,18 @@ pub struct Framework {
     pub stats: FrameworkStats,
     pub delays: Vec<ControlDelay>,
     pub record_delays: bool,
+    /// `control.compute`: the caches of each NIC's control cores.
+    pub memory: Vec<Option<CoreMemory>>,
+    /// `control.raw_eth`: sends queued at threads (QP and what), by slot.
+    pub sends: Vec<(u32, ThreadSend)>,
+    free_sends: Vec<u32>,
 }
 
 pub const NO_ENTRY: u32 = u32::MAX;
 
 impl Framework {
     pub fn new(placement: Placement, record_delays: bool) -> Self {
-        let n = placement.threads as usize;
+        let n = placement.threads_per_nic() as usize;
         Framework {
             placement,
             entries: Vec::new(),
@@ -409,7 +467,26 @@ impl Framework {
             stats: FrameworkStats::default(),
             delays: Vec::new(),
             record_delays,
+            memory: Vec::new(),
+            sends: Vec::new(),
+            free_sends: Vec::new(),
         }
+    }
+
+    /// Keep a send until its thread has sent it; returns its slot.
+    pub fn queue_send(&mut self, qp: u32, s: ThreadSend) -> u32 {
+        if let Some(i) = self.free_sends.pop() {
+            self.sends[i as usize] = (qp, s);
+            i
+        } else {
+            self.sends.push((qp, s));
+            (self.sends.len() - 1) as u32
+        }
+    }
+
+    pub fn take_send(&mut self, slot: u32) -> (u32, ThreadSend) {
+        self.free_sends.push(slot);
+        self.sends[slot as usize]
     }
 
     pub fn ensure_qp(&mut self, qp: u32) {
@@ -419,9 +496,37 @@ impl Framework {
         }
     }
 
-    /// The thread, within its NIC's pool, that QP `qp`'s events are steered to.
-    pub fn thread_of(&self, qp: u32) -> usize {
-        (qp % self.placement.threads.max(1)) as usize
+    /// The thread, within its NIC's threads, that QP `qp`'s events of this
+    /// kind are steered to: by QP id within the pool of the event's purpose.
+    pub fn thread_of(&self, qp: u32, kind: EventType) -> usize {
+        match self.placement.pools {
+            Some(p) => p.thread(Purpose::of(kind), qp) as usize,
+            None => (qp % self.placement.threads.max(1)) as usize,
+        }
+    }
+
+    /// Thread time to process an entry of `qp` on thread `t` of NIC `nic`:
+    /// the flat `processing`, or cycles at the clock plus reaching the
+    /// flow's state (`control.compute`); plus `state_access`.
+    pub fn processing_cost(&mut self, nic: usize, t: usize, qp: u32) -> Duration {
+        let p = &self.placement;
+        let Some(c) = p.compute else {
+            return p.processing + p.state_access;
+        };
+        let per_nic = p.threads_per_nic().max(1) as usize;
+        if self.memory.len() <= nic {
+            self.memory.resize_with(nic + 1, || None);
+        }
+        let mem = self.memory[nic].get_or_insert_with(|| CoreMemory::new(c, per_nic));
+        let before = mem.counters;
+        let reach = mem.access(t, qp);
+        let after = mem.counters;
+        let m = &mut self.stats.memory;
+        m.l1_hits += after.l1_hits - before.l1_hits;
+        m.l2_hits += after.l2_hits - before.l2_hits;
+        m.l3_hits += after.l3_hits - before.l3_hits;
+        m.memory_reads += after.memory_reads - before.memory_reads;
+        c.compute_time() + reach + self.placement.state_access
     }
 
     pub fn alloc(&mut self, e: Entry) -> u32 {

@@ -12,6 +12,7 @@
 //! Built-in algorithms are dispatched through the [`Cc`] enum (no dynamic
 //! dispatch on the hot path); one boxed arm carries user-defined controllers.
 
+pub mod compute;
 pub mod framework;
 pub mod params;
 pub mod state;

@@ -7,7 +7,9 @@
 
 use super::cc_scope::NO_GROUP;
 use super::qp::CC_SLOT_BASE;
-use crate::control::framework::{ControlDelay, Entry, EventType, PendingInstall, NO_ENTRY};
+use crate::control::framework::{
+    ControlDelay, Entry, EventType, PendingInstall, ThreadSend, NO_ENTRY,
+};
 use crate::control::{check_actions, Actions, CcContext, CcEvent, NicFacts, CC_TIMER_SLOTS};
 use crate::packet::IntHop;
 use crate::time::Rate;
@@ -345,8 +347,10 @@ impl World {
     /// An entry reaches its thread's ready queue.
     pub(crate) fn ctl_trigger(&mut self, id: u32) {
         let fw = self.ctl.as_mut().expect("framework");
+        let now = self.q.now();
         let e = &mut fw.entries[id as usize];
         e.triggered = true;
+        e.triggered_at = now;
         let (qp, kind) = (e.qp, e.kind);
         if !fw.placement.software_coalescing {
             fw.open[qp as usize][kind as usize] = NO_ENTRY;
@@ -357,10 +361,11 @@ impl World {
         let at_receiver = e.event.at_receiver();
         let q = &self.qps[qp as usize];
         let nic = if at_receiver { q.rx_nic } else { q.tx_nic } as usize;
-        let t = if fw.placement.threads == 0 {
+        let per_nic = fw.placement.threads_per_nic() as usize;
+        let t = if per_nic == 0 {
             2 * qp as usize + at_receiver as usize
         } else {
-            nic * fw.placement.threads as usize + fw.thread_of(qp)
+            nic * per_nic + fw.thread_of(qp, kind)
         };
         if fw.threads.len() <= t {
             fw.threads.resize(t + 1, Default::default());
@@ -393,7 +398,12 @@ impl World {
         if let CcEvent::Tx { bytes, .. } = e.event {
             fw.stats.tx_bytes_processed += bytes as u64;
         }
-        let cost = fw.placement.processing + fw.placement.state_access;
+        let per_nic = fw.placement.threads_per_nic() as usize;
+        let cost = if per_nic == 0 {
+            fw.placement.processing + fw.placement.state_access
+        } else {
+            fw.processing_cost(t / per_nic, t % per_nic, e.qp)
+        };
         let install = fw.placement.install_latency;
         if let CcEvent::Ack { rtt, .. } = e.event {
             // The ACK's RTT, then from its raise to the decision in effect
@@ -437,6 +447,9 @@ impl World {
             fw.installs[e.qp as usize].push_back(PendingInstall {
                 actions,
                 first_signal: e.first_signal,
+                triggered_at: e.triggered_at,
+                started_at: now,
+                processing: cost,
                 kind: e.kind,
                 count: e.count,
                 at_receiver: e.event.at_receiver(),
@@ -459,12 +472,17 @@ impl World {
         };
         fw.stats.actions_installed += 1;
         if fw.record_delays {
+            let done = p.started_at + p.processing;
             fw.delays.push(ControlDelay {
                 time: now,
                 qp: qi,
                 kind: p.kind,
                 delay: now - p.first_signal,
                 coalesced: p.count,
+                trigger: p.triggered_at - p.first_signal,
+                wait: p.started_at - p.triggered_at,
+                processing: p.processing,
+                install: now - done,
             });
         }
         self.apply_actions(qi, p.kind.name(), &p.actions, p.at_receiver);
@@ -539,10 +557,16 @@ impl World {
             }
         }
         for &sport in &a.probes[..a.probe_count as usize] {
-            self.send_probe(qi, sport);
+            self.thread_send(qi, ThreadSend::Probe { sport });
         }
         if let Some(words) = a.oob {
-            self.send_oob(qi, words, at_receiver);
+            self.thread_send(
+                qi,
+                ThreadSend::Oob {
+                    words,
+                    from_receiver: at_receiver,
+                },
+            );
         }
         for s in 0..CC_TIMER_SLOTS {
             match a.timers[s] {
@@ -556,6 +580,61 @@ impl World {
         if a.rate.is_some() || a.window.is_some() {
             let port = self.nics[self.qps[qi as usize].tx_nic as usize].port;
             self.try_transmit(port);
+        }
+    }
+
+    /// A controller's probe or peer message leaves. With `control.raw_eth`
+    /// it goes through a thread of its pool (telemetry for probes, peer for
+    /// messages, at the NIC that sends it), which sends at most `pps`
+    /// packets per second: it waits its turn, or is dropped when `backlog`
+    /// packets already wait (a dropped probe is reported lost at its timeout).
+    fn thread_send(&mut self, qi: u32, s: ThreadSend) {
+        let Some(raw) = self.ctl.as_ref().and_then(|fw| fw.placement.raw_eth) else {
+            return self.send_now(qi, s);
+        };
+        let now = self.now();
+        let (kind, from_receiver) = match s {
+            ThreadSend::Probe { .. } => (EventType::Rtt, false),
+            ThreadSend::Oob { from_receiver, .. } => (EventType::Peer, from_receiver),
+        };
+        let q = &self.qps[qi as usize];
+        let nic = if from_receiver { q.rx_nic } else { q.tx_nic } as usize;
+        let fw = self.ctl.as_mut().expect("raw_eth is a framework setting");
+        let t = nic * fw.placement.threads_per_nic().max(1) as usize + fw.thread_of(qi, kind);
+        if fw.threads.len() <= t {
+            fw.threads.resize(t + 1, Default::default());
+        }
+        match raw.schedule(fw.threads[t].send_free_at, now) {
+            Ok(at) => {
+                fw.threads[t].send_free_at = at;
+                fw.stats.raw_eth_wait = fw.stats.raw_eth_wait + (at - now);
+                let slot = fw.queue_send(qi, s);
+                self.q.schedule(at, Event::ThreadSend { slot });
+            }
+            Err(_) => {
+                fw.stats.raw_eth_dropped += 1;
+                if let ThreadSend::Probe { sport } = s {
+                    self.register_probe(qi, sport);
+                }
+            }
+        }
+    }
+
+    /// A thread has sent what it was given (`Event::ThreadSend`).
+    pub(crate) fn ctl_thread_sent(&mut self, slot: u32) {
+        let fw = self.ctl.as_mut().expect("framework");
+        fw.stats.raw_eth_sent += 1;
+        let (qi, s) = fw.take_send(slot);
+        self.send_now(qi, s);
+    }
+
+    fn send_now(&mut self, qi: u32, s: ThreadSend) {
+        match s {
+            ThreadSend::Probe { sport } => self.send_probe(qi, sport),
+            ThreadSend::Oob {
+                words,
+                from_receiver,
+            } => self.send_oob(qi, words, from_receiver),
         }
     }
 

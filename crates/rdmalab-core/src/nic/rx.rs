@@ -478,10 +478,8 @@ impl World {
     #[inline(never)]
     pub(crate) fn send_probe(&mut self, qi: u32, sport: u16) {
         let now = self.now();
-        let qp = &mut self.qps[qi as usize];
-        let id = qp.next_probe_id;
-        qp.next_probe_id = qp.next_probe_id.wrapping_add(1);
-        qp.probes.push((id, sport, now));
+        let id = self.register_probe(qi, sport);
+        let qp = &self.qps[qi as usize];
         let mut r = Packet::new(PacketKind::Probe);
         r.qp = qi;
         r.src = qp.src_node;
@@ -493,11 +491,22 @@ impl World {
         r.frame_bytes = self.nic_cfg.wire.probe_frame;
         let nic = qp.tx_nic;
         self.queue_request(nic, r);
+    }
+
+    /// A probe of QP `qi` on `sport` is out (or meant to be): it waits for
+    /// its answer until the probe timeout reports it lost. Returns its id.
+    pub(crate) fn register_probe(&mut self, qi: u32, sport: u16) -> u32 {
+        let now = self.now();
+        let qp = &mut self.qps[qi as usize];
+        let id = qp.next_probe_id;
+        qp.next_probe_id = qp.next_probe_id.wrapping_add(1);
+        qp.probes.push((id, sport, now));
         let deadline = now + self.nic_cfg.probe_timeout;
         if self.qps[qi as usize].timers[super::qp::PROBE_SLOT].deadline == crate::time::Time::NEVER
         {
             self.set_qp_timer(qi, super::qp::PROBE_SLOT, deadline);
         }
+        id
     }
 
     /// Queue a non-data frame that travels in a data class (READ request, probe).

@@ -695,17 +695,24 @@ impl World {
     }
 
     pub fn write_control_delays_csv(&self, w: &mut dyn Write) -> io::Result<()> {
-        writeln!(w, "time_ps,qp,event,delay_ps,coalesced")?;
+        writeln!(
+            w,
+            "time_ps,qp,event,delay_ps,coalesced,trigger_ps,wait_ps,processing_ps,install_ps"
+        )?;
         if let Some(fw) = &self.ctl {
             for d in &fw.delays {
                 writeln!(
                     w,
-                    "{},{},{},{},{}",
+                    "{},{},{},{},{},{},{},{},{}",
                     d.time.ps(),
                     d.qp,
                     d.kind.name(),
                     d.delay.ps(),
-                    d.coalesced
+                    d.coalesced,
+                    d.trigger.ps(),
+                    d.wait.ps(),
+                    d.processing.ps(),
+                    d.install.ps()
                 )?;
             }
         }

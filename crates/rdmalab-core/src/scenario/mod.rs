@@ -1824,6 +1824,9 @@ impl Parser {
             "on_path",
             "trigger",
             "cc_header",
+            "compute",
+            "pools",
+            "raw_eth",
         ];
         let empty = Map::new();
         let c = match o.get("control") {
@@ -1909,6 +1912,42 @@ impl Parser {
                 }
             }
         }
+        if c.get("pools").is_some() {
+            if c.get("threads").is_some() {
+                self.err(
+                    "control.threads",
+                    "(set)",
+                    "not with control.pools, which sizes every pool",
+                );
+            }
+            p.pools = self.pools(&c);
+        }
+        if c.get("compute").is_some() {
+            for k in ["processing", "cycles_per_event"] {
+                if c.get(k).is_some() {
+                    self.err(
+                        c.key(k),
+                        "(set)",
+                        "not with control.compute, which derives processing from cycles and memory",
+                    );
+                }
+            }
+            let algorithm = match o.get("cc").and_then(|v| v.get("algorithm")) {
+                Some(Value::String(a)) => a.clone(),
+                _ => "none".into(),
+            };
+            p.compute = self.compute(&c, &algorithm);
+        }
+        if c.get("raw_eth").is_some() {
+            p.raw_eth = self.raw_eth(&c);
+        }
+        if (p.compute.is_some() || p.raw_eth.is_some()) && p.threads_per_nic() == 0 {
+            self.err(
+                "control.threads",
+                "`0`",
+                "control.compute and control.raw_eth need control threads: threads from 1, or control.pools",
+            );
+        }
         let record = self.boolean(&c, "record_delays", !p.is_immediate());
         if p.is_immediate() && name != "asic" {
             self.err(
@@ -1918,6 +1957,193 @@ impl Parser {
             );
         }
         (self.errs.len() == before).then_some((p, record))
+    }
+
+    /// A `control` key given as a preset name or as a mapping of
+    /// `{preset: NAME, ...overrides}`: the mapping to read values from.
+    fn preset_or_map<'a>(
+        &mut self,
+        c: &Obj<'a>,
+        key: &str,
+        keys: &[&str],
+        presets: &[&str],
+        scratch: &'a mut Map<String, Value>,
+    ) -> Option<(Obj<'a>, Option<String>)> {
+        let v = c.get(key)?;
+        let path = c.key(key);
+        let (m, preset) = match v {
+            Value::String(name) => (scratch as &Map<String, Value>, Some(name.clone())),
+            _ => {
+                let o = self.obj(v, &path, keys)?;
+                let preset = match o.get("preset") {
+                    Some(Value::String(n)) => Some(n.clone()),
+                    Some(other) => {
+                        self.err(
+                            format!("{path}.preset"),
+                            show(other),
+                            format!("allowed: {}", presets.join(", ")),
+                        );
+                        return None;
+                    }
+                    None => None,
+                };
+                (o.map, preset)
+            }
+        };
+        if let Some(name) = &preset {
+            if !presets.contains(&name.as_str()) {
+                let at = if matches!(v, Value::String(_)) {
+                    path.clone()
+                } else {
+                    format!("{path}.preset")
+                };
+                self.err(
+                    at,
+                    format!("`{name}`"),
+                    format!("allowed: {}, or a mapping", presets.join(", ")),
+                );
+                return None;
+            }
+        }
+        Some((Obj { path, map: m }, preset))
+    }
+
+    /// `control.compute`: cycles at a clock and the flow state's memory
+    /// hierarchy; cycles default to the algorithm's measured figure.
+    fn compute(
+        &mut self,
+        c: &Obj,
+        algorithm: &str,
+    ) -> Option<crate::control::compute::ComputeModel> {
+        const KEYS: &[&str] = &[
+            "preset",
+            "clock",
+            "cycles",
+            "state_bytes",
+            "line",
+            "l1",
+            "l2",
+            "l3",
+            "l1_hit",
+            "l2_hit",
+            "l3_hit",
+            "memory",
+        ];
+        let mut scratch = Map::new();
+        let (m, _) = self.preset_or_map(c, "compute", KEYS, &["bluefield-3"], &mut scratch)?;
+        let measured = crate::algo::measured_cycles(algorithm);
+        if m.get("cycles").is_none() && measured.is_none() {
+            self.err(
+                m.key("cycles"),
+                "",
+                format!("is required: `{algorithm}` has no measured cycle count (only {} do); give its cycles per event", crate::algo::MEASURED_CYCLES.iter().map(|(n, _, _)| *n).collect::<Vec<_>>().join(", ")),
+            );
+            return None;
+        }
+        let d =
+            crate::control::compute::ComputeModel::bluefield3(measured.map_or(0, |(cy, _)| cy), 64);
+        let before = self.errs.len();
+        let clock = match m.get("clock") {
+            None => Some(d.clock_hz),
+            Some(Value::String(s)) => parse_frequency(s)
+                .map_err(|e| self.err(m.key("clock"), format!("`{s}`"), e))
+                .ok(),
+            Some(other) => {
+                self.err(
+                    m.key("clock"),
+                    show(other),
+                    "a frequency with a unit, like `505MHz`",
+                );
+                None
+            }
+        };
+        let cycles = self.int(&m, "cycles", Some(d.cycles), 0, 1 << 40);
+        let state = self.bytes(&m, "state_bytes", Some(d.state_bytes as u64));
+        let line = self.bytes(&m, "line", Some(d.line_bytes as u64));
+        let l1 = self.bytes(&m, "l1", Some(d.l1_bytes));
+        let l2 = self.bytes(&m, "l2", Some(d.l2_bytes));
+        let l3 = self.bytes(&m, "l3", Some(d.l3_bytes));
+        let l1_hit = self.duration(&m, "l1_hit", Some(d.l1_hit));
+        let l2_hit = self.duration(&m, "l2_hit", Some(d.l2_hit));
+        let l3_hit = self.duration(&m, "l3_hit", Some(d.l3_hit));
+        let memory = self.duration(&m, "memory", Some(d.memory));
+        if let Some(l) = line.filter(|&l| !(1..=4096).contains(&l)) {
+            self.err(m.key("line"), format!("`{l}B`"), "allowed: 1B to 4KiB");
+        }
+        for (k, v) in [("l1", l1), ("l2", l2), ("l3", l3)] {
+            if let (Some(v), Some(l)) = (v, line) {
+                if v < l {
+                    self.err(
+                        m.key(k),
+                        format!("`{v}B`"),
+                        format!("must hold at least one {l}B line"),
+                    );
+                }
+            }
+        }
+        if let Some(s) = state.filter(|&s| s > 1 << 20) {
+            self.err(
+                m.key("state_bytes"),
+                format!("`{s}B`"),
+                "allowed: 0B to 1MiB",
+            );
+        }
+        if self.errs.len() != before {
+            return None;
+        }
+        Some(crate::control::compute::ComputeModel {
+            clock_hz: clock?,
+            cycles: cycles?,
+            state_bytes: state? as u32,
+            line_bytes: line? as u32,
+            l1_bytes: l1?,
+            l2_bytes: l2?,
+            l3_bytes: l3?,
+            l1_hit: l1_hit?,
+            l2_hit: l2_hit?,
+            l3_hit: l3_hit?,
+            memory: memory?,
+        })
+    }
+
+    /// `control.pools`: threads per purpose on each NIC.
+    fn pools(&mut self, c: &Obj) -> Option<crate::control::compute::Pools> {
+        use crate::control::compute::{Pools, Purpose};
+        let mut scratch = Map::new();
+        let mut keys = vec!["preset"];
+        keys.extend(Purpose::NAMES);
+        let (m, _) = self.preset_or_map(c, "pools", &keys, &["scr"], &mut scratch)?;
+        let mut out = Pools::SCR;
+        for (i, k) in Purpose::NAMES.iter().enumerate() {
+            out.0[i] = self.int(&m, k, Some(Pools::SCR.0[i] as u64), 1, 1 << 16)? as u32;
+        }
+        Some(out)
+    }
+
+    /// `control.raw_eth`: the send budget of control threads.
+    fn raw_eth(&mut self, c: &Obj) -> Option<crate::control::compute::RawEth> {
+        use crate::control::compute::{Overflow, RawEth};
+        let mut scratch = Map::new();
+        let (m, _) = self.preset_or_map(
+            c,
+            "raw_eth",
+            &["preset", "pps", "backlog", "overflow"],
+            &["bluefield-3"],
+            &mut scratch,
+        )?;
+        let d = RawEth::BLUEFIELD3;
+        let pps = self.float(&m, "pps", Some(d.pps), 1.0, 1e10, false);
+        let backlog = self.int(&m, "backlog", Some(d.backlog as u64), 0, 1 << 20);
+        let overflow = self.choice(&m, "overflow", &["delay", "drop"], Some("delay"));
+        Some(RawEth {
+            pps: pps?,
+            backlog: backlog? as u32,
+            overflow: if overflow? == "drop" {
+                Overflow::Drop
+            } else {
+                Overflow::Delay
+            },
+        })
     }
 
     /// The host domain: the PCIe model and the period of host reports.

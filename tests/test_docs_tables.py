@@ -1,0 +1,32 @@
+"""The measured tables in the docs are what the shipped commands produce:
+`scripts/regen_docs_tables.py --check` reruns every command behind a
+generated block and fails on any difference."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPT = ROOT / "scripts" / "regen_docs_tables.py"
+
+
+def test_docs_tables_match_their_commands(tmp_path):
+    r = subprocess.run([sys.executable, str(SCRIPT), "--check", "--runs", str(tmp_path)],
+                       capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_a_stale_table_is_caught(tmp_path, monkeypatch):
+    """The check compares: a doc whose block says something else fails it."""
+    sys.path.insert(0, str(SCRIPT.parent))
+    import regen_docs_tables as regen
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "page.md").write_text("x\n<!-- generated: scr-table2 -->\n| stale |\n<!-- end generated -->\n")
+    monkeypatch.setattr(regen, "DOCS", docs)
+    monkeypatch.setattr(regen, "ROOT", ROOT)
+    assert regen.main(["--check", "--runs", str(tmp_path / "runs")]) == 1
+    assert regen.main(["--runs", str(tmp_path / "runs")]) == 0
+    assert "88.30 Gb/s" in (docs / "page.md").read_text()
+    assert regen.main(["--check", "--runs", str(tmp_path / "runs2")]) == 0
