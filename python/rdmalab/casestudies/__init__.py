@@ -65,6 +65,7 @@ MODULES: dict[str, str] = {
     "scr-fig12": "fair_scheduler",
     "scr-fig13": "fair_scheduler",
     "scr-fig21": "fair_scheduler",
+    "scr-fig18": "swift_cc",
     "scr-fig22": "dpa",
     "scr-table2": "fair_scheduler",
     "scr-table5": "fair_scheduler",

@@ -15,8 +15,11 @@
 //! filter spots a QP's first TX event (a new flow), records keep each
 //! flow's allocation and bandwidth EWMA. Flow arrival: `join: scale` scales
 //! every allocation by (n−1)/n and starts the newcomer at capacity / n (SCR
-//! §5.1, Fig. 9c); `join: reset` restarts everyone at `start_rate` (SCR
-//! A.4, Fig. 16). A flow without TX events for `idle_timeout` has left: its
+//! §5.1, Fig. 9c); `reset_on_join` restarts everyone at `start_rate` (SCR
+//! A.4, Fig. 16: "scale down to 0, start from 0"); `newcomer_from_start`
+//! scales the others by (n−1)/n but starts the newcomer at `start_rate`, to
+//! fill the room they left (the third Fig. 9 strategy as rdmalab reads it:
+//! the paper names only the other two). A flow without TX events for `idle_timeout` has left: its
 //! allocation is reclaimed. New allocations reach a QP at its next event.
 
 use crate::control::params::{self as p, ParamSpec, ParamValues};
@@ -64,6 +67,7 @@ pub const WATER_FILLING_PARAMS: &[ParamSpec] = &[
     p::duration("step_interval", 0.5 * p::US, 1.0, 1e15, "a saturated flow grows one step per this much time (several at once when events are sparser)", "SCR Table 5: 0.1 Gb/s steps from 0.5 Gb/s converge 8 flows in 49 µs, about one step per 0.4–0.5 µs"),
     p::rate("start_rate", 0.5 * p::GBPS, 1.0, 1e13, "allocation everyone restarts at with join = reset", "SCR A.4: 0.5 Gb/s"),
     p::boolean("reset_on_join", false, "a new flow resets every allocation to start_rate (otherwise: scale by (n−1)/n, start the newcomer at capacity / n)", "SCR §5.1 (scale, Fig. 9c) and A.4 (reset, Fig. 16)"),
+    p::boolean("newcomer_from_start", false, "without reset_on_join: the others still scale by (n−1)/n, but every newcomer (the first flow too) starts at start_rate and fills the room", "rdmalab's reading of the third Fig. 9 strategy (SCR §5.1 shows three, names two)"),
     p::float("saturation", 0.9, 0.0, 1.0, "bandwidth / allocation at or above which a flow saturates its dequeue rate", "rdmalab choice for SCR's BW_EWMA ≈ DequeueRate"),
     p::float("reclaim_below", 0.5, 0.0, 1.0, "bandwidth / allocation below which the unused allocation is reclaimed", "rdmalab choice for SCR's BW_EWMA ≪ DequeueRate"),
     p::float("reclaim_margin", 0.2, 0.0, 10.0, "a reclaimed flow keeps its bandwidth × (1 + margin)", "rdmalab choice: room to grow back"),
@@ -80,6 +84,7 @@ pub struct FairParams {
     pub step_interval: Duration,
     pub start_rate: Rate,
     pub reset_on_join: bool,
+    pub newcomer_from_start: bool,
     pub saturation: f64,
     pub reclaim_below: f64,
     pub reclaim_margin: f64,
@@ -106,6 +111,7 @@ impl FairParams {
             step_interval: v.duration("step_interval"),
             start_rate: v.rate("start_rate"),
             reset_on_join: v.flag("reset_on_join"),
+            newcomer_from_start: v.flag("newcomer_from_start"),
             saturation: v.get("saturation"),
             reclaim_below: v.get("reclaim_below"),
             reclaim_margin: v.get("reclaim_margin"),
@@ -194,7 +200,11 @@ impl FlowTable {
             for r in self.flows.values_mut() {
                 r.alloc *= (n - 1.0) / n;
             }
-            capacity / n
+            if p.water_filling && p.newcomer_from_start {
+                p.start_rate.bps() as f64
+            } else {
+                capacity / n
+            }
         };
         let alloc = start.max(p.min_rate.bps() as f64);
         // Until its EWMA has warmed up a newcomer is taken to use its allocation.
@@ -419,6 +429,36 @@ mod tests {
         tx(&mut a, 0, 300.0, 1, Rate(50_000_000_000));
         assert_eq!(t.borrow().len(), 1);
         assert_eq!(t.borrow().leaves, 1);
+    }
+
+    #[test]
+    fn each_join_strategy_sets_the_newcomer_and_the_others_as_documented() {
+        // (reset_on_join, newcomer_from_start) -> (first flow's, second flow's)
+        // allocation in Gb/s once the second has joined, start_rate 2 Gb/s.
+        // With newcomer_from_start the first also started at 2 and was halved.
+        let cases = [
+            ((0.0, 0.0), (50.0, 50.0)),
+            ((1.0, 0.0), (2.0, 2.0)),
+            ((0.0, 1.0), (1.0, 2.0)),
+        ];
+        for ((reset, newcomer), want) in cases {
+            let tables = NicTables::default();
+            let mut v = ParamValues::defaults(WATER_FILLING_PARAMS);
+            v.set("reset_on_join", reset);
+            v.set("newcomer_from_start", newcomer);
+            v.set("start_rate", 2e9);
+            let p = FairParams::water_filling_from(&v);
+            let mut a = FairShare::new(p, tables.clone());
+            let mut b = FairShare::new(p, tables.clone());
+            tx(&mut a, 0, 1.0, 1, LINE);
+            tx(&mut b, 1, 1.5, 1, LINE);
+            let t = tables.borrow()[&0].clone();
+            let got = (
+                t.borrow().allocation(0).unwrap() / 1e9,
+                t.borrow().allocation(1).unwrap() / 1e9,
+            );
+            assert_eq!(got, want, "reset {reset}, newcomer_from_start {newcomer}");
+        }
     }
 
     #[test]
