@@ -167,6 +167,31 @@ def fig18(plots: Path) -> str:
                   rows)
 
 
+def fig14(plots: Path) -> str:
+    t = _csv(plots, "scr-fig14")
+    rows = [[_f(r["dequeue_gbps"], 0), _f(r["fabric_gbps"]), _f(r["peer_gbps"]), _f(r["pcie_read_gbps"]),
+             _f(r["dma_reads_per_us"], 2)] for r in t.iter_rows(named=True)]
+    return _table(["dequeue rate Gb/s", "fabric Gb/s", "peer Gb/s", "PCIe DMA read Gb/s", "DMA reads per µs"], rows)
+
+
+def fig15a(plots: Path) -> str:
+    t = _csv(plots, "scr-fig15a")
+    qd, size = "workload.perftest[0].queue_depth", "workload.perftest[0].message_size"
+    sizes = list(dict.fromkeys(t[size].to_list()))
+    rows = []
+    for (d,), g in t.group_by([qd], maintain_order=True):
+        by = dict(zip(g[size], g["bytes_per_event"]))
+        rows.append([str(d)] + [_f(by[s] / 1e3) for s in sizes])
+    return _table(["queue depth"] + [f"{s} KB/event" for s in sizes], rows)
+
+
+def fig15b(plots: Path) -> str:
+    t = _csv(plots, "scr-fig15b")
+    rows = [[r["control.processing"], _f(r["bytes_per_event"] / 1e3), str(r["events_processed"])]
+            for r in t.iter_rows(named=True)]
+    return _table(["processing per event", "KB per processed TX event", "events processed in 1 ms"], rows)
+
+
 @dataclass
 class Generator:
     source: Source
@@ -184,6 +209,9 @@ GENERATORS: dict[str, Generator] = {
     "scr-fig21b": Generator(Source("scr/scr-nvmeof-fairness.yaml", "scr-fig21b"), fig21),
     "scr-fig22": Generator(Source("scr/scr-fig22-breakdown.yaml", "scr-fig22"), fig22),
     "scr-fig18": Generator(Source("scr/scr-fig18-swift-cross.yaml", "scr-fig18"), fig18),
+    "scr-fig14": Generator(Source("scr/scr-fig14-dequeue-rate.yaml", "scr-fig14"), fig14),
+    "scr-fig15a": Generator(Source("scr/scr-fig15a-coalescing.yaml", "scr-fig15a"), fig15a),
+    "scr-fig15b": Generator(Source("scr/scr-fig15b-coalescing.yaml", "scr-fig15b"), fig15b),
 }
 
 

@@ -40,3 +40,50 @@ def fig22(results):
               for i, p in enumerate(PARTS)]
     fig = Figure("scr-fig22", "Control-loop delay on the DPA by part (SCR Fig. 22)", "event", "mean µs", traces)
     return [(fig, t)]
+
+
+QD_KEY = "workload.perftest[0].queue_depth"
+SIZE_KEY = "workload.perftest[0].message_size"
+PROCESSING_KEY = "control.processing"
+
+
+def tx_granularity(results) -> pl.DataFrame:
+    """Per run: TX bytes per processed event (what one run of the controller
+    stands for), with the events raised and processed and the parameters."""
+    s = results.summaries()
+    if s.height == 0 or "control_entries_processed" not in s.columns:
+        return pl.DataFrame()
+    keys = [k for k in (QD_KEY, SIZE_KEY, PROCESSING_KEY) if k in s.columns]
+    return s.select(
+        *keys,
+        (pl.col("control_tx_bytes_processed") / pl.col("control_entries_processed").clip(lower_bound=1))
+        .alias("bytes_per_event"),
+        pl.col("control_events_raised").alias("events_raised"),
+        pl.col("control_entries_processed").alias("events_processed"),
+        (pl.col("message_bytes_delivered") * 8 / pl.col("sim_time_ps") * 1e3).alias("goodput_gbps"),
+    )
+
+
+@figure("scr-fig15a", "SCR Fig. 15a", "TX bytes per processed event vs message size and queue depth (coalescing)")
+def fig15a(results):
+    t = tx_granularity(results)
+    if t.height == 0 or SIZE_KEY not in t.columns or QD_KEY not in t.columns:
+        return []
+    traces = []
+    for i, ((qd,), g) in enumerate(t.group_by([QD_KEY], maintain_order=True)):
+        traces.append(Trace(f"queue depth {qd}", g[SIZE_KEY].cast(pl.String).to_list(),
+                            (g["bytes_per_event"] / 1e3).to_list(), _color(i), "line"))
+    fig = Figure("scr-fig15a", "TX bytes per processed event (SCR Fig. 15a)", "message size per WQE", "KB per event",
+                 traces)
+    return [(fig, t)]
+
+
+@figure("scr-fig15b", "SCR Fig. 15b", "TX bytes per processed event vs a thread's processing time per event")
+def fig15b(results):
+    t = tx_granularity(results)
+    if t.height == 0 or PROCESSING_KEY not in t.columns:
+        return []
+    fig = Figure("scr-fig15b", "Slower processing coalesces more (SCR Fig. 15b)", "processing time per event",
+                 "KB per event", [Trace("bytes per event", t[PROCESSING_KEY].cast(pl.String).to_list(),
+                                        (t["bytes_per_event"] / 1e3).to_list(), _color(0), "line")])
+    return [(fig, t)]
