@@ -282,7 +282,12 @@ impl World {
                 p.loss = l.loss;
                 p.at_switch = topo.nodes[me as usize].kind == NodeKind::Switch;
                 p.strict_priority = p.at_switch && switch_cfg.strict_priority;
-                if let Some(e) = switch_cfg.ecn_for(l.rate) {
+                let ecn = if p.at_switch {
+                    switch_cfg.local(me).ecn_for(l.rate)
+                } else {
+                    switch_cfg.ecn_for(l.rate)
+                };
+                if let Some(e) = ecn {
                     p.ecn = e;
                 }
                 ports.push(p);
@@ -331,7 +336,8 @@ impl World {
                         .iter()
                         .map(|&p| (ports[p as usize].rate, ports[p as usize].delay.ps()))
                         .collect();
-                    let mut bcfg = switch_cfg.buffer.clone();
+                    let local = switch_cfg.local(i as u32);
+                    let mut bcfg = local.buffer;
                     if bcfg.pfc_alpha_reference_rate.is_none() {
                         // ns-3 HPCC scales α by port rate over the (first) NIC rate.
                         bcfg.pfc_alpha_reference_rate = topo
@@ -352,6 +358,7 @@ impl World {
                     switches.push(Switch {
                         node: i as u32,
                         buffer,
+                        ecn_enabled: local.ecn_enabled,
                         ecn_rng: RngStream::new(run.seed, &format!("switch/{i}/ecn")),
                     });
                 }

@@ -28,9 +28,22 @@ pub struct SwitchConfig {
     /// Egress ports serve data classes by strict priority, highest class
     /// first (`switch.scheduling`); `false`: round robin, as ns-3 HPCC.
     pub strict_priority: bool,
+    /// Switches whose buffer or ECN differ from the above (`switches[]`),
+    /// by node id, each with its settings in full.
+    pub per_switch: Vec<(u32, SwitchLocal)>,
 }
 
-impl SwitchConfig {
+/// What may differ from one switch to another: its buffer (size, PFC and
+/// lossy thresholds) and its ECN marking. Routing, INT and the egress
+/// scheduler stay fabric-wide.
+#[derive(Clone, Debug)]
+pub struct SwitchLocal {
+    pub buffer: BufferConfig,
+    pub ecn_enabled: bool,
+    pub ecn_by_rate: Vec<(Rate, EcnConfig)>,
+}
+
+impl SwitchLocal {
     pub fn ecn_for(&self, rate: Rate) -> Option<EcnConfig> {
         self.ecn_by_rate
             .iter()
@@ -39,9 +52,34 @@ impl SwitchConfig {
     }
 }
 
+impl SwitchConfig {
+    pub fn ecn_for(&self, rate: Rate) -> Option<EcnConfig> {
+        self.fabric_wide().ecn_for(rate)
+    }
+
+    /// The settings every switch has unless `switches[]` says otherwise.
+    pub fn fabric_wide(&self) -> SwitchLocal {
+        SwitchLocal {
+            buffer: self.buffer.clone(),
+            ecn_enabled: self.ecn_enabled,
+            ecn_by_rate: self.ecn_by_rate.clone(),
+        }
+    }
+
+    /// The settings of switch `node`.
+    pub fn local(&self, node: u32) -> SwitchLocal {
+        match self.per_switch.binary_search_by_key(&node, |(n, _)| *n) {
+            Ok(i) => self.per_switch[i].1.clone(),
+            Err(_) => self.fabric_wide(),
+        }
+    }
+}
+
 pub struct Switch {
     pub node: u32,
     pub buffer: SharedBuffer,
+    /// Whether this switch marks ECN (`switch.ecn.enabled`, or its `switches[]` entry).
+    pub ecn_enabled: bool,
     pub ecn_rng: RngStream,
 }
 
@@ -126,7 +164,7 @@ impl World {
         switch.buffer.release(in_local, out_local, class, frame);
         if p.kind == PacketKind::Data {
             let port_ref = &self.ports[port as usize];
-            if self.switch_cfg.ecn_enabled && p.ect && !p.ecn_ce {
+            if switch.ecn_enabled && p.ect && !p.ecn_ce {
                 let queued = switch.buffer.egress_bytes(out_local, class);
                 if port_ref.ecn.should_mark(queued, &mut switch.ecn_rng) {
                     p.ecn_ce = true;

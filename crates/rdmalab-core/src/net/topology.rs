@@ -45,6 +45,9 @@ pub struct LinkParams {
     pub delay: Duration,
 }
 
+/// Every tier name [`Topology::tier`] gives.
+pub const TIERS: [&str; 7] = ["host", "edge", "agg", "core", "leaf", "spine", "switch"];
+
 /// The most nodes a topology may have (each costs a name, ports and queues).
 pub const MAX_NODES: u64 = 1_000_000;
 /// The most links a topology may have.
@@ -110,6 +113,40 @@ impl Topology {
             .iter()
             .position(|n| n.name == name)
             .map(|i| i as u32)
+    }
+
+    /// The tier of a node, for scenarios that set links and switches by tier:
+    /// `host`; `edge`, `agg`, `core` in a fat tree; `leaf`, `spine` in a
+    /// leaf–spine; `switch` elsewhere (single switch, dumbbell, ns-3 files).
+    /// Read off the builders' names, so it costs nothing to keep.
+    pub fn tier(&self, node: u32) -> &'static str {
+        let n = &self.nodes[node as usize];
+        if n.kind == NodeKind::Host {
+            return "host";
+        }
+        let prefix = n
+            .name
+            .trim_end_matches(|c: char| c.is_ascii_digit() || c == '_');
+        TIERS
+            .iter()
+            .copied()
+            .find(|&t| t != "host" && t != "switch" && t == prefix)
+            .unwrap_or("switch")
+    }
+
+    /// The tiers present, in [`TIERS`] order.
+    pub fn tiers(&self) -> Vec<&'static str> {
+        let mut seen = [false; TIERS.len()];
+        for i in 0..self.nodes.len() {
+            let t = self.tier(i as u32);
+            seen[TIERS.iter().position(|&x| x == t).expect("a tier")] = true;
+        }
+        TIERS
+            .iter()
+            .zip(seen)
+            .filter(|(_, s)| *s)
+            .map(|(t, _)| *t)
+            .collect()
     }
 
     /// `n` hosts on one switch.

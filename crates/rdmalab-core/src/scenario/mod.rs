@@ -12,7 +12,7 @@ use crate::algo::{algorithm, CcConfig, ALGORITHMS};
 use crate::control::framework::{Coalesce, EventType, Placement};
 use crate::control::params::{ParamKind, ParamSpec, ParamValues};
 use crate::net::buffer::{BufferConfig, EcnConfig};
-use crate::net::switch::SwitchConfig;
+use crate::net::switch::{SwitchConfig, SwitchLocal};
 use crate::net::topology::{LinkParams, NodeKind, Topology};
 use crate::nic::qp::Verb;
 use crate::nic::NicConfig;
@@ -23,6 +23,7 @@ use crate::workload::cdf::FlowSizeCdf;
 use crate::workload::{poisson_flows, AppSpec, FlowSpec, QpOwner, Workload};
 use crate::world::{RunConfig, World};
 use serde_json::{Map, Value};
+use std::collections::BTreeMap;
 use std::fmt;
 
 /// One problem with a scenario.
@@ -139,6 +140,27 @@ fn show(v: &Value) -> String {
     match v {
         Value::String(s) => format!("`{s}`"),
         other => format!("`{other}`"),
+    }
+}
+
+/// Which links a `links[]` entry changes.
+#[derive(Clone, Copy)]
+enum LinkEnds {
+    /// Every link between these two nodes.
+    Nodes(u32, u32),
+    /// Every link between a node of one tier and a node of the other.
+    Tiers(&'static str, &'static str),
+}
+
+impl LinkEnds {
+    fn matches(self, t: &Topology, a: u32, b: u32) -> bool {
+        match self {
+            LinkEnds::Nodes(x, y) => (a == x && b == y) || (a == y && b == x),
+            LinkEnds::Tiers(x, y) => {
+                let (ta, tb) = (t.tier(a), t.tier(b));
+                (ta == x && tb == y) || (ta == y && tb == x)
+            }
+        }
     }
 }
 
@@ -449,6 +471,7 @@ impl Parser {
             "topology",
             "links",
             "switch",
+            "switches",
             "nic",
             "host",
             "cc",
@@ -497,7 +520,10 @@ impl Parser {
         if let (Some(n), Some(b)) = (nic.as_mut(), self.cc_header(&o)) {
             n.wire.cc_header = b;
         }
-        let switch = self.switch(&o);
+        let mut switch = self.switch(&o);
+        if let (Some(sw), Some(t)) = (switch.as_mut(), topology.as_ref()) {
+            self.switches(&o, t, sw);
+        }
         let cc = self.cc(&o);
         let control = self.control(&o);
         let workload = match (&topology, duration) {
@@ -959,23 +985,45 @@ impl Parser {
         };
         for (i, item) in list.iter().enumerate() {
             let path = format!("links[{i}]");
-            let Some(lo) = self.obj(item, &path, &["between", "loss", "delay", "down"]) else {
+            let Some(lo) = self.obj(
+                item,
+                &path,
+                &["between", "tier", "rate", "loss", "delay", "down"],
+            ) else {
                 continue;
             };
-            let ends = match lo.get("between").and_then(|b| b.as_array()) {
-                Some(a) if a.len() == 2 => {
-                    let x = self.node_ref(t, format!("{path}.between[0]"), a.first(), false);
-                    let y = self.node_ref(t, format!("{path}.between[1]"), a.get(1), false);
-                    x.zip(y)
-                }
-                _ => {
+            let ends = match (lo.get("between"), lo.get("tier")) {
+                (Some(_), Some(_)) => {
                     self.err(
-                        format!("{path}.between"),
+                        format!("{path}.tier"),
                         "",
-                        "is required: a list of the two nodes the link joins, e.g. [h0, s0]",
+                        "give `between` (one pair of nodes) or `tier` (every link between two tiers), not both",
                     );
                     None
                 }
+                (None, Some(tv)) => self
+                    .link_tiers(t, &path, tv)
+                    .map(|(a, b)| LinkEnds::Tiers(a, b)),
+                (b, None) => match b.and_then(|b| b.as_array()) {
+                    Some(a) if a.len() == 2 => {
+                        let x = self.node_ref(t, format!("{path}.between[0]"), a.first(), false);
+                        let y = self.node_ref(t, format!("{path}.between[1]"), a.get(1), false);
+                        x.zip(y).map(|(x, y)| LinkEnds::Nodes(x, y))
+                    }
+                    _ => {
+                        self.err(
+                            format!("{path}.between"),
+                            b.map(show).unwrap_or_default(),
+                            "is required: a list of the two nodes the link joins, e.g. [h0, s0] (or `tier: [edge, agg]` for every link between two tiers)",
+                        );
+                        None
+                    }
+                },
+            };
+            let rate = if lo.get("rate").is_some() {
+                self.rate(&lo, "rate", None)
+            } else {
+                None
             };
             // No default: an entry that only sets `down` keeps the link's own loss.
             let loss = if lo.get("loss").is_some() {
@@ -1015,26 +1063,36 @@ impl Parser {
                     ),
                 }
             }
-            let Some((a, b)) = ends else { continue };
+            let Some(ends) = ends else { continue };
             let found: Vec<usize> = t
                 .links
                 .iter()
                 .enumerate()
-                .filter(|(_, l)| (l.a == a && l.b == b) || (l.a == b && l.b == a))
+                .filter(|(_, l)| ends.matches(t, l.a, l.b))
                 .map(|(k, _)| k)
                 .collect();
             if found.is_empty() {
-                self.err(
-                    format!("{path}.between"),
-                    format!(
-                        "[{}, {}]",
-                        t.nodes[a as usize].name, t.nodes[b as usize].name
+                let (key, shown) = match ends {
+                    LinkEnds::Nodes(a, b) => (
+                        "between",
+                        format!(
+                            "[{}, {}]",
+                            t.nodes[a as usize].name, t.nodes[b as usize].name
+                        ),
                     ),
-                    "no link joins these two nodes",
+                    LinkEnds::Tiers(a, b) => ("tier", format!("[{a}, {b}]")),
+                };
+                self.err(
+                    format!("{path}.{key}"),
+                    shown,
+                    "no link joins these two; allowed: two that a link joins",
                 );
                 continue;
             }
             for k in found {
+                if let Some(r) = rate {
+                    t.links[k].rate = r;
+                }
                 if let Some(l) = loss {
                     t.links[k].loss = l;
                 }
@@ -1044,6 +1102,36 @@ impl Parser {
                 t.links[k].down.extend(down.iter().copied());
             }
         }
+    }
+
+    /// `links[].tier`: two tier names present in the topology.
+    fn link_tiers(
+        &mut self,
+        t: &Topology,
+        path: &str,
+        v: &Value,
+    ) -> Option<(&'static str, &'static str)> {
+        let present = t.tiers();
+        let allowed = || format!("two of {} (the tiers of this topology)", present.join(", "));
+        let Some(a) = v.as_array().filter(|a| a.len() == 2) else {
+            self.err(
+                format!("{path}.tier"),
+                show(v),
+                format!(
+                    "must be a list of two tiers, e.g. [edge, agg]; allowed: {}",
+                    allowed()
+                ),
+            );
+            return None;
+        };
+        let mut out = Vec::new();
+        for (j, x) in a.iter().enumerate() {
+            match x.as_str().and_then(|x| present.iter().find(|&&p| p == x)) {
+                Some(&tier) => out.push(tier),
+                None => self.err(format!("{path}.tier[{j}]"), show(x), allowed()),
+            }
+        }
+        (out.len() == 2).then(|| (out[0], out[1]))
     }
 
     fn nic(&mut self, o: &Obj) -> Option<NicConfig> {
@@ -1541,8 +1629,6 @@ impl Parser {
                 map: &empty,
             },
         };
-        let size = self.bytes(&s, "buffer", Some(32 << 20));
-        let egress_alpha = self.float(&s, "lossy_egress_alpha", Some(1.0), 0.0, 1024.0, true);
         let int_enabled = self.boolean(&s, "int", false);
         let int_multi = if let Some(v) = s.get("int_multi") {
             if !int_enabled {
@@ -1571,42 +1657,84 @@ impl Parser {
                 "ns3-hpcc" => crate::net::routing::EcmpHash::Ns3Hpcc,
                 _ => crate::net::routing::EcmpHash::Rdmalab,
             });
+        let builtin = SwitchLocal {
+            buffer: BufferConfig {
+                size_bytes: 32 << 20,
+                pfc_enabled: true,
+                pfc_alpha: 0.125,
+                reserve_bytes: 4 * 1024,
+                resume_offset_bytes: 3 * 1024,
+                headroom_bytes: None,
+                egress_alpha: 1.0,
+                pfc_alpha_reference_rate: None,
+            },
+            ecn_enabled: true,
+            ecn_by_rate: Vec::new(),
+        };
+        let local = self.switch_local(&s, &builtin)?;
+        Some(SwitchConfig {
+            buffer: local.buffer,
+            ecn_enabled: local.ecn_enabled,
+            ecn_by_rate: local.ecn_by_rate,
+            int_enabled,
+            int_multi: int_multi?,
+            ecmp: ecmp?,
+            strict_priority: strict_priority?,
+            per_switch: Vec::new(),
+        })
+    }
+
+    /// A switch's buffer, PFC and ECN settings from `s` (`switch` or a
+    /// `switches[]` entry), each key not given taken from `base`.
+    fn switch_local(&mut self, s: &Obj, base: &SwitchLocal) -> Option<SwitchLocal> {
+        let b = &base.buffer;
+        let size = self.bytes(s, "buffer", Some(b.size_bytes));
+        let egress_alpha = self.float(
+            s,
+            "lossy_egress_alpha",
+            Some(b.egress_alpha),
+            0.0,
+            1024.0,
+            true,
+        );
         let pfc_empty = Map::new();
+        let pfc_path = format!("{}.pfc", s.path);
         let pfc = match s.get("pfc") {
             Some(v) => self.obj(
                 v,
-                "switch.pfc",
+                &pfc_path,
                 &["enabled", "alpha", "reserve", "resume_offset", "headroom"],
             )?,
             None => Obj {
-                path: "switch.pfc".into(),
+                path: pfc_path.clone(),
                 map: &pfc_empty,
             },
         };
-        let pfc_enabled = self.boolean(&pfc, "enabled", true);
-        let alpha = self.float(&pfc, "alpha", Some(0.125), 0.0, 1024.0, true);
-        let reserve = self.bytes(&pfc, "reserve", Some(4 * 1024));
-        let resume = self.bytes(&pfc, "resume_offset", Some(3 * 1024));
+        let pfc_enabled = self.boolean(&pfc, "enabled", b.pfc_enabled);
+        let alpha = self.float(&pfc, "alpha", Some(b.pfc_alpha), 0.0, 1024.0, true);
+        let reserve = self.bytes(&pfc, "reserve", Some(b.reserve_bytes));
+        let resume = self.bytes(&pfc, "resume_offset", Some(b.resume_offset_bytes));
         let headroom = match pfc.get("headroom") {
-            None => Some(None),
+            None => Some(b.headroom_bytes),
             Some(Value::String(x)) if x == "auto" => Some(None),
             Some(_) => self.bytes(&pfc, "headroom", None).map(Some),
         };
         let ecn_empty = Map::new();
+        let ecn_path = format!("{}.ecn", s.path);
         let ecn = match s.get("ecn") {
-            Some(v) => self.obj(v, "switch.ecn", &["enabled", "thresholds"])?,
+            Some(v) => self.obj(v, &ecn_path, &["enabled", "thresholds"])?,
             None => Obj {
-                path: "switch.ecn".into(),
+                path: ecn_path.clone(),
                 map: &ecn_empty,
             },
         };
-        let ecn_enabled = self.boolean(&ecn, "enabled", true);
+        let ecn_enabled = self.boolean(&ecn, "enabled", base.ecn_enabled);
         let mut by_rate = Vec::new();
         if let Some(tv) = ecn.get("thresholds") {
             match tv.as_array() {
                 Some(list) => {
                     for (i, item) in list.iter().enumerate() {
-                        let path = format!("switch.ecn.thresholds[{i}]");
+                        let path = format!("{ecn_path}.thresholds[{i}]");
                         let Some(to) = self.obj(item, &path, &["rate", "kmin", "kmax", "pmax"])
                         else {
                             continue;
@@ -1637,13 +1765,15 @@ impl Parser {
                     }
                 }
                 None => self.err(
-                    "switch.ecn.thresholds",
+                    format!("{ecn_path}.thresholds"),
                     show(tv),
                     "must be a list of {rate, kmin, kmax, pmax}",
                 ),
             }
+        } else {
+            by_rate = base.ecn_by_rate.clone();
         }
-        Some(SwitchConfig {
+        Some(SwitchLocal {
             buffer: BufferConfig {
                 size_bytes: size?,
                 pfc_enabled,
@@ -1652,15 +1782,110 @@ impl Parser {
                 resume_offset_bytes: resume?,
                 headroom_bytes: headroom?,
                 egress_alpha: egress_alpha?,
-                pfc_alpha_reference_rate: None,
+                pfc_alpha_reference_rate: b.pfc_alpha_reference_rate,
             },
             ecn_enabled,
             ecn_by_rate: by_rate,
-            int_enabled,
-            int_multi: int_multi?,
-            ecmp: ecmp?,
-            strict_priority: strict_priority?,
         })
+    }
+
+    /// `switches[]`: switches, by name or tier, whose buffer, PFC or ECN
+    /// differ from `switch`. Each switch may be named by one entry only.
+    fn switches(&mut self, o: &Obj, t: &Topology, cfg: &mut SwitchConfig) {
+        let Some(v) = o.get("switches") else { return };
+        let Some(list) = v.as_array() else {
+            self.err("switches", show(v), "must be a list of switch settings");
+            return;
+        };
+        let base = cfg.fabric_wide();
+        let mut claimed: BTreeMap<u32, usize> = BTreeMap::new();
+        for (i, item) in list.iter().enumerate() {
+            let path = format!("switches[{i}]");
+            let Some(so) = self.obj(
+                item,
+                &path,
+                &[
+                    "names",
+                    "tier",
+                    "buffer",
+                    "lossy_egress_alpha",
+                    "pfc",
+                    "ecn",
+                ],
+            ) else {
+                continue;
+            };
+            let nodes: Vec<u32> = match (so.get("names"), so.get("tier")) {
+                (Some(_), Some(_)) | (None, None) => {
+                    self.err(
+                        path.clone(),
+                        "",
+                        "give `names` (a list of switches) or `tier` (every switch of a tier), one of the two",
+                    );
+                    continue;
+                }
+                (Some(nv), None) => {
+                    let Some(arr) = nv.as_array().filter(|a| !a.is_empty()) else {
+                        self.err(
+                            format!("{path}.names"),
+                            show(nv),
+                            "must be a non-empty list of switch names or node indices",
+                        );
+                        continue;
+                    };
+                    let mut out = Vec::new();
+                    for (j, x) in arr.iter().enumerate() {
+                        let key = format!("{path}.names[{j}]");
+                        if let Some(n) = self.node_ref(t, key.clone(), Some(x), false) {
+                            if t.nodes[n as usize].kind == NodeKind::Host {
+                                self.err(key, show(x), "is a host; allowed: a switch");
+                            } else {
+                                out.push(n);
+                            }
+                        }
+                    }
+                    out
+                }
+                (None, Some(tv)) => {
+                    let present: Vec<&str> =
+                        t.tiers().into_iter().filter(|&x| x != "host").collect();
+                    match tv.as_str().filter(|x| present.contains(x)) {
+                        Some(tier) => (0..t.nodes.len() as u32)
+                            .filter(|&n| {
+                                t.nodes[n as usize].kind == NodeKind::Switch && t.tier(n) == tier
+                            })
+                            .collect(),
+                        None => {
+                            self.err(
+                                format!("{path}.tier"),
+                                show(tv),
+                                format!(
+                                    "allowed: {} (the switch tiers of this topology)",
+                                    present.join(", ")
+                                ),
+                            );
+                            continue;
+                        }
+                    }
+                }
+            };
+            let Some(local) = self.switch_local(&so, &base) else {
+                continue;
+            };
+            for n in nodes {
+                if let Some(&earlier) = claimed.get(&n) {
+                    self.err(
+                        path.clone(),
+                        format!("`{}`", t.nodes[n as usize].name),
+                        format!("is already set by switches[{earlier}]; allowed: each switch in one entry"),
+                    );
+                    continue;
+                }
+                claimed.insert(n, i);
+                cfg.per_switch.push((n, local.clone()));
+            }
+        }
+        cfg.per_switch.sort_by_key(|(n, _)| *n);
     }
 
     fn cc(&mut self, o: &Obj) -> Option<CcConfig> {
