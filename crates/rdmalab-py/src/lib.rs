@@ -593,6 +593,17 @@ impl Simulation {
     fn events(&self) -> u64 {
         self.world.q.processed()
     }
+    /// Bytes of every flow of the workload (perftest applications have no
+    /// end, so they count for nothing): the progress line's measure of work.
+    #[getter]
+    fn flow_bytes_total(&self) -> u64 {
+        self.world.workload.flows.iter().map(|f| f.bytes).sum()
+    }
+    /// Data payload that has reached its receiver so far (a counter, cheap to read).
+    #[getter]
+    fn payload_arrived(&self) -> u64 {
+        self.world.stats.data_payload_arrived
+    }
 
     /// Counters and invariants of the run so far.
     fn summary(&self, py: Python<'_>) -> PyResult<PyObject> {
