@@ -772,6 +772,112 @@ mod tests {
         assert_eq!(&buf[18 + 6..18 + 8], &[0xff, 0xff]);
     }
 
+    /// A writer the test can read back after the world is done with it.
+    #[derive(Clone, Default)]
+    struct Shared(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+    impl Write for Shared {
+        fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// Run `json` with its capture into memory; the records as (time ns, caplen, frame).
+    fn capture_of(json: &str) -> (World, Vec<(u64, u32, Vec<u8>)>) {
+        let s = crate::scenario::Scenario::from_json_str(json).unwrap_or_else(|e| panic!("{e}"));
+        let mut w = s.build().unwrap();
+        let buf = Shared::default();
+        w.start_pcap(Box::new(buf.clone())).unwrap();
+        w.run_to_end().unwrap();
+        w.flush_pcap().unwrap();
+        let bytes = buf.0.lock().unwrap().clone();
+        assert_eq!(&bytes[..24], &file_header(WHOLE_FRAMES_SNAPLEN));
+        let mut out = Vec::new();
+        let mut i = 24;
+        while i < bytes.len() {
+            let u = |k: usize| u32::from_le_bytes(bytes[i + k..i + k + 4].try_into().unwrap());
+            let (secs, ns, caplen, len) = (u(0), u(4), u(8), u(12));
+            assert_eq!(caplen, len, "whole frames");
+            let frame = bytes[i + 16..i + 16 + caplen as usize].to_vec();
+            out.push((secs as u64 * 1_000_000_000 + ns as u64, len, frame));
+            i += 16 + caplen as usize;
+        }
+        assert_eq!(out.len() as u64, w.pcap_counts().unwrap().0);
+        (w, out)
+    }
+
+    const TWO_FLOWS: &str = r#"{
+        "duration": "1ms", "seed": 3,
+        "topology": {"kind": "single_switch", "hosts": 3, "host_link": {"rate": "100Gbps", "delay": "1us"}},
+        "switch": {"buffer": "300KB", "ecn": {"thresholds": [{"rate": "100Gbps", "kmin": "5KB", "kmax": "50KB", "pmax": 0.2}]} SWITCH_EXTRA},
+        "cc": {"algorithm": "CC"},
+        "workload": {"flows": [
+            {"src": "h0", "dst": "h2", "size": "300KB"},
+            {"src": "h1", "dst": "h2", "size": "300KB", "verb": "send"}]},
+        "records": {"pcap": true}
+    }"#;
+
+    /// Every captured frame of a real run is a well-formed IPv4 frame (valid
+    /// checksum, lengths that add up) or a PFC frame, and as long as the
+    /// simulated frame without its FCS: the capture shows what the simulation charged.
+    fn frames_match_the_simulated_sizes(cc: &str, switch_extra: &str, pfc: bool) {
+        let json = TWO_FLOWS
+            .replace("SWITCH_EXTRA", switch_extra)
+            .replace("CC", cc);
+        let (w, frames) = capture_of(&json);
+        let wf = w.nic_cfg.wire;
+        let fcs = wire::ETH_FCS;
+        let last = 300_000 % wf.mtu_payload;
+        let allowed = [
+            wf.data_frame(wf.mtu_payload, 0) - fcs,
+            wf.data_frame(wf.mtu_payload, wf.write_first_extra) - fcs,
+            wf.data_frame(last, 0) - fcs,
+            wf.ack_with_int() - fcs,
+            wf.cnp_frame - fcs,
+            wf.pfc_frame - fcs,
+        ];
+        let mut kinds = std::collections::BTreeMap::new();
+        let mut t_prev = 0;
+        for (t, len, f) in &frames {
+            assert!(*t >= t_prev, "written in time order");
+            t_prev = *t;
+            assert!(
+                allowed.contains(len),
+                "frame of {len} B; simulated sizes {allowed:?}"
+            );
+            let ethertype = u16::from_be_bytes([f[12], f[13]]);
+            *kinds.entry(ethertype).or_insert(0) += 1;
+            if ethertype == 0x0800 {
+                assert_eq!(ipv4_checksum(&f[14..34]), 0);
+                assert_eq!(u16::from_be_bytes([f[16], f[17]]) as usize + 14, f.len());
+                assert_eq!(u16::from_be_bytes([f[36], f[37]]), ROCEV2_UDP_PORT);
+            } else {
+                assert_eq!(ethertype, 0x8808);
+            }
+        }
+        assert!(kinds[&0x0800] > 1000);
+        if pfc {
+            assert!(w.stats.pfc_pauses_sent > 0, "the scenario pauses");
+            assert_eq!(
+                kinds.get(&0x8808).copied().unwrap_or(0),
+                w.stats.pfc_pauses_sent + w.stats.pfc_resumes_sent
+            );
+        }
+    }
+
+    #[test]
+    fn captured_frames_are_the_simulated_frames() {
+        frames_match_the_simulated_sizes("dcqcn", "", true);
+    }
+
+    #[test]
+    fn captured_frames_carry_hpcc_int_as_the_simulation_counts_it() {
+        frames_match_the_simulated_sizes("hpcc", r#", "int": true"#, false);
+    }
+
     #[test]
     fn timestamps_are_nanoseconds() {
         let h = record_header(Time(3 * crate::time::PS_PER_S + 1_234_567), 60, 60);
