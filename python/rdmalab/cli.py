@@ -50,6 +50,9 @@ def summary_table(summary: dict, out_dir: Path | None) -> str:
     ok = sent == (summary["data_payload_arrived_bytes"] + summary["data_payload_dropped_bytes"]
                   + summary["data_payload_in_network_bytes"])
     rows.append(("conservation", "sent = arrived + dropped + in network" + ("" if ok else "  ** VIOLATED **")))
+    if "pcap_frames" in summary:
+        rows.append(("capture", f"{summary['pcap_frames']} frames in packets.pcap "
+                                f"({summary['pcap_ecn_ce_frames']} ECN CE); open it in Wireshark"))
     if out_dir is not None:
         rows.append(("outputs", str(out_dir)))
     width = max(len(k) for k, _ in rows)

@@ -253,7 +253,7 @@ class OutputDirError(Exception):
 
 
 #: Files a run writes besides the tables (the ns-3 HPCC-style ones and the JSON).
-OTHER_FILES = ["summary.json", "scenario.json", "fct.txt", "pfc.txt", "qlen.txt"]
+OTHER_FILES = ["summary.json", "scenario.json", "fct.txt", "pfc.txt", "qlen.txt", "packets.pcap"]
 
 
 def prepare_out_dir(out: str | Path) -> int:

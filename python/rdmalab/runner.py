@@ -259,6 +259,15 @@ def run(
         cleared = prepare_out_dir(out_dir)
         if cleared and progress:
             print(f"rdmalab: {out_dir}: removed {cleared} files of an earlier run", file=sys.stderr)
+        if sim.pcap_configured:
+            sim.open_pcap(str(Path(out_dir) / "packets.pcap"))
+    elif sim.pcap_configured:
+        from rdmalab.scenario import ScenarioError
+
+        raise ScenarioError(
+            "records.pcap: writes packets.pcap into the output directory; give one "
+            "(rdmalab.run(..., out_dir=...) or --out), or leave records.pcap out"
+        )
     bar = _Progress(progress)
     t0 = time.perf_counter()
     step = max(sim.stop_ps // _PROGRESS_STEPS, 1)

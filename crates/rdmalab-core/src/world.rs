@@ -257,6 +257,11 @@ pub struct World {
     /// Host schedulers (`host.scheduler`), and the policies they fired.
     pub host_scheds: Vec<crate::host::scheduler::HostScheduler>,
     pub policy_firings: Vec<crate::host::scheduler::Firing>,
+    /// `records.pcap` as the scenario asked, and the capture once a file
+    /// was given to it ([`World::start_pcap`]); `None`: no capture, and the
+    /// transmit path pays one branch.
+    pub pcap_cfg: Option<crate::record::pcap::PcapConfig>,
+    pub capture: Option<Box<crate::record::pcap::Capture>>,
 }
 
 impl World {
@@ -452,6 +457,8 @@ impl World {
             qlen_monitor: None,
             host_scheds: Vec::new(),
             policy_firings: Vec::new(),
+            pcap_cfg: None,
+            capture: None,
         })
     }
 
@@ -578,6 +585,10 @@ impl World {
             self.ports[port as usize].busy = false;
             return;
         };
+        if self.capture.is_some() {
+            // The frame starts on the wire here: a tap on this port sees it.
+            self.capture_frame(port, pkt);
+        }
         let now = self.now();
         let p = self.pkts.get(pkt);
         let frame = p.frame_bytes;

@@ -573,6 +573,22 @@ impl Simulation {
         Ok(())
     }
 
+    /// The scenario asks for a packet capture (`records.pcap`).
+    #[getter]
+    fn pcap_configured(&self) -> bool {
+        self.world.pcap_cfg.is_some()
+    }
+
+    /// Start the capture `records.pcap` asks for, into the file `path`
+    /// (before the run; frames are written as they leave their ports).
+    fn open_pcap(&mut self, path: PathBuf) -> PyResult<()> {
+        let file = File::create(&path)
+            .map_err(|e| PyOSError::new_err(format!("cannot write {}: {e}", path.display())))?;
+        self.world
+            .start_pcap(Box::new(file))
+            .map_err(|e| PyOSError::new_err(format!("cannot write {}: {e}", path.display())))
+    }
+
     #[getter]
     fn now_ps(&self) -> u64 {
         self.world.now().ps()
@@ -646,6 +662,10 @@ impl Simulation {
         d.set_item("pfc_pauses", s.pfc_pauses_sent)?;
         d.set_item("pfc_resumes", s.pfc_resumes_sent)?;
         d.set_item("peak_live_packets", s.peak_live_packets)?;
+        if let Some((frames, ce)) = w.pcap_counts() {
+            d.set_item("pcap_frames", frames)?;
+            d.set_item("pcap_ecn_ce_frames", ce)?;
+        }
         let cl = s.control_loop;
         d.set_item("control_loops", cl.count)?;
         d.set_item("control_loop_mean_ps", cl.mean_ps())?;
@@ -771,7 +791,11 @@ impl Simulation {
     }
 
     /// Write the CSV tables and the ns-3 HPCC-style text files into `dir`.
-    fn write_tables(&self, dir: PathBuf) -> PyResult<Vec<String>> {
+    fn write_tables(&mut self, dir: PathBuf) -> PyResult<Vec<String>> {
+        // The capture's frames so far reach packets.pcap with the tables.
+        self.world
+            .flush_pcap()
+            .map_err(|e| PyOSError::new_err(format!("cannot write packets.pcap: {e}")))?;
         let w = &self.world;
         std::fs::create_dir_all(&dir)
             .map_err(|e| PyOSError::new_err(format!("cannot create {}: {e}", dir.display())))?;

@@ -9,7 +9,12 @@
 //! * `apps`: per perftest-like application, messages, bytes and latency percentiles;
 //! * `probes`: every out-of-band RTT probe answered or reported lost.
 //!
+//! * `packets.pcap` (`records.pcap`): the frames leaving chosen ports, as
+//!   RoCEv2 frames in a pcap file ([`pcap`]).
+//!
 //! Writers take any `io::Write`; the core never opens files itself.
+
+pub mod pcap;
 
 use crate::net::routing::L4Ports;
 use crate::nic::qp::Verb;

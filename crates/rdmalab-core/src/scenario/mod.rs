@@ -79,6 +79,8 @@ pub struct Scenario {
     pub qlen_monitor: Option<(Duration, Duration)>,
     /// Keep one `probes` row per probe answer or loss (`records.probes`).
     pub record_probes: bool,
+    /// `records.pcap`: capture frames into `packets.pcap`.
+    pub pcap: Option<crate::record::pcap::PcapConfig>,
     pub topology: Topology,
     pub nic: NicConfig,
     pub switch: SwitchConfig,
@@ -123,6 +125,7 @@ impl Scenario {
             w.set_qlen_monitor(Time::ZERO + a, Time::ZERO + b);
         }
         w.rec.skip_probes = !self.record_probes;
+        w.pcap_cfg = self.pcap.clone();
         w.check_signals()?;
         Ok(w)
     }
@@ -533,6 +536,10 @@ impl Parser {
         if let (Some(t), Some(w)) = (&topology, &workload) {
             self.check_connected(t, w);
         }
+        let pcap = match (&topology, &workload) {
+            (Some(t), Some(w)) => self.pcap(&o, t, w, duration),
+            _ => Some(None),
+        };
         if let (Some(n), Some(w)) = (&nic, &workload) {
             self.check_psn_space(n, w);
             self.check_cc_scope(n.cc_scope, w, control.as_ref().map(|c| &c.0));
@@ -650,6 +657,7 @@ impl Parser {
             name,
             qlen_monitor: qlen_monitor?,
             record_probes,
+            pcap: pcap?,
             placement,
             record_control_delays,
             run: RunConfig {
@@ -689,9 +697,188 @@ impl Parser {
         }
     }
 
+    /// `records.pcap`: `true` (every host's link), `false`, or a filter of
+    /// capture points (hosts, ports, links), flows, a time window and a snap length.
+    fn pcap(
+        &mut self,
+        o: &Obj,
+        t: &Topology,
+        w: &Workload,
+        duration: Option<Duration>,
+    ) -> Option<Option<crate::record::pcap::PcapConfig>> {
+        use crate::record::pcap::PcapConfig;
+        const KEY: &str = "records.pcap";
+        let v = match o.get("records").and_then(|r| r.get("pcap")) {
+            None | Some(Value::Null) | Some(Value::Bool(false)) => return Some(None),
+            Some(Value::Bool(true)) => return Some(Some(PcapConfig::default())),
+            Some(v) => v,
+        };
+        let m = self.obj(
+            v,
+            KEY,
+            &[
+                "hosts", "ports", "links", "flows", "start", "end", "snaplen",
+            ],
+        )?;
+        let before = self.errs.len();
+        let mut cfg = PcapConfig::default();
+        let list = |p: &mut Parser, k: &str, what: &str| -> Vec<Value> {
+            match m.get(k) {
+                None => Vec::new(),
+                Some(Value::Array(a)) => a.clone(),
+                Some(other) => {
+                    p.err(m.key(k), show(other), format!("must be a list of {what}"));
+                    Vec::new()
+                }
+            }
+        };
+        for (i, h) in list(self, "hosts", "host names").iter().enumerate() {
+            if let Some(id) = self.node_ref(t, format!("{KEY}.hosts[{i}]"), Some(h), true) {
+                cfg.hosts.push(id);
+            }
+        }
+        let ports_of = |node: u32| {
+            t.links
+                .iter()
+                .filter(|l| l.a == node || l.b == node)
+                .count()
+        };
+        for (i, pv) in list(self, "ports", "`node:port` strings")
+            .iter()
+            .enumerate()
+        {
+            let key = format!("{KEY}.ports[{i}]");
+            let Some(s) = pv.as_str() else {
+                self.err(key, show(pv), "must be a `node:port` string (a node's port index from 0), or a node name for all its ports, e.g. `s0:1`");
+                continue;
+            };
+            let (name, port) = match s.rsplit_once(':') {
+                Some((n, p)) => (n, Some(p)),
+                None => (s, None),
+            };
+            let Some(node) = t.find(name) else {
+                self.err(key, format!("`{s}`"), format!("no node `{name}`; allowed: `node:port` with a node of the topology, e.g. `{}:0`", t.nodes.first().map_or("", |n| n.name.as_str())));
+                continue;
+            };
+            let n = ports_of(node);
+            match port.map(|p| p.parse::<u32>()) {
+                None => cfg.ports.push((node, None)),
+                Some(Ok(p)) if (p as usize) < n => cfg.ports.push((node, Some(p))),
+                _ => self.err(
+                    key,
+                    format!("`{s}`"),
+                    format!("node `{name}` has ports 0 to {}; allowed: `{name}:0` to `{name}:{}`, or `{name}` for all", n.saturating_sub(1), n.saturating_sub(1)),
+                ),
+            }
+        }
+        for (i, lv) in list(self, "links", "[node, node] pairs").iter().enumerate() {
+            let key = format!("{KEY}.links[{i}]");
+            let ends = match lv.as_array() {
+                Some(a) if a.len() == 2 => {
+                    let x = self.node_ref(t, format!("{key}[0]"), a.first(), false);
+                    let y = self.node_ref(t, format!("{key}[1]"), a.get(1), false);
+                    x.zip(y)
+                }
+                _ => {
+                    self.err(
+                        key,
+                        show(lv),
+                        "must be the two nodes a link joins, e.g. [h0, s0]",
+                    );
+                    continue;
+                }
+            };
+            let Some((a, b)) = ends else { continue };
+            match t
+                .links
+                .iter()
+                .position(|l| (l.a == a && l.b == b) || (l.a == b && l.b == a))
+            {
+                Some(li) => cfg.links.push(li as u32),
+                None => self.err(
+                    key,
+                    format!(
+                        "[{}, {}]",
+                        t.nodes[a as usize].name, t.nodes[b as usize].name
+                    ),
+                    "no link joins these two nodes; allowed: two nodes a link joins",
+                ),
+            }
+        }
+        if m.get("flows").is_some() {
+            let n = w.flows.len();
+            let mut ids = Vec::new();
+            for (i, fv) in list(self, "flows", "flow ids").iter().enumerate() {
+                match fv.as_u64() {
+                    Some(f) if (f as usize) < n => ids.push(f as u32),
+                    _ => self.err(
+                        format!("{KEY}.flows[{i}]"),
+                        show(fv),
+                        if n == 0 {
+                            "the workload has no flows (applications are not flows)".to_string()
+                        } else {
+                            format!(
+                                "allowed: a flow id from 0 to {} (the `flow_id` of flows.csv)",
+                                n - 1
+                            )
+                        },
+                    ),
+                }
+            }
+            cfg.flows = Some(ids);
+        }
+        cfg.start = self.duration(&m, "start", Some(Duration::ZERO))?;
+        cfg.end = if m.get("end").is_some() {
+            self.duration(&m, "end", None)
+        } else {
+            None
+        };
+        if let Some(e) = cfg.end {
+            if e <= cfg.start {
+                self.err(
+                    format!("{KEY}.end"),
+                    format!("`{e}`"),
+                    format!("must be after start ({})", cfg.start),
+                );
+            }
+        }
+        if let (Some(d), true) = (duration, m.get("start").is_some()) {
+            if cfg.start >= d {
+                self.err(
+                    format!("{KEY}.start"),
+                    format!("`{}`", cfg.start),
+                    format!("must be before the end of the run (duration {d})"),
+                );
+            }
+        }
+        if m.get("snaplen").is_some() {
+            const MIN: u64 = 60;
+            const MAX: u64 = crate::record::pcap::WHOLE_FRAMES_SNAPLEN as u64;
+            if let Some(b) = self.bytes(&m, "snaplen", None) {
+                if (MIN..=MAX).contains(&b) {
+                    cfg.snaplen = Some(b as u32);
+                } else {
+                    self.err(
+                        format!("{KEY}.snaplen"),
+                        format!("`{b}B`"),
+                        format!("allowed: {MIN}B (an empty Ethernet frame) to {MAX}B; leave it out to keep whole frames"),
+                    );
+                }
+            }
+        }
+        if self.errs.len() > before {
+            return None;
+        }
+        Some(Some(cfg))
+    }
+
     /// `records`: the sample period (None = off) and whether probe rows are kept.
     fn records(&mut self, o: &Obj) -> Option<(Option<Duration>, bool)> {
-        let Some(r) = self.sub(o, "records", &["sample_interval", "qlen_monitor", "probes"]) else {
+        let Some(r) = self.sub(
+            o,
+            "records",
+            &["sample_interval", "qlen_monitor", "probes", "pcap"],
+        ) else {
             return Some((Some(Duration::from_us(10)), true));
         };
         let probes = self.boolean(&r, "probes", true);

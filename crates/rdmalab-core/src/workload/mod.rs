@@ -409,6 +409,9 @@ impl World {
     pub(crate) fn start_flow(&mut self, f: u32) {
         let spec = self.workload.flows[f as usize].clone();
         let qi = self.create_qp(spec.src, spec.dst, spec.verb, None, spec.dport, spec.owner);
+        if let Some(c) = self.capture.as_mut() {
+            c.note_qp(qi, Some(f));
+        }
         self.post(qi, spec.bytes, Origin::Flow(f));
     }
 
