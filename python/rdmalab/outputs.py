@@ -56,6 +56,19 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("queued_bytes", pa.uint64()),
         ]
     ),
+    # Written only with `records.counters`; read as empty when absent.
+    "counter_samples": pa.schema(
+        [
+            ("time_ps", pa.uint64()),
+            ("ecn_marked_packets", pa.uint64()),
+            ("cnps_sent", pa.uint64()),
+            ("pfc_pauses", pa.uint64()),
+            ("pfc_resumes", pa.uint64()),
+            ("dropped_frames", pa.uint64()),
+            ("retransmitted_packets", pa.uint64()),
+            ("timeouts", pa.uint64()),
+        ]
+    ),
     "pfc_events": pa.schema(
         [
             ("time_ps", pa.uint64()),
@@ -176,6 +189,10 @@ SCHEMAS: dict[str, pa.Schema] = {
 }
 
 
+#: Tables a run writes only when asked (`records.counters`); absent means empty.
+OPTIONAL_TABLES = {"counter_samples"}
+
+
 def table_from_csv(data: bytes, name: str) -> pa.Table:
     """Table `name` from the core's CSV bytes, typed by its schema."""
     import io
@@ -224,6 +241,8 @@ def read_table(out_dir: str | Path, name: str) -> pa.Table:
                 csvf,
                 convert_options=pacsv.ConvertOptions(column_types=schema, strings_can_be_null=False),
             )
+        elif name in OPTIONAL_TABLES:
+            return schema.empty_table()
         else:
             raise CorruptOutput(f"{out} has no {name} table ({name}.parquet or {name}.csv); "
                                 f"rerun the scenario to write it")
@@ -239,6 +258,8 @@ def read_table(out_dir: str | Path, name: str) -> pa.Table:
 def write_outputs(out: Path, summary: dict, scenario, parquet: bool = True) -> None:
     if parquet:
         for name, schema in SCHEMAS.items():
+            if name in OPTIONAL_TABLES and not (out / f"{name}.csv").exists():
+                continue
             table = pacsv.read_csv(
                 out / f"{name}.csv",
                 convert_options=pacsv.ConvertOptions(column_types=schema, strings_can_be_null=False),
