@@ -295,13 +295,14 @@ def _time_arg(text):
 def slowdown_text(sd, cols: list[str], results) -> str:
     """The slowdown-by-size table, one block per group."""
     from rdmalab.plots import group_label
+    from rdmalab.units import plural
 
     qcols = [c for c in sd.columns if c.startswith("p") and c[1:2].isdigit()]
     parts = sd.partition_by(cols, maintain_order=True, as_dict=True) if cols else {(): sd}
     out = []
     for key, g in parts.items():
         label = group_label(dict(zip(cols, key)), cols, results.name)
-        out.append(f"{label}  ({g['flows'].sum()} flows)")
+        out.append(f"{label}  ({plural(g['flows'].sum(), 'flow')})")
         out.append(f"  {'bucket':>6}  {'size min':>10}  {'size max':>10}  {'flows':>6}  {'mean':>7}  "
                    + "  ".join(f"{c:>7}" for c in qcols))
         for r in g.iter_rows(named=True):
@@ -311,9 +312,10 @@ def slowdown_text(sd, cols: list[str], results) -> str:
 
 
 def cmd_analyze(args) -> int:
-    from rdmalab.analysis import slowdown_by_size
-    from rdmalab.plots import group_columns
+    from rdmalab.analysis import MAX_BUCKETS, default_buckets, flows_needed, slowdown_by_size
+    from rdmalab.plots import group_columns, in_sweep_order
     from rdmalab.sweep import Results
+    from rdmalab.units import plural
 
     results = Results(args.path)
     cols = args.by if args.by is not None else group_columns(results)
@@ -322,15 +324,18 @@ def cmd_analyze(args) -> int:
         raise SystemExit(f"rdmalab: --by `{unknown[0]}`: not a parameter of {args.path}; "
                          f"allowed: run_id{''.join(', ' + p for p in results.param_names)}")
     flows = results.table("flows")
-    sd = slowdown_by_size(flows, by=cols, buckets=args.buckets,
-                          start_ps=_time_arg(args.start), end_ps=_time_arg(args.end))
+    start, end = _time_arg(args.start), _time_arg(args.end)
+    buckets = args.buckets or default_buckets(flows, cols, 0.99, start, end)
+    sd = slowdown_by_size(flows, by=cols, buckets=buckets, start_ps=start, end_ps=end)
+    sd = in_sweep_order(sd, results, [c for c in cols if c != "run_id"], ["bucket"])
     if args.csv:
         sys.stdout.write(sd.write_csv())
         return 0
     done = len(results.done())
-    print(f"FCT slowdown by flow size: {results.name}, {done} finished run{'s' if done != 1 else ''}, "
-          f"{sd['flows'].sum()} of {flows.height} flows (start window {args.start or 'start'} to {args.end or 'end'}), "
-          f"{args.buckets} buckets of equal flow count, nearest-rank quantiles, sizes in bytes")
+    sized = "" if args.buckets else f" (--buckets default: ≥{flows_needed(0.99)} flows each for p99, at most {MAX_BUCKETS})"
+    print(f"FCT slowdown by flow size: {results.name}, {plural(done, 'finished run')}, "
+          f"{sd['flows'].sum()} of {plural(flows.height, 'flow')} (start window {args.start or 'start'} to {args.end or 'end'}), "
+          f"{plural(buckets, 'bucket')} of equal flow count{sized}, nearest-rank quantiles, sizes in bytes")
     print(slowdown_text(sd, cols, results))
     return 0
 
@@ -338,7 +343,8 @@ def cmd_analyze(args) -> int:
 def cmd_report(args) -> int:
     from rdmalab.report import write_report
 
-    path = write_report(args.path, args.out, start_ps=_time_arg(args.start), end_ps=_time_arg(args.end))
+    path = write_report(args.path, args.out, start_ps=_time_arg(args.start), end_ps=_time_arg(args.end),
+                        buckets=args.buckets)
     print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB; opens offline in any browser)")
     return 0
 
@@ -348,7 +354,8 @@ def cmd_plot(args) -> int:
 
     from rdmalab.casestudies import remembered, write_figures
 
-    paths = write_plots(args.path, args.out, fmt=args.format, start_ps=_time_arg(args.start), end_ps=_time_arg(args.end))
+    paths = write_plots(args.path, args.out, fmt=args.format, start_ps=_time_arg(args.start),
+                        end_ps=_time_arg(args.end), buckets=args.buckets)
     paths += write_figures(args.path, remembered(args.path), args.out, fmt=args.format)
     print(f"wrote {len(paths)} plots to {args.out}: " + ", ".join(p.name for p in paths))
     return 0
@@ -503,6 +510,10 @@ def cmd_cc_flags(args) -> int:
     return 0
 
 
+BUCKETS_HELP = ("flow-size buckets of equal flow count for the slowdown (default: sized to the flow count, "
+                "so each bucket holds enough flows for its percentile: 100 for p99, 10 for p50; at most 20)")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="rdmalab", description=__doc__)
     parser.add_argument("--version", action="version", version=f"rdmalab {_core.__version__}")
@@ -555,7 +566,7 @@ def main(argv: list[str] | None = None) -> int:
                                            "`--by run_id` for one table per run)")
     p.add_argument("--start", help="drop flows that started before this time (warm-up), e.g. 1ms")
     p.add_argument("--end", help="drop flows that started at or after this time (tail), e.g. 9ms")
-    p.add_argument("--buckets", type=int, default=20, help="flow-size buckets of equal flow count (default 20: 5%% each)")
+    p.add_argument("--buckets", type=_positive_int, help=BUCKETS_HELP)
     p.add_argument("--csv", action="store_true", help="write the table as CSV to stdout")
     p.set_defaults(func=cmd_analyze)
 
@@ -564,6 +575,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", help="HTML file (default: PATH/report.html)")
     p.add_argument("--start", help="slowdown: only flows that started at or after this time")
     p.add_argument("--end", help="slowdown: only flows that started before this time")
+    p.add_argument("--buckets", type=_positive_int, help=BUCKETS_HELP)
     p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("plot", help="draw the standard plots of a run or sweep directory as PNG or SVG")
@@ -572,6 +584,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--format", choices=("png", "svg"), default="png")
     p.add_argument("--start", help="slowdown: only flows that started at or after this time")
     p.add_argument("--end", help="slowdown: only flows that started before this time")
+    p.add_argument("--buckets", type=_positive_int, help=BUCKETS_HELP)
     p.set_defaults(func=cmd_plot)
 
     p = sub.add_parser("figures", help="list the case-study figures a scenario or sweep can name in `figures:`")
