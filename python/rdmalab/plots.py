@@ -119,8 +119,11 @@ def longest_ps(results: Results) -> int:
 
 
 def window_ps(results: Results) -> int:
-    """The window for fairness and throughput: the longest run's simulated time / WINDOWS."""
-    return max(longest_ps(results) // WINDOWS, 1)
+    """The window for fairness, throughput and counts over time: the longest run's simulated
+    time / WINDOWS, rounded up to 1, 2 or 5 × 10^k ps (a 2 ms run: 50 µs)."""
+    raw = max(longest_ps(results) // WINDOWS, 1)
+    scale = 10 ** (len(str(raw)) - 1)
+    return next(m * scale for m in (1, 2, 5, 10) if m * scale >= raw)
 
 
 def _time_axis(results: Results) -> tuple[str, int]:
@@ -131,6 +134,10 @@ def _time_axis(results: Results) -> tuple[str, int]:
 def _over_seeds(results: Results) -> str:
     """` (mean over seeds)` where a sweep has seeds to average, else nothing."""
     return " (mean over seeds)" if "seed" in results.param_names else ""
+
+
+def _pooled(results: Results) -> str:
+    return ", seeds pooled" if "seed" in results.param_names else ""
 
 
 def _thin_cdf(g: pl.DataFrame, points: int = CDF_POINTS) -> pl.DataFrame:
@@ -170,8 +177,9 @@ def slowdown_figures(results: Results, start_ps: int | None = None, end_ps: int 
             return []
         name = A.quantile_name(q)
         least = int(sd["flows"].min())
-        fig = Figure(f"slowdown-{name}", f"{name} FCT slowdown by flow size ({plural(n, 'bucket')}, "
-                     f"≥{plural(least, 'flow')} each)", "flow size (bytes, largest in bucket)",
+        how = f"one bucket of {plural(least, 'flow')}" if sd["bucket"].max() == 0 else \
+            f"{n} buckets of ≥{plural(least, 'flow')}"
+        fig = Figure(f"slowdown-{name}", f"{name} FCT slowdown by flow size ({how})", "flow size (bytes, largest in bucket)",
                      f"{name} FCT slowdown", xlog=True, ylog=True, section="fct", half=True)
         for i, (label, g) in enumerate(_groups(sd, cols, results)):
             text = [f"{fmt_size(a)} – {fmt_size(b)}, {plural(f, 'flow')}"
@@ -198,7 +206,7 @@ def fct_cdf_figure(results: Results, start_ps: int | None = None, end_ps: int | 
     if c.height == 0:
         return None
     unit, per = time_unit(float(c["fct_ps"].max()))
-    fig = Figure("fct-cdf", "FCT CDF (all flows, seeds pooled)", f"flow completion time ({unit})",
+    fig = Figure("fct-cdf", f"FCT CDF (all flows{_pooled(results)})", f"flow completion time ({unit})",
                  "fraction of flows", xlog=True, section="fct", half=True)
     for i, (label, g) in enumerate(_groups(c, cols, results)):
         g = _thin_cdf(g)
@@ -226,7 +234,7 @@ def load_figure(results: Results, start_ps: int | None = None, end_ps: int | Non
     if sd.height == 0 or sd[load].n_unique() < 2:
         return None
     name = A.quantile_name(q)
-    fig = Figure(f"{name}-vs-load", f"{name} FCT slowdown against load (all flows, seeds pooled)", load,
+    fig = Figure(f"{name}-vs-load", f"{name} FCT slowdown against load (all flows{_pooled(results)})", load,
                  f"{name} FCT slowdown", ylog=True, section="fct", half=True)
     for i, (label, g) in enumerate(_groups(sd, cols, results)):
         g = g.sort(load)
@@ -295,6 +303,17 @@ def named_throughput_figures(results: Results) -> list[Figure]:
     if not names or s.height == 0:
         return []
     unit, per = _time_axis(results)
+    groups = _groups(s, cols, results)
+    if len(groups) == 1:
+        # One setting: the named flows side by side in one plot.
+        fig = Figure("flow-throughput-0", "Throughput of each named flow", f"time ({unit})", "throughput (Gb/s)",
+                     section="rates")
+        for i, n in enumerate(names):
+            g = s.filter(pl.col("name") == n).sort("time_ps")
+            if g.height:
+                fig.traces.append(Trace(n, (g["time_ps"] / per).to_list(), (g["throughput_bps"] / 1e9).to_list(),
+                                        _color(i)))
+        return [fig]
     figs = []
     for k, n in enumerate(names):
         fig = Figure(f"flow-throughput-{k}", f"Throughput of {n}", f"time ({unit})", "throughput (Gb/s)",

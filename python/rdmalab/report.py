@@ -43,7 +43,7 @@ table{border-collapse:collapse;font-size:12.5px;margin:8px 0} th,td{border:1px s
 th{background:#f4f4f4;font-weight:600} td.l,th.l{text-align:left} td.wrap{white-space:normal;max-width:28em;overflow-wrap:anywhere}
 tr.failed td{color:#b00} tr.pending td{color:#888}
 .grid{display:grid;grid-template-columns:repeat(2,minmax(0,1fr));gap:4px 12px}
-.plot{width:100%;min-height:420px;margin:8px 0;grid-column:1/-1} .plot.half{grid-column:auto}
+.plot{width:100%;min-height:420px;margin:8px 0;grid-column:1/-1} .plot.half{grid-column:auto} .plot.heat{min-height:0}
 pre{background:#f7f7f7;padding:10px;overflow:auto;font-size:12px}
 .muted{color:#666} p.none{color:#555;background:#f6f6f6;border-left:3px solid #bbb;padding:6px 10px}
 nav a{margin-right:12px}
@@ -89,7 +89,8 @@ def to_plotly(fig: Figure) -> dict:
         data = [{"type": "heatmap", "x": h["x"], "y": h["y"], "z": [_clean(r) for r in h["z"]], "zmin": h.get("zmin", 0), "zmax": h.get("zmax", 1),
                  "colorscale": "Viridis", "colorbar": {"title": {"text": h.get("label", "Jain")}}, "xgap": 0, "ygap": 1}]
         layout["yaxis"]["autorange"] = "reversed"
-        layout["height"] = 160 + 40 * len(h["y"])
+        layout["height"] = max(240, 160 + 40 * len(h["y"]))
+        layout["modebar"]["orientation"] = "h"  # a vertical one would cover the colour bar
         return {"data": data, "layout": layout}
     data = []
     for t in fig.traces:
@@ -203,7 +204,8 @@ class _Sections:
         for f in figs:
             # An odd half-width plot out would leave half a row empty: it takes the row.
             half = f.half and not (len(halves) % 2 == 1 and f is halves[-1])
-            self.out.append(f"<div class='plot{' half' if half else ''}' id='{f.key}'></div>")
+            cls = "plot" + (" half" if half else "") + (" heat" if f.heatmap else "")
+            self.out.append(f"<div class='{cls}' id='{f.key}'></div>")
             self.drawn.append(f)
         self.out.append("</div>")
 
@@ -237,9 +239,12 @@ def build_report(path: str | Path, start_ps: int | None = None, end_ps: int | No
     window = "" if start_ps is None and end_ps is None else (
         f" that started in [{fmt_time(start_ps or 0)}, {'the end' if end_ps is None else fmt_time(end_ps)})")
     if flows.height == 0:
-        S.none("fct-none", "No flow completed in any run, so there is no FCT to show.")
+        S.none("fct-none", "No flow completed in any run, so there is no FCT to show." if _total(results, "flows_total")
+               else "The workload has no flows (only perftest-like applications, in the table under Rates), "
+                    "so there is no FCT to show.")
     else:
-        S.text(f"Flows{window}, seeds pooled. Slowdown is FCT over the flow's FCT alone on an idle network. "
+        pooled = ", seeds pooled" if "seed" in results.param_names else ""
+        S.text(f"Flows{window}{pooled}. Slowdown is FCT over the flow's FCT alone on an idle network. "
                "Flows are sorted by size and cut into buckets of equal flow count; each panel's buckets hold "
                "enough flows for its percentile (p50: at least 10, p99: at least 100; fewer flows give fewer "
                "buckets" + ("" if buckets is None else f"; here --buckets {buckets} for both") + "). Nearest-rank "
@@ -275,6 +280,16 @@ def build_report(path: str | Path, start_ps: int | None = None, end_ps: int | No
         S.plots([f for f in rate_figs if f.key.startswith("flow-throughput-")])
         S.out.append("<h3>Total throughput and fairness</h3>")
         S.plots([f for f in rate_figs if f.key in ("throughput", "fairness")])
+    apps = results.table("apps")
+    if apps.height:
+        a = in_sweep_order(apps, results, cols).select(
+            *cols, "name", "verb", pl.col("message_bytes").map_elements(fmt_size, return_dtype=pl.String).alias("message"),
+            pl.col("queue_depth").alias("depth"), pl.col("messages_completed").alias("messages"),
+            pl.col("bytes_completed").map_elements(fmt_size, return_dtype=pl.String).alias("delivered"),
+            *(pl.col(f"latency_{q}_ps").map_elements(fmt_time, return_dtype=pl.String).alias(f"latency {q}")
+              for q in ("mean", "p50", "p99")))
+        S.out.append(f"<details><summary>Perftest-like applications ({plural(apps.height, 'row')})</summary>"
+                     + _table(a, left={*cols, "name", "verb"}) + "</details>")
 
     # ---- queues
     S.h2("queues", "Switch queues")
