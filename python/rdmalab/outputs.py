@@ -277,6 +277,31 @@ class OutputDirError(Exception):
 OTHER_FILES = ["summary.json", "scenario.json", "fct.txt", "pfc.txt", "qlen.txt"]
 
 
+#: What else a run directory may hold: the report, plots and figure list, a sweep run's record.
+RUN_DIR_EXTRAS = {"report.html", "plots", "figures.json", "run.json"}
+
+
+def foreign_files(out: str | Path, allowed: set[str]) -> list[str]:
+    """The names in directory `out` (if it exists) that are not in `allowed`, sorted."""
+    p = Path(out)
+    if not p.is_dir():
+        return []
+    return sorted(f.name for f in p.iterdir() if f.name not in allowed)
+
+
+def refuse_foreign_run_dir(out: str | Path) -> None:
+    """`--out` of a run: a new or empty directory, or an earlier run's (its files are
+    replaced); a directory holding anything else is refused, so no one's files are
+    mixed with a run's or removed."""
+    allowed = {f"{t}.{ext}" for t in SCHEMAS for ext in ("csv", "parquet")} | set(OTHER_FILES) | RUN_DIR_EXTRAS
+    other = foreign_files(out, allowed)
+    if other:
+        shown = ", ".join(other[:3]) + (f" and {len(other) - 3} more" if len(other) > 3 else "")
+        raise OutputDirError(f"--out: `{out}` is not empty and not an earlier run's directory (it holds {shown}); "
+                             f"give a new or empty directory (an earlier run's directory is reused: its files are "
+                             f"replaced)")
+
+
 def prepare_out_dir(out: str | Path) -> int:
     """Make `out` ready for a run before it starts: create it, check that it
     can be written, and remove the files an earlier run left there (its
