@@ -177,8 +177,12 @@ def slowdown_figures(results: Results, start_ps: int | None = None, end_ps: int 
             return []
         name = A.quantile_name(q)
         least = int(sd["flows"].min())
-        how = f"one bucket of {plural(least, 'flow')}" if sd["bucket"].max() == 0 else \
-            f"{n} buckets of ≥{plural(least, 'flow')}"
+        many = len(cols) > 0 and sd.select(cols).n_unique() > 1
+        if sd["bucket"].max() == 0:
+            how = (f"one bucket per setting, ≥{plural(least, 'flow')}" if many
+                   else f"one bucket of {plural(least, 'flow')}")
+        else:
+            how = f"{n} buckets of ≥{plural(least, 'flow')}"
         fig = Figure(f"slowdown-{name}", f"{name} FCT slowdown by flow size ({how})", "flow size (bytes, largest in bucket)",
                      f"{name} FCT slowdown", xlog=True, ylog=True, section="fct", half=True)
         for i, (label, g) in enumerate(_groups(sd, cols, results)):
