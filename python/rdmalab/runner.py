@@ -180,7 +180,8 @@ def run(
         # found now, not after the simulation; an earlier run's files go.
         cleared = prepare_out_dir(out_dir)
         if cleared and progress:
-            print(f"rdmalab: {out_dir}: removed {cleared} files of an earlier run", file=sys.stderr)
+            print(f"rdmalab: {out_dir}: removed {cleared} file{'s' if cleared != 1 else ''} of an earlier run",
+                  file=sys.stderr)
     bar = _Progress(progress)
     t0 = time.perf_counter()
     step = max(sim.stop_ps // _PROGRESS_STEPS, 1)
