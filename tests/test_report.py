@@ -189,6 +189,9 @@ def test_counter_samples_add_up_to_the_run_totals(three_cc, local_sweep):
     assert joined.height == 3 and joined["ecn_marked_packets"].sum() > 0
     for c in ("ecn_marked_packets", "cnps_sent", "pfc_pauses", "dropped_frames", "timeouts"):
         assert (joined[c] == joined[f"{c}_samples"]).all(), c
+    run = next(p for p in (three_cc / "runs").iterdir() if not p.name.startswith("."))
+    for f in ("counter_samples.csv", "counter_samples.parquet"):
+        assert (run / f).exists(), f
     # without records.counters no file is written, and the table reads as empty
     run = next(p for p in (local_sweep / "runs").iterdir() if not p.name.startswith("."))
     assert not (run / "counter_samples.csv").exists()

@@ -460,14 +460,17 @@ def pfc_time_figure(results: Results) -> Figure | None:
     done = results.manifest().filter(pl.col("status") == "done")
     runs = Counter(done.select(cols).iter_rows()) if cols else Counter({(): done.height})
     pu, pper = time_unit(float(p["paused_ps"].max()))
+    grid = pl.DataFrame({"time_ps": list(range(0, longest_ps(results) + 1, w))}, schema={"time_ps": pl.Int64})
     fig = Figure("pfc-time", f"PFC pause time per {fmt_time(w)}, summed over ports{_over_seeds(results)}",
                  f"time ({unit})", f"paused ({pu})", section="signals", half=True)
     for i, (label, g) in enumerate(_groups(p, cols, results)):
         # mean over the setting's runs, a run without pauses in a window counting 0
         n = max(runs[tuple(g[c][0] for c in cols)], 1)
         m = g.group_by("time_ps").agg((pl.col("paused_ps").sum() / n)).sort("time_ps")
+        # windows without a pause hold 0, so the step line drops to 0 between pauses
+        m = grid.join(m.with_columns(pl.col("time_ps").cast(pl.Int64)), on="time_ps", how="left").fill_null(0)
         fig.traces.append(Trace(label, (m["time_ps"] / per).to_list(), (m["paused_ps"] / pper).to_list(),
-                                _color(i), kind="bar"))
+                                _color(i), kind="step"))
     return fig
 
 
