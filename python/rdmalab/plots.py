@@ -571,7 +571,13 @@ def render(fig: Figure, path: str | Path) -> Path:
         if fig.xlog:
             ax.set_xscale("log")
         if fig.ylog:
+            from matplotlib.ticker import LogLocator, NullFormatter, ScalarFormatter
+
             ax.set_yscale("log")
+            # 1, 2, 5, 10, 20, ... as plain numbers: slowdowns rarely span many decades
+            ax.yaxis.set_major_locator(LogLocator(subs=(1, 2, 5)))
+            ax.yaxis.set_major_formatter(ScalarFormatter())
+            ax.yaxis.set_minor_formatter(NullFormatter())
         ax.grid(True, alpha=0.3)
         if len(fig.traces) > 1 or bars:
             ax.legend(fontsize="small")
