@@ -139,3 +139,41 @@ def test_parse_time():
     assert A.parse_time_ps("1.5ms") == 1_500_000_000 and A.parse_time_ps("20us") == 20_000_000
     with pytest.raises(ValueError, match="with a unit"):
         A.parse_time_ps("20")
+
+
+def test_default_buckets_give_each_bucket_enough_flows_for_its_percentile():
+    assert A.flows_needed(0.99) == 100 and A.flows_needed(0.999) == 1000
+    assert A.flows_needed(0.5) == A.MIN_FLOWS_PER_BUCKET == 10
+    one = lambda n, run="r": flows([1] * n, [1.0] * n, [0] * n, run)  # noqa: E731
+    assert A.default_buckets(one(2000)) == 20  # capped at 20
+    assert A.default_buckets(one(350)) == 3  # 116-117 flows each: a p99 that is not the maximum
+    assert A.default_buckets(one(50)) == 1  # too few for p99: one bucket of all
+    assert A.default_buckets(one(350), q=0.5) == 20
+    assert A.default_buckets(one(0)) == 1
+    # the smallest group decides, so every group's buckets hold enough
+    two = pl.concat([one(2000, "a"), one(250, "b")])
+    assert A.default_buckets(two, by="run_id") == 2
+    # flows outside the start window do not count
+    assert A.default_buckets(flows([1] * 400, [1.0] * 400, list(range(400))), start_ps=200) == 2
+
+
+def test_pfc_paused_series_splits_pauses_across_windows():
+    ev = pl.DataFrame({
+        "node": [1, 1, 1, 2], "node_name": ["s0"] * 3 + ["s1"], "port": [0, 0, 0, 1], "class": [3, 3, 3, 3],
+        "time_ps": [50, 70, 180, 90], "event": ["pause", "pause", "resume", "pause"],
+    })
+    # s0:0 paused 50..180 (the second pause only refreshes it); s1:1 from 90 to the end, 250
+    t = A.pfc_paused_series(ev, end_ps=250, window_ps=100)
+    assert t["time_ps"].to_list() == [0, 100, 200]
+    assert t["paused_ps"].to_list() == [50 + 10, 80 + 100, 50]
+    assert t["paused_ports"].to_list() == [2, 2, 1]
+
+
+def test_counter_series_sums_sample_periods_into_windows():
+    c = pl.DataFrame({"time_ps": [10, 20, 30, 40, 45], "ecn_marked_packets": [1, 2, 3, 4, 5],
+                      "cnps_sent": [0, 1, 0, 1, 0]})
+    # a row counts the period that ends at its time: 20 belongs to [0, 20), 40 to [20, 40)
+    t = A.counter_series(c, 20)
+    assert t["time_ps"].to_list() == [0, 20, 40]
+    assert t["ecn_marked_packets"].to_list() == [3, 7, 5]
+    assert t["cnps_sent"].to_list() == [1, 1, 0]

@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import rdmalab
-from rdmalab.outputs import SCHEMAS
+from rdmalab.outputs import OPTIONAL_TABLES, SCHEMAS
 
 
 def cli(*args, cwd=None):
@@ -36,6 +36,11 @@ def test_run_writes_every_documented_table(examples, tmp_path, root):
     assert "VIOLATED" not in r.stdout
     docs = (root / "docs" / "outputs.md").read_text()
     for name, schema in SCHEMAS.items():
+        for col in schema.names:
+            assert f"`{col}`" in docs, f"column {name}.{col} is not documented in docs/outputs.md"
+        if name in OPTIONAL_TABLES:  # written only when the scenario asks (records.counters)
+            assert not (out / f"{name}.csv").exists() and not (out / f"{name}.parquet").exists(), name
+            continue
         with open(out / f"{name}.csv") as f:
             header = next(csv.reader(f))
         assert header == schema.names, name
@@ -237,3 +242,31 @@ def test_algorithms_refuses_an_unknown_name_and_lists_python_and_c():
     assert r.returncode == 0 and "docs/c-controllers.md" in r.stdout and "dcqcn" not in r.stdout
     r = cli("--help")
     assert "sweep-task" not in r.stdout
+    r = cli("nope")
+    assert r.returncode == 2 and "unknown command `nope`; allowed: run," in r.stderr and "sweep-task" not in r.stderr
+
+
+def test_out_into_a_directory_of_other_files_is_refused(examples, tmp_path):
+    # a run's --out: new, empty, or an earlier run's (replaced); never someone's other files
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("keep me")
+    r = cli("run", examples / "incast-pfc.yaml", "--out", tmp_path / "mine", "--quiet")
+    assert r.returncode == 2 and "is not empty and not an earlier run's directory (it holds notes.txt)" in r.stderr
+    assert sorted(p.name for p in (tmp_path / "mine").iterdir()) == ["notes.txt"]
+    out = tmp_path / "run"
+    for _ in range(2):  # an earlier run's directory is reused, with its report and plots
+        r = cli("run", examples / "incast-pfc.yaml", "--out", out)
+        assert r.returncode == 0, r.stderr
+        (out / "report.html").write_text("")
+    assert "files of an earlier run" in r.stderr and (out / "report.html").exists()
+    # a sweep's --out: new, empty, or a sweep directory (resumed)
+    r = cli("sweep", examples / "cc-comparison-sweep.yaml", "--out", tmp_path / "mine", "--dry-run")
+    assert r.returncode == 0  # a dry run writes nothing
+    r = cli("sweep", examples / "cc-comparison-sweep.yaml", "--out", tmp_path / "mine")
+    assert r.returncode == 2 and "is not empty and not a sweep directory (it holds notes.txt)" in r.stderr
+    assert sorted(p.name for p in (tmp_path / "mine").iterdir()) == ["notes.txt"]
+
+
+def test_counts_are_written_with_their_plurals(examples):
+    r = cli("validate", examples / "incast-pfc.yaml")
+    assert r.returncode == 0 and "17 hosts, 1 switch, 17 links, 16 flows, 0 applications" in r.stdout, r.stdout

@@ -108,7 +108,7 @@ def test_convert_writes_a_valid_equivalent_scenario(tmp_path):
     make_dir(tmp_path)
     r = cli("hpcc", "convert", "mix/config.txt", "--out", "converted.yaml", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
-    assert "8 hosts, 1 switches, 8 links, 8 flows, cc hpcc" in r.stdout
+    assert "8 hosts, 1 switch, 8 links, 8 flows, cc hpcc" in r.stdout
     assert "relative to the current directory" in r.stdout
     r = cli("validate", tmp_path / "converted.yaml")
     assert r.returncode == 0, r.stderr
@@ -242,6 +242,14 @@ def test_an_output_over_an_input_or_another_output_is_refused(tmp_path, key, val
     r = cli("hpcc", "run", "mix/config.txt", cwd=tmp_path)
     assert r.returncode == 2 and f"is the same file as {other}" in r.stderr, r.stderr
     assert {f.name: f.read_bytes() for f in (tmp_path / "mix").iterdir()} == before, "no file was touched"
+
+
+def test_run_reports_the_stop_time_it_was_given(tmp_path):
+    # The run ends at SIMULATOR_STOP_TIME (2.01 s), whose last event comes a little before it.
+    make_dir(tmp_path, config=CONFIG + "QLEN_MON_FILE mix/qlen.txt\nQLEN_MON_START 2000000000\nQLEN_MON_END 2000100000\n")
+    r = cli("hpcc", "run", "mix/config.txt", "--quiet", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "ran to the stop time it was given, 2.01 s (SIMULATOR_STOP_TIME 2.01)" in r.stdout, r.stdout
 
 
 def test_ignored_keys_warn(tmp_path):

@@ -11,7 +11,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 from browser import Page
-from conftest import rdmalab_cli
+from conftest import ROOT, rdmalab_cli
 
 from rdmalab.plots import standard_figures
 from rdmalab.sweep import Results
@@ -50,15 +50,22 @@ def test_sweep_report_loads_offline_without_errors_and_draws_every_plot(local_sw
     assert r.returncode == 0, r.stderr
     figs = standard_figures(Results(local_sweep))
     keys = [f.key for f in figs]
-    assert {"slowdown", "rates-0", "throughput", "queue-cdf", "fairness"} <= set(keys)
+    assert {"slowdown-p50", "slowdown-p99", "p99-vs-load", "dequeue-0", "flow-throughput-0", "throughput",
+            "queue-0", "queue-cdf", "fairness"} <= set(keys)
     open_report(report, len(figs), page)
     assert page.errors() == []
     assert all(u.startswith(("file:", "data:")) for u in page.requested_urls()), page.requested_urls()
     assert page.evaluate(PLOTS_DRAWN) == len(figs)
-    # each plot carries its data: 6 settings × (p50, p99) slowdown lines, one heat map row per setting
-    assert page.evaluate("document.getElementById('slowdown').data.length") == 12
+    # each plot carries its data: one slowdown line per setting (6), one heat map row per setting
+    assert page.evaluate("document.getElementById('slowdown-p99').data.length") == 6
     assert page.evaluate("document.getElementById('fairness').data[0].z.length") == 6
-    assert page.evaluate("document.querySelectorAll('#slowdown .scatterlayer .trace').length") == 12
+    assert page.evaluate("document.querySelectorAll('#slowdown-p99 .scatterlayer .trace').length") == 6
+    # under 100 flows per setting: a single p99 bucket, while p50 gets one bucket per 10 flows
+    assert page.evaluate("document.getElementById('slowdown-p99').data.map(t => t.x.length)") == [1] * 6
+    assert max(page.evaluate("document.getElementById('slowdown-p50').data.map(t => t.x.length)")) > 1
+    # p99 against load: one line per controller setting, in sweep order, over the two loads
+    load = page.evaluate("document.getElementById('p99-vs-load').data.map(t => [t.name, t.x])")
+    assert load == [["cc=dcqcn", [0.1, 0.3]], ["cc=none", [0.1, 0.3]], ["cc=dcqcn-ai20", [0.1, 0.3]]]
     text = page.evaluate("document.body.innerText")
     assert "rdmalab sweep: test-12" in text and "12 runs done, 0 failed, 0 pending" in text
     assert "FCT slowdown by flow size" in text and "dcqcn-ai20" in text
@@ -80,6 +87,117 @@ def test_run_report_works_for_a_single_run(local_sweep, tmp_path, page):
     assert "rdmalab run: dumbbell-dcqcn" in page.evaluate("document.body.innerText")
 
 
+THREE_CC = """\
+name: three-cc
+base: {base}
+set:
+  duration: 1ms
+  switch.int: true
+  records.counters: true
+  workload.poisson.cdf: googlerpc2008
+  workload.poisson.load: 0.1
+grid:
+  cc:
+    dcqcn: {{algorithm: dcqcn}}
+    timely: {{algorithm: timely}}
+    hpcc: {{algorithm: hpcc}}
+"""
+
+
+@pytest.fixture(scope="module")
+def three_cc(tmp_path_factory):
+    """Three algorithms on the dumbbell for 1 ms (about 3,400 short flows and two named long ones each)."""
+    d = tmp_path_factory.mktemp("three-cc")
+    (d / "sweep.yaml").write_text(THREE_CC.format(base=ROOT / "examples" / "dumbbell-dcqcn.yaml"))
+    r = rdmalab_cli("sweep", d / "sweep.yaml", "--out", d / "out", "--quiet", "--workers", 1)
+    assert r.returncode == 0, r.stderr
+    return d / "out"
+
+
+def _ids(page) -> set:
+    return set(page.evaluate("Array.from(document.querySelectorAll('[id]')).map(e => e.id)"))
+
+
+def test_three_algorithm_report_answers_the_usual_questions(three_cc, tmp_path, page):
+    report = tmp_path / "report.html"
+    r = rdmalab_cli("report", three_cc, "--out", report)
+    assert r.returncode == 0, r.stderr
+    page.call("Emulation.setDeviceMetricsOverride",
+              {"width": 1280, "height": 900, "deviceScaleFactor": 1, "mobile": False}, session=True)
+    n = len(standard_figures(Results(three_cc)))
+    open_report(report, n, page)
+    assert page.errors() == []
+    assert page.evaluate(PLOTS_DRAWN) == n
+    ids = _ids(page)
+    want = {"runs", "fct", "rates", "queues", "signals", "control",  # sections
+            "slowdown-p50", "slowdown-p99", "fct-cdf",  # slowdown vs size per percentile, FCT CDF
+            "dequeue-0", "dequeue-1", "dequeue-2",  # each controller's dequeue rates
+            "flow-throughput-0", "flow-throughput-1",  # the named apps long0 and long1 across algorithms
+            "queue-0", "queue-1", "queue-2",  # the busiest ports over time
+            "ecn-marks", "cnps",  # congestion signals over time
+            "pfc-none", "load-none", "control-none"}  # sections that say why they have no plot
+    assert want <= ids, sorted(want - ids)
+    fig = "document.getElementById('{}')"
+    settings = ["cc=dcqcn", "cc=timely", "cc=hpcc"]  # sweep order, not the alphabet
+    for q in ("p50", "p99"):
+        f = fig.format(f"slowdown-{q}")
+        assert page.evaluate(f"{f}.data.map(t => t.name)") == settings
+        assert page.evaluate(f"{f}.layout.yaxis.type") == "log" and page.evaluate(f"{f}.layout.xaxis.type") == "log"
+        assert page.evaluate(f"{f}.querySelectorAll('.scatterlayer .trace').length") == 3
+        # 1,000+ flows per algorithm: 20 buckets for each percentile
+        assert page.evaluate(f"{f}.data[0].x.length") == 20
+    # p50 and p99 side by side: one row, two columns
+    p50, p99 = (page.evaluate(f"{fig.format(k)}.getBoundingClientRect().{a}") for k in ("slowdown-p50", "slowdown-p99")
+                for a in ("top",))
+    assert p50 == p99
+    assert page.evaluate(f"{fig.format('fct-cdf')}.data.length") == 3
+    assert page.evaluate(f"{fig.format('dequeue-0')}.data.map(t => t.name)") == ["long0", "long1"]
+    assert "Dequeue rate set by the controller — cc=dcqcn" in page.evaluate(f"{fig.format('dequeue-0')}.layout.title.text")
+    assert page.evaluate(f"{fig.format('flow-throughput-0')}.layout.title.text") == "Throughput of long0"
+    assert page.evaluate(f"{fig.format('flow-throughput-0')}.data.map(t => t.name)") == settings
+    for key in ("ecn-marks", "cnps"):
+        assert page.evaluate(f"{fig.format(key)}.data.length") == 3
+    # times people read: axes in ms, the run table in ms and seconds
+    assert page.evaluate(f"{fig.format('queue-0')}.layout.xaxis.title.text") == "time (ms)"
+    assert page.evaluate(f"{fig.format('fct-cdf')}.layout.xaxis.title.text") == "flow completion time (µs)"
+    text = page.evaluate("document.body.innerText")
+    assert "No PFC pauses in any run." in text
+    assert "Load is not an axis of this sweep" in text
+    assert "3 runs done, 0 failed, 0 pending" in text
+    headings = page.evaluate("Array.from(document.querySelectorAll('h2')).map(h => h.textContent)")
+    assert headings == ["Runs", "Flow completion times", "Rates and throughput", "Switch queues",
+                        "ECN marks, CNPs and PFC", "Control-loop delays", "Scenario"]
+    runs = page.evaluate("Array.from(document.querySelectorAll('#runs + .tw tr')).map(r => r.innerText)")
+    assert "1 ms" in runs[1] and " s" in runs[1]
+    # every table fits the page at 1280 px (details opened)
+    page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+    widths = page.evaluate("Array.from(document.querySelectorAll('table')).map("
+                           "t => [t.getBoundingClientRect().right, document.documentElement.clientWidth])")
+    assert widths and all(r <= w for r, w in widths), widths
+    assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
+    page.screenshot(str(tmp_path / "three-cc.png"))
+
+
+def test_counter_samples_add_up_to_the_run_totals(three_cc, local_sweep):
+    import polars as pl
+
+    res = Results(three_cc)
+    sums = res.table("counter_samples").group_by("run_id").agg(
+        pl.col("ecn_marked_packets", "cnps_sent", "pfc_pauses", "dropped_frames", "timeouts").sum())
+    tot = res.summaries().select("run_id", "ecn_marked_packets", "cnps_sent", "pfc_pauses", "dropped_frames", "timeouts")
+    joined = tot.join(sums, on="run_id", suffix="_samples")
+    assert joined.height == 3 and joined["ecn_marked_packets"].sum() > 0
+    for c in ("ecn_marked_packets", "cnps_sent", "pfc_pauses", "dropped_frames", "timeouts"):
+        assert (joined[c] == joined[f"{c}_samples"]).all(), c
+    run = next(p for p in (three_cc / "runs").iterdir() if not p.name.startswith("."))
+    for f in ("counter_samples.csv", "counter_samples.parquet"):
+        assert (run / f).exists(), f
+    # without records.counters no file is written, and the table reads as empty
+    run = next(p for p in (local_sweep / "runs").iterdir() if not p.name.startswith("."))
+    assert not (run / "counter_samples.csv").exists()
+    assert Results(local_sweep).table("counter_samples").height == 0
+
+
 def test_plot_command_writes_png_and_svg(local_sweep, tmp_path):
     n = len(standard_figures(Results(local_sweep)))
     for fmt in ("png", "svg"):
@@ -87,7 +205,7 @@ def test_plot_command_writes_png_and_svg(local_sweep, tmp_path):
         assert r.returncode == 0, r.stderr
         files = sorted((tmp_path / fmt).iterdir())
         assert len(files) == n and all(f.suffix == f".{fmt}" for f in files)
-    png = (tmp_path / "png" / "slowdown.png").read_bytes()
+    png = (tmp_path / "png" / "slowdown-p99.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     width, height = struct.unpack(">II", png[16:24])
     assert width >= 600 and height >= 300
@@ -110,6 +228,13 @@ def test_analyze_prints_the_slowdown_table(local_sweep):
     r = rdmalab_cli("analyze", local_sweep, "--start", "0.5ms")
     assert r.returncode == 0, r.stderr
     assert r.stdout.count("bucket    size min") == 6  # one block per setting, seeds pooled
+    # by default the buckets are sized for p99: under 100 flows per setting, one bucket each
+    assert "1 bucket of equal flow count" in r.stdout and "\n       1  " not in r.stdout
+    # settings in sweep order: dcqcn, none, dcqcn-ai20 (not alphabetical)
+    blocks = [line.split("  (")[0] for line in r.stdout.splitlines() if line.startswith("cc=")]
+    assert [b.split(",")[0] for b in blocks[::2]] == ["cc=dcqcn", "cc=none", "cc=dcqcn-ai20"]
     assert "cc=none, workload.poisson.load=0.3" in r.stdout
+    r = rdmalab_cli("analyze", local_sweep, "--buckets", 3, "--csv")
+    assert r.returncode == 0 and sorted(set(row["bucket"] for row in csv.DictReader(io.StringIO(r.stdout)))) == ["0", "1", "2"]
     bad = rdmalab_cli("analyze", local_sweep, "--by", "colour")
     assert bad.returncode != 0 and "allowed: run_id, cc, workload.poisson.load, seed" in bad.stderr

@@ -10,6 +10,7 @@ values is the ⌈q·n⌉-th smallest.
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Sequence, Union
 
@@ -67,6 +68,31 @@ def _group_agg(df: pl.DataFrame, keys: list[str], aggs: list[pl.Expr]) -> pl.Dat
 
 
 # ------------------------------------------------------------------ FCT
+
+#: A bucket's quantile is read only from at least this many flows (a p50 of 3 flows says little).
+MIN_FLOWS_PER_BUCKET = 10
+#: At most this many size buckets (20: 5% of the flows each, as the HPCC paper's plots).
+MAX_BUCKETS = 20
+
+
+def flows_needed(q: float) -> int:
+    """How many flows a bucket needs for its q-quantile to be more than its largest value:
+    ⌈1/(1−q)⌉ (p99: 100, p99.9: 1000), and at least MIN_FLOWS_PER_BUCKET (p50: 10)."""
+    return max(MIN_FLOWS_PER_BUCKET, math.ceil(1 / (1 - q) - 1e-9))
+
+
+def default_buckets(flows: Frame, by: Sequence[str] | str | None = None, q: float = 0.99,
+                    start_ps: int | None = None, end_ps: int | None = None) -> int:
+    """The number of size buckets for `slowdown_by_size` that gives every group's buckets
+    `flows_needed(q)` flows each (at least 1, at most MAX_BUCKETS): e.g. 2000 flows → 20
+    buckets for p99, 350 flows → 3."""
+    keys = _by(by)
+    df = _window(_df(flows), "start_ps", start_ps, end_ps)
+    if df.height == 0:
+        return 1
+    n = df.group_by(keys).len()["len"].min() if keys else df.height
+    return max(1, min(MAX_BUCKETS, int(n) // flows_needed(q)))
+
 
 def slowdown_by_size(
     flows: Frame,
@@ -273,6 +299,62 @@ def pfc_pause_time(
         rows.append((*key, pauses, total))
     schema = {**{k: df.schema[k] for k in port_keys}, "pauses": pl.Int64, "paused_ps": pl.Int64}
     return pl.DataFrame(rows, schema=schema, orient="row")
+
+
+def counter_series(counter_samples: Frame, window_ps: int, by: Sequence[str] | str | None = None) -> pl.DataFrame:
+    """Run-wide counters (table `counter_samples`, written with `records.counters`) summed in
+    windows [k·window, (k+1)·window) of each row's time. Columns: `by`, `time_ps` (window
+    start), `ecn_marked_packets`, `cnps_sent`, `pfc_pauses`, `pfc_resumes`, `dropped_frames`,
+    `retransmitted_packets`, `timeouts`."""
+    keys = _by(by)
+    df = _df(counter_samples)
+    counts = [c for c in df.columns if c not in keys and c not in ("time_ps", "run_id")]
+    # A row counts (time − interval, time]: its events belong to the window before `time_ps`
+    # when it falls on a window boundary.
+    df = df.with_columns((((pl.col("time_ps").cast(pl.Int64) - 1).clip(0) // window_ps) * window_ps).alias("time_ps"))
+    return _group_agg(df, keys + ["time_ps"], [pl.col(c).sum() for c in counts]).select(keys + ["time_ps"] + counts)
+
+
+def pfc_paused_series(pfc_events: Frame, end_ps: int | str, window_ps: int,
+                      by: Sequence[str] | str | None = None) -> pl.DataFrame:
+    """PFC pause time over time: in each window [k·window, (k+1)·window), the paused time
+    summed over every paused (node, port, class), counted as in `pfc_pause_time` (a pause
+    lasts until the next resume, or to `end_ps`: an int or a per-row column). Columns:
+    `by`, `time_ps` (window start), `paused_ps`, `paused_ports` (ports paused at some
+    moment in the window); windows with no pause are absent."""
+    keys = _by(by)
+    df = _df(pfc_events)
+    port_keys = keys + ["node", "port", "class"]
+    end_col = end_ps if isinstance(end_ps, str) else None
+    acc: dict[tuple, list] = {}
+    for key, g in df.sort(port_keys + ["time_ps"], maintain_order=True).partition_by(
+        port_keys, maintain_order=True, as_dict=True
+    ).items():
+        end = g[end_col][0] if end_col else end_ps
+        intervals, since = [], None
+        for t, ev in zip(g["time_ps"].to_list(), g["event"].to_list()):
+            if ev == "pause" and since is None:
+                since = t
+            elif ev == "resume" and since is not None:
+                intervals.append((since, t))
+                since = None
+        if since is not None:
+            intervals.append((since, max(end, since)))
+        group = tuple(key[: len(keys)])
+        for a, b in intervals:
+            w = (a // window_ps) * window_ps
+            while w < b or (a == b and w == a // window_ps * window_ps):
+                part = min(b, w + window_ps) - max(a, w)
+                slot = acc.setdefault((*group, w), [0, set()])
+                slot[0] += max(part, 0)
+                slot[1].add(key)
+                if a == b:
+                    break
+                w += window_ps
+    rows = [(*k, v[0], len(v[1])) for k, v in sorted(acc.items(), key=lambda kv: kv[0][len(keys):])]
+    schema = {**{k: df.schema[k] for k in keys}, "time_ps": pl.Int64, "paused_ps": pl.Int64, "paused_ports": pl.Int64}
+    out = pl.DataFrame(rows, schema=schema, orient="row")
+    return out.sort(keys + ["time_ps"], maintain_order=True) if keys else out
 
 
 def control_delay_stats(

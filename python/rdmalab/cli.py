@@ -19,13 +19,23 @@ def _percentile(xs: list[float], q: float) -> float:
     return xs[min(len(xs) - 1, int(round(q * (len(xs) - 1))))]
 
 
-def summary_table(summary: dict, out_dir: Path | None) -> str:
-    """A human-readable table of what a run did."""
+def summary_table(summary: dict, out_dir: Path | None, stop_ps: int | None = None, stop_given: str | None = None) -> str:
+    """A human-readable table of what a run did. `stop_ps`: the stop time the run was given
+    (`duration`), and `stop_given` how the input said it (e.g. `SIMULATOR_STOP_TIME 2.1`)."""
+    from rdmalab.units import fmt_time, plural
+
     rows = []
-    sim_ms = summary["sim_time_ps"] / 1e9
     wall = summary.get("wall_seconds", 0.0)
     rows.append(("scenario", f"{summary['name']} (seed {summary['seed']}, cc {summary['cc']})"))
-    rows.append(("ended", f"{summary['end']} at {sim_ms:.3f} ms simulated"))
+    given = "" if stop_ps is None else f"{fmt_time(stop_ps)}" + (f" ({stop_given})" if stop_given else "")
+    end, sim = summary["end"], fmt_time(summary["sim_time_ps"])
+    if end == "stop_time" and stop_ps is not None:
+        ended = f"stop_time: ran to the stop time it was given, {given}"
+    elif end == "all_flows_done" and stop_ps is not None:
+        ended = f"all_flows_done at {sim} simulated, before the stop time {given}"
+    else:
+        ended = f"{end} at {sim} simulated" + (f" (stop time {given})" if given else "")
+    rows.append(("ended", ended))
     if wall > 0:
         rows.append(("wall time", f"{wall:.2f} s  ({summary['events'] / wall / 1e6:.2f} M events/s, "
                                    f"{summary['switch_packet_hops'] / wall / 1e6:.2f} M packet-hops/s)"))
@@ -38,15 +48,16 @@ def summary_table(summary: dict, out_dir: Path | None) -> str:
         fct = [x / 1e6 for x in flows.column("fct_ps").to_pylist()]
         rows.append(("FCT slowdown", f"p50 {_percentile(sd, 0.5):.2f}  p95 {_percentile(sd, 0.95):.2f}  "
                                      f"p99 {_percentile(sd, 0.99):.2f}  max {max(sd):.2f}"))
-        rows.append(("FCT", f"p50 {_percentile(fct, 0.5):.2f} us  p99 {_percentile(fct, 0.99):.2f} us"))
+        rows.append(("FCT", f"p50 {fmt_time(_percentile(fct, 0.5) * 1e6)}  p99 {fmt_time(_percentile(fct, 0.99) * 1e6)}"))
     if summary["apps"]:
-        rows.append(("applications", f"{summary['apps']} perftest-like QPs (see apps.csv)"))
+        rows.append(("applications", f"{plural(summary['apps'], 'perftest-like QP')} (see apps.csv)"))
     sent = summary["data_payload_sent_bytes"]
-    rows.append(("payload sent", f"{sent / 1e6:.3f} MB ({summary['retransmitted_packets']} packets retransmitted, "
-                                 f"{summary['timeouts']} timeouts)"))
-    rows.append(("drops", f"{summary['dropped_frames']} frames ({summary['data_payload_dropped_bytes']} payload bytes)"))
-    rows.append(("PFC", f"{summary['pfc_pauses']} pauses, {summary['pfc_resumes']} resumes"))
-    rows.append(("ECN / CNP", f"{summary['ecn_marked_packets']} marked, {summary['cnps_sent']} CNPs"))
+    rows.append(("payload sent", f"{sent / 1e6:.3f} MB ({plural(summary['retransmitted_packets'], 'packet')} "
+                                 f"retransmitted, {plural(summary['timeouts'], 'timeout')})"))
+    rows.append(("drops", f"{plural(summary['dropped_frames'], 'frame')} "
+                          f"({plural(summary['data_payload_dropped_bytes'], 'payload byte')})"))
+    rows.append(("PFC", f"{plural(summary['pfc_pauses'], 'pause')}, {plural(summary['pfc_resumes'], 'resume')}"))
+    rows.append(("ECN / CNP", f"{summary['ecn_marked_packets']} marked, {plural(summary['cnps_sent'], 'CNP')}"))
     ok = sent == (summary["data_payload_arrived_bytes"] + summary["data_payload_dropped_bytes"]
                   + summary["data_payload_in_network_bytes"])
     rows.append(("conservation", "sent = arrived + dropped + in network" + ("" if ok else "  ** VIOLATED **")))
@@ -63,15 +74,24 @@ def cmd_run(args) -> int:
     from rdmalab.runner import run
     from rdmalab.scenario import load_scenario
 
+    from rdmalab.outputs import refuse_foreign_run_dir
+
     overrides = {"seed": args.seed} if args.seed is not None else None
     _refuse_sweep_file(args.scenario)
+    refuse_foreign_run_dir(args.out)
     # `kill PID` (and a batch system's time limit) stops a run like Ctrl-C does.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     scenario = load_scenario(args.scenario, overrides)
     result = run(scenario, out_dir=args.out, progress=not args.quiet, parquet=not args.no_parquet)
-    print(summary_table(result.summary, result.out_dir))
+    print(summary_table(result.summary, result.out_dir, stop_ps=_stop_ps(result), stop_given="duration"))
     _draw_case_figures(args.out, scenario.figures or [])
     return 0
+
+
+def _stop_ps(result) -> int | None:
+    """The stop time a run was given (its scenario's duration)."""
+    sim = getattr(result, "_sim", None)
+    return None if sim is None else int(sim.stop_ps)
 
 
 def _say_saved(e: BaseException) -> None:
@@ -80,8 +100,11 @@ def _say_saved(e: BaseException) -> None:
     if saved is None:
         return
     out, s = saved
-    print(f"rdmalab: saved the run so far to {out}: {s['sim_time_ps'] / 1e9:.3f} ms simulated, "
-          f"{s['flows_completed']} of {s['flows_total']} flows finished (flows table), the samples taken; "
+    from rdmalab.units import fmt_time
+
+    print(f"rdmalab: saved the run so far to {out}: {fmt_time(s['sim_time_ps'])} simulated, "
+          f"{s['flows_completed']} of {s['flows_total']} flow{'s' if s['flows_total'] != 1 else ''} finished "
+          f"(flows table), the samples taken; "
           f"summary.json says end: {s['end']}", file=sys.stderr)
 
 
@@ -114,6 +137,21 @@ def _refuse_scenario_file(path: str) -> None:
     if isinstance(data, dict) and not is_sweep_file(data) and ("topology" in data or "workload" in data):
         raise SweepError(f"`{path}` is a scenario, not a sweep file (it has no `base`); "
                          f"run it with `rdmalab run {path} --out DIR`")
+
+
+def _refuse_foreign_sweep_dir(out: str) -> None:
+    """`sweep --out`: a new or empty directory, or a sweep directory (resumed); nothing else."""
+    from rdmalab.outputs import RUN_DIR_EXTRAS, OutputDirError, foreign_files
+    from rdmalab.sweep.store import MANIFEST, PLAN, SWEEP
+
+    p = Path(out)
+    if not p.is_dir() or (p / SWEEP).exists() or (p / MANIFEST).exists():
+        return
+    other = foreign_files(p, {".lock", "runs", PLAN, "slurm"} | RUN_DIR_EXTRAS)
+    if other:
+        shown = ", ".join(other[:3]) + (f" and {len(other) - 3} more" if len(other) > 3 else "")
+        raise OutputDirError(f"--out: `{out}` is not empty and not a sweep directory (it holds {shown}); give a new "
+                             f"or empty directory, or an earlier sweep's directory to resume or extend it")
 
 
 def _draw_case_figures(out: str, names: list[str]) -> None:
@@ -161,6 +199,7 @@ def _is_sweep_file(path) -> bool:
 
 
 def cmd_validate(args) -> int:
+    from rdmalab.units import plural
     from rdmalab.runner import validate
     from rdmalab.scenario import load_scenario
     from rdmalab.sweep import SweepError, load_sweep
@@ -170,7 +209,7 @@ def cmd_validate(args) -> int:
         try:
             if _is_sweep_file(path):
                 sweep = load_sweep(path)
-                print(f"{path}: ok — sweep `{sweep.name}` of {len(sweep.runs)} runs ({sweep.shape()}), "
+                print(f"{path}: ok — sweep `{sweep.name}` of {plural(len(sweep.runs), 'run')} ({sweep.shape()}), "
                       f"every scenario valid")
                 continue
             info = validate(load_scenario(path))
@@ -179,8 +218,8 @@ def cmd_validate(args) -> int:
             status = 1
             continue
         print(
-            f"{path}: ok — {info['hosts']} hosts, {info['nodes'] - info['hosts']} switches, "
-            f"{info['links']} links, {info['flows']} flows, {info['apps']} applications, "
+            f"{path}: ok — {plural(info['hosts'], 'host')}, {plural(info['nodes'] - info['hosts'], 'switch', 'switches')}, "
+            f"{plural(info['links'], 'link')}, {plural(info['flows'], 'flow')}, {plural(info['apps'], 'application')}, "
             f"cc {info['cc']}, {info['duration_ps'] / 1e9:g} ms"
         )
     return status
@@ -238,20 +277,22 @@ def cmd_algorithms(args) -> int:
 
 
 def cmd_sweep(args) -> int:
+    from rdmalab.units import plural
     from rdmalab.sweep import export_slurm, load_sweep, run_sweep
     from rdmalab.sweep.spec import describe_params
 
     _refuse_scenario_file(args.sweep)
     sweep = load_sweep(args.sweep)  # expanded and validated before anything is written
     if args.dry_run:
-        print(f"sweep {sweep.name}: {len(sweep.runs)} runs ({sweep.shape()}), every scenario valid")
+        print(f"sweep {sweep.name}: {plural(len(sweep.runs), 'run')} ({sweep.shape()}), every scenario valid")
         for r in sweep.runs:
             print(f"  {r.index:4d}  {r.run_id}  {describe_params(r.params)}")
         return 0
+    _refuse_foreign_sweep_dir(args.out)
     if args.backend == "slurm":
         script = export_slurm(sweep, args.out, sbatch_options=args.sbatch)
         todo = len((script.parent / "pending.txt").read_text().split())
-        print(f"wrote {script} ({todo} of {len(sweep.runs)} runs to do); submit it with: sbatch {script}")
+        print(f"wrote {script} ({todo} of {plural(len(sweep.runs), 'run')} to do); submit it with: sbatch {script}")
         return 0
     if args.backend == "ray" and importlib.util.find_spec("ray") is None:
         print("rdmalab: the Ray backend needs Ray: pip install 'rdmalab[ray]'", file=sys.stderr)
@@ -266,7 +307,7 @@ def cmd_sweep(args) -> int:
               f"Run the same command again to run the rest.", file=sys.stderr)
         return 130
     done = sum(r["status"] == "done" for r in outcome.rows)
-    print(f"sweep {sweep.name}: {done} of {len(outcome.rows)} runs done ({outcome.ran} run now, "
+    print(f"sweep {sweep.name}: {done} of {plural(len(outcome.rows), 'run')} done ({outcome.ran} run now, "
           f"{outcome.resumed} finished before), {outcome.failed} failed; manifest {Path(args.out) / 'manifest.jsonl'}")
     for r in outcome.rows:
         if r["status"] == "failed":
@@ -298,13 +339,14 @@ def _time_arg(text):
 def slowdown_text(sd, cols: list[str], results) -> str:
     """The slowdown-by-size table, one block per group."""
     from rdmalab.plots import group_label
+    from rdmalab.units import plural
 
     qcols = [c for c in sd.columns if c.startswith("p") and c[1:2].isdigit()]
     parts = sd.partition_by(cols, maintain_order=True, as_dict=True) if cols else {(): sd}
     out = []
     for key, g in parts.items():
         label = group_label(dict(zip(cols, key)), cols, results.name)
-        out.append(f"{label}  ({g['flows'].sum()} flows)")
+        out.append(f"{label}  ({plural(g['flows'].sum(), 'flow')})")
         out.append(f"  {'bucket':>6}  {'size min':>10}  {'size max':>10}  {'flows':>6}  {'mean':>7}  "
                    + "  ".join(f"{c:>7}" for c in qcols))
         for r in g.iter_rows(named=True):
@@ -314,9 +356,10 @@ def slowdown_text(sd, cols: list[str], results) -> str:
 
 
 def cmd_analyze(args) -> int:
-    from rdmalab.analysis import slowdown_by_size
-    from rdmalab.plots import group_columns
+    from rdmalab.analysis import MAX_BUCKETS, default_buckets, flows_needed, slowdown_by_size
+    from rdmalab.plots import group_columns, in_sweep_order
     from rdmalab.sweep import Results
+    from rdmalab.units import plural
 
     results = Results(args.path)
     cols = args.by if args.by is not None else group_columns(results)
@@ -325,15 +368,18 @@ def cmd_analyze(args) -> int:
         raise SystemExit(f"rdmalab: --by `{unknown[0]}`: not a parameter of {args.path}; "
                          f"allowed: run_id{''.join(', ' + p for p in results.param_names)}")
     flows = results.table("flows")
-    sd = slowdown_by_size(flows, by=cols, buckets=args.buckets,
-                          start_ps=_time_arg(args.start), end_ps=_time_arg(args.end))
+    start, end = _time_arg(args.start), _time_arg(args.end)
+    buckets = args.buckets or default_buckets(flows, cols, 0.99, start, end)
+    sd = slowdown_by_size(flows, by=cols, buckets=buckets, start_ps=start, end_ps=end)
+    sd = in_sweep_order(sd, results, [c for c in cols if c != "run_id"], ["bucket"])
     if args.csv:
         sys.stdout.write(sd.write_csv())
         return 0
     done = len(results.done())
-    print(f"FCT slowdown by flow size: {results.name}, {done} finished run{'s' if done != 1 else ''}, "
-          f"{sd['flows'].sum()} of {flows.height} flows (start window {args.start or 'start'} to {args.end or 'end'}), "
-          f"{args.buckets} buckets of equal flow count, nearest-rank quantiles, sizes in bytes")
+    sized = "" if args.buckets else f" (--buckets default: ≥{flows_needed(0.99)} flows each for p99, at most {MAX_BUCKETS})"
+    print(f"FCT slowdown by flow size: {results.name}, {plural(done, 'finished run')}, "
+          f"{sd['flows'].sum()} of {plural(flows.height, 'flow')} (start window {args.start or 'start'} to {args.end or 'end'}), "
+          f"{plural(buckets, 'bucket')} of equal flow count{sized}, nearest-rank quantiles, sizes in bytes")
     print(slowdown_text(sd, cols, results))
     return 0
 
@@ -341,7 +387,8 @@ def cmd_analyze(args) -> int:
 def cmd_report(args) -> int:
     from rdmalab.report import write_report
 
-    path = write_report(args.path, args.out, start_ps=_time_arg(args.start), end_ps=_time_arg(args.end))
+    path = write_report(args.path, args.out, start_ps=_time_arg(args.start), end_ps=_time_arg(args.end),
+                        buckets=args.buckets)
     print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB; opens offline in any browser)")
     return 0
 
@@ -351,9 +398,10 @@ def cmd_plot(args) -> int:
 
     from rdmalab.casestudies import remembered, write_figures
 
-    paths = write_plots(args.path, args.out, fmt=args.format, start_ps=_time_arg(args.start), end_ps=_time_arg(args.end))
+    paths = write_plots(args.path, args.out, fmt=args.format, start_ps=_time_arg(args.start),
+                        end_ps=_time_arg(args.end), buckets=args.buckets)
     paths += write_figures(args.path, remembered(args.path), args.out, fmt=args.format)
-    print(f"wrote {len(paths)} plots to {args.out}: " + ", ".join(p.name for p in paths))
+    print(f"wrote {len(paths)} plot{'s' if len(paths) != 1 else ''} to {args.out}: " + ", ".join(p.name for p in paths))
     return 0
 
 
@@ -363,6 +411,7 @@ def _print_warnings(conv) -> None:
 
 
 def cmd_hpcc_convert(args) -> int:
+    from rdmalab.units import plural
     from rdmalab.hpcc import convert, scenario_yaml
     from rdmalab.runner import validate
     from rdmalab.scenario import scenario_from_dict
@@ -374,8 +423,9 @@ def cmd_hpcc_convert(args) -> int:
     out.write_text(scenario_yaml(conv, out))
     for n in conv.notes:
         print(f"  {n}")
-    print(f"wrote {out}: {info['hosts']} hosts, {info['nodes'] - info['hosts']} switches, {info['links']} links, "
-          f"{info['flows']} flows, cc {info['cc']}, {info['duration_ps'] / 1e9:g} ms (valid)")
+    print(f"wrote {out}: {plural(info['hosts'], 'host')}, {plural(info['nodes'] - info['hosts'], 'switch', 'switches')}, "
+          f"{plural(info['links'], 'link')}, {plural(info['flows'], 'flow')}, cc {info['cc']}, "
+          f"{info['duration_ps'] / 1e9:g} ms (valid)")
     return 0
 
 
@@ -388,7 +438,9 @@ def cmd_hpcc_run(args) -> int:
         print(f"  {n}")
     out = Path(args.out) if args.out else default_out_dir(conv)
     r = run_config(args.config, out, progress=not args.quiet, parquet=not args.no_parquet, conversion=conv)
-    print(summary_table(r.result.summary, r.result.out_dir))
+    stop = conv.config_value("SIMULATOR_STOP_TIME")
+    print(summary_table(r.result.summary, r.result.out_dir, stop_ps=_stop_ps(r.result),
+                        stop_given=None if stop is None else f"SIMULATOR_STOP_TIME {stop}"))
     for kind, p in r.written.items():
         print(f"  wrote {p} (ns-3 {kind} format)")
     return 0
@@ -402,7 +454,8 @@ def cmd_hpcc_traffic(args) -> int:
     flows = generate_flows(cdf, args.nhost, args.load, bw, args.time, args.seed, base_ns=round(args.base * 1e9))
     write_flow_file(args.output, flows)
     offered = sum(f[2] for f in flows) * 8 / (args.nhost * bw * args.time) if flows else 0.0
-    print(f"wrote {args.output}: {len(flows)} flows from {args.nhost} hosts over {args.time:g} s from "
+    print(f"wrote {args.output}: {len(flows)} flow{'s' if len(flows) != 1 else ''} from {args.nhost} "
+          f"host{'s' if args.nhost != 1 else ''} over {args.time:g} s from "
           f"{args.base:g} s (seed {args.seed}); CDF mean {cdf_mean(cdf):,.0f} B, offered load {offered:.3f} "
           f"of {bw / 1e9:g} Gb/s per host (target {args.load:g})")
     return 0
@@ -506,6 +559,10 @@ def cmd_cc_flags(args) -> int:
     return 0
 
 
+BUCKETS_HELP = ("flow-size buckets of equal flow count for the slowdown (default: sized to the flow count, "
+                "so each bucket holds enough flows for its percentile: 100 for p99, 10 for p50; at most 20)")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="rdmalab", description=__doc__)
     parser.add_argument("--version", action="version", version=f"rdmalab {_core.__version__}")
@@ -558,7 +615,7 @@ def main(argv: list[str] | None = None) -> int:
                                            "`--by run_id` for one table per run)")
     p.add_argument("--start", help="drop flows that started before this time (warm-up), e.g. 1ms")
     p.add_argument("--end", help="drop flows that started at or after this time (tail), e.g. 9ms")
-    p.add_argument("--buckets", type=int, default=20, help="flow-size buckets of equal flow count (default 20: 5%% each)")
+    p.add_argument("--buckets", type=_positive_int, help=BUCKETS_HELP)
     p.add_argument("--csv", action="store_true", help="write the table as CSV to stdout")
     p.set_defaults(func=cmd_analyze)
 
@@ -567,6 +624,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", help="HTML file (default: PATH/report.html)")
     p.add_argument("--start", help="slowdown: only flows that started at or after this time")
     p.add_argument("--end", help="slowdown: only flows that started before this time")
+    p.add_argument("--buckets", type=_positive_int, help=BUCKETS_HELP)
     p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("plot", help="draw the standard plots of a run or sweep directory as PNG or SVG")
@@ -575,6 +633,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--format", choices=("png", "svg"), default="png")
     p.add_argument("--start", help="slowdown: only flows that started at or after this time")
     p.add_argument("--end", help="slowdown: only flows that started before this time")
+    p.add_argument("--buckets", type=_positive_int, help=BUCKETS_HELP)
     p.set_defaults(func=cmd_plot)
 
     p = sub.add_parser("figures", help="list the case-study figures a scenario or sweep can name in `figures:`")
@@ -640,6 +699,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeat", type=int, default=1, help="runs per scenario; the best is reported")
     p.set_defaults(func=cmd_bench)
 
+    given = sys.argv[1:] if argv is None else argv
+    if given and not given[0].startswith("-") and given[0] not in sub.choices:
+        # argparse would list every command, the internal sweep-task too
+        public = [a.dest for a in sub._choices_actions]
+        parser.error(f"unknown command `{given[0]}`; allowed: {', '.join(public)}")
     args = parser.parse_args(argv)
     from rdmalab.hpcc.fct import FctFileError
     from rdmalab.outputs import CorruptOutput, OutputDirError

@@ -56,6 +56,19 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("queued_bytes", pa.uint64()),
         ]
     ),
+    # Written only with `records.counters`; read as empty when absent.
+    "counter_samples": pa.schema(
+        [
+            ("time_ps", pa.uint64()),
+            ("ecn_marked_packets", pa.uint64()),
+            ("cnps_sent", pa.uint64()),
+            ("pfc_pauses", pa.uint64()),
+            ("pfc_resumes", pa.uint64()),
+            ("dropped_frames", pa.uint64()),
+            ("retransmitted_packets", pa.uint64()),
+            ("timeouts", pa.uint64()),
+        ]
+    ),
     "pfc_events": pa.schema(
         [
             ("time_ps", pa.uint64()),
@@ -176,6 +189,10 @@ SCHEMAS: dict[str, pa.Schema] = {
 }
 
 
+#: Tables a run writes only when asked (`records.counters`); absent means empty.
+OPTIONAL_TABLES = {"counter_samples"}
+
+
 def table_from_csv(data: bytes, name: str) -> pa.Table:
     """Table `name` from the core's CSV bytes, typed by its schema."""
     import io
@@ -224,6 +241,8 @@ def read_table(out_dir: str | Path, name: str) -> pa.Table:
                 csvf,
                 convert_options=pacsv.ConvertOptions(column_types=schema, strings_can_be_null=False),
             )
+        elif name in OPTIONAL_TABLES:
+            return schema.empty_table()
         else:
             raise CorruptOutput(f"{out} has no {name} table ({name}.parquet or {name}.csv); "
                                 f"rerun the scenario to write it")
@@ -239,6 +258,8 @@ def read_table(out_dir: str | Path, name: str) -> pa.Table:
 def write_outputs(out: Path, summary: dict, scenario, parquet: bool = True) -> None:
     if parquet:
         for name, schema in SCHEMAS.items():
+            if name in OPTIONAL_TABLES and not (out / f"{name}.csv").exists():
+                continue
             table = pacsv.read_csv(
                 out / f"{name}.csv",
                 convert_options=pacsv.ConvertOptions(column_types=schema, strings_can_be_null=False),
@@ -254,6 +275,31 @@ class OutputDirError(Exception):
 
 #: Files a run writes besides the tables (the ns-3 HPCC-style ones and the JSON).
 OTHER_FILES = ["summary.json", "scenario.json", "fct.txt", "pfc.txt", "qlen.txt", "packets.pcap"]
+
+
+#: What else a run directory may hold: the report, plots and figure list, a sweep run's record.
+RUN_DIR_EXTRAS = {"report.html", "plots", "figures.json", "run.json"}
+
+
+def foreign_files(out: str | Path, allowed: set[str]) -> list[str]:
+    """The names in directory `out` (if it exists) that are not in `allowed`, sorted."""
+    p = Path(out)
+    if not p.is_dir():
+        return []
+    return sorted(f.name for f in p.iterdir() if f.name not in allowed)
+
+
+def refuse_foreign_run_dir(out: str | Path) -> None:
+    """`--out` of a run: a new or empty directory, or an earlier run's (its files are
+    replaced); a directory holding anything else is refused, so no one's files are
+    mixed with a run's or removed."""
+    allowed = {f"{t}.{ext}" for t in SCHEMAS for ext in ("csv", "parquet")} | set(OTHER_FILES) | RUN_DIR_EXTRAS
+    other = foreign_files(out, allowed)
+    if other:
+        shown = ", ".join(other[:3]) + (f" and {len(other) - 3} more" if len(other) > 3 else "")
+        raise OutputDirError(f"--out: `{out}` is not empty and not an earlier run's directory (it holds {shown}); "
+                             f"give a new or empty directory (an earlier run's directory is reused: its files are "
+                             f"replaced)")
 
 
 def prepare_out_dir(out: str | Path) -> int:

@@ -258,7 +258,8 @@ def run(
         # found now, not after the simulation; an earlier run's files go.
         cleared = prepare_out_dir(out_dir)
         if cleared and progress:
-            print(f"rdmalab: {out_dir}: removed {cleared} files of an earlier run", file=sys.stderr)
+            print(f"rdmalab: {out_dir}: removed {cleared} file{'s' if cleared != 1 else ''} of an earlier run",
+                  file=sys.stderr)
         if sim.pcap_configured:
             sim.open_pcap(str(Path(out_dir) / "packets.pcap"))
     elif sim.pcap_configured:

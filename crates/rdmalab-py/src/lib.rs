@@ -800,6 +800,9 @@ impl Simulation {
         std::fs::create_dir_all(&dir)
             .map_err(|e| PyOSError::new_err(format!("cannot create {}: {e}", dir.display())))?;
         for &(name, table) in TABLES {
+            if name == "counter_samples" && !w.rec.keep_counters {
+                continue; // written only with `records.counters`
+            }
             write_file(&dir, &format!("{name}.csv"), |f| table(w, f))?;
         }
         write_file(&dir, "fct.txt", |f| w.write_hpcc_fct(f))?;
@@ -834,6 +837,7 @@ const TABLES: &[(&str, TableWriter)] = &[
     ("flows", |w, f| w.write_flows_csv(f)),
     ("qp_samples", |w, f| w.write_qp_samples_csv(f)),
     ("port_samples", |w, f| w.write_port_samples_csv(f)),
+    ("counter_samples", |w, f| w.write_counter_samples_csv(f)),
     ("pfc_events", |w, f| w.write_pfc_csv(f)),
     ("drops", |w, f| w.write_drops_csv(f)),
     ("apps", |w, f| w.write_apps_csv(f)),

@@ -101,6 +101,11 @@ class Conversion:
     flow_path: Path
     base_dir: Path  # the directory relative paths were resolved against
     topology: Topology
+    stop_time: str | None = None  # SIMULATOR_STOP_TIME as the config writes it (seconds)
+
+    def config_value(self, key: str) -> str | None:
+        """A config value the run reports back as given (only SIMULATOR_STOP_TIME so far)."""
+        return {"SIMULATOR_STOP_TIME": self.stop_time}.get(key)
 
 
 def _refuse(problems: list[str], what: str) -> None:
@@ -730,7 +735,8 @@ def convert(
     if not flows:
         warnings.append("FLOW_FILE: no flows to run")
     return Conversion(config_path=cfg.path, scenario=scenario, warnings=warnings, notes=notes, outputs=outputs,
-                      topology_path=topo_found[0], flow_path=flow_found[0], base_dir=base, topology=topo)
+                      topology_path=topo_found[0], flow_path=flow_found[0], base_dir=base, topology=topo,
+                      stop_time=None if stop is None else str(stop))
 
 
 def _flow(f: dict) -> dict:

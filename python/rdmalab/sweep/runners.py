@@ -149,11 +149,13 @@ def run_sweep(
         resumed = len(rows) - len(todo)
         workers = max(1, workers or os.cpu_count() or 1)
         if progress:
+            from rdmalab.units import plural
+
             failed = sum(r["status"] == "failed" for r in rows)
             print(
-                f"sweep {sweep.name}: {len(rows)} runs ({sweep.shape()}); {resumed - failed} done before, "
+                f"sweep {sweep.name}: {plural(len(rows), 'run')} ({sweep.shape()}); {resumed - failed} done before, "
                 f"{failed} failed before, {len(todo)} to run on {backend}"
-                + (f" with {workers} workers" if backend == "local" or not address else f" at {address}"),
+                + (f" with {plural(workers, 'worker')}" if backend == "local" or not address else f" at {address}"),
                 file=sys.stderr,
             )
         bar = _Progress(len(todo), progress)

@@ -7,7 +7,9 @@
 //! * `pfc_events`: every PAUSE and RESUME as received by the paused port;
 //! * `drops`: dropped frames per (node, port, reason);
 //! * `apps`: per perftest-like application, messages, bytes and latency percentiles;
-//! * `probes`: every out-of-band RTT probe answered or reported lost.
+//! * `probes`: every out-of-band RTT probe answered or reported lost;
+//! * `counter_samples` (with `records.counters`): per sample period, the
+//!   run's ECN marks, CNPs, PFC frames, drops, retransmissions and timeouts.
 //!
 //! * `packets.pcap` (`records.pcap`): the frames leaving chosen ports, as
 //!   RoCEv2 frames in a pcap file ([`pcap`]).
@@ -80,6 +82,37 @@ pub struct PortSample {
     pub queued_bytes: u64,
 }
 
+/// Run-wide counters over one sample period (`records.counters`): what
+/// happened in (time − interval, time]; the last row of a run that stops
+/// between samples is cut at its end.
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
+pub struct CounterSample {
+    pub time: Time,
+    pub ecn_marked_packets: u64,
+    pub cnps_sent: u64,
+    pub pfc_pauses: u64,
+    pub pfc_resumes: u64,
+    pub dropped_frames: u64,
+    pub retransmitted_packets: u64,
+    pub timeouts: u64,
+}
+
+impl CounterSample {
+    /// The counts between `earlier` totals and these, at these totals' time.
+    fn since(&self, earlier: &CounterSample) -> CounterSample {
+        CounterSample {
+            time: self.time,
+            ecn_marked_packets: self.ecn_marked_packets - earlier.ecn_marked_packets,
+            cnps_sent: self.cnps_sent - earlier.cnps_sent,
+            pfc_pauses: self.pfc_pauses - earlier.pfc_pauses,
+            pfc_resumes: self.pfc_resumes - earlier.pfc_resumes,
+            dropped_frames: self.dropped_frames - earlier.dropped_frames,
+            retransmitted_packets: self.retransmitted_packets - earlier.retransmitted_packets,
+            timeouts: self.timeouts - earlier.timeouts,
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PfcEvent {
     pub time: Time,
@@ -140,6 +173,11 @@ pub struct Recorder {
     /// `records.probes: false`: probes still work, their rows are not kept
     /// (a probing controller on a long run can write millions).
     pub skip_probes: bool,
+    /// `records.counters`: keep `counter_samples`.
+    pub keep_counters: bool,
+    pub counter_samples: Vec<CounterSample>,
+    /// The counters' totals at the last sample (the next row is the difference).
+    pub counters_at_last_sample: CounterSample,
 }
 
 impl Recorder {
@@ -442,9 +480,34 @@ impl World {
                 });
             }
         }
+        if self.rec.keep_counters {
+            self.sample_counters(now);
+        }
         if now + iv <= self.run.stop_at {
             self.q.schedule(now + iv, crate::world::Event::Sample);
         }
+    }
+
+    /// The run's counters now, as totals since the start.
+    fn counter_totals(&self, now: Time) -> CounterSample {
+        CounterSample {
+            time: now,
+            ecn_marked_packets: self.stats.ecn_marked,
+            cnps_sent: self.stats.cnps_sent,
+            pfc_pauses: self.stats.pfc_pauses_sent,
+            pfc_resumes: self.stats.pfc_resumes_sent,
+            dropped_frames: self.rec.dropped_frames(),
+            retransmitted_packets: self.stats.retransmitted_packets,
+            timeouts: self.stats.timeouts,
+        }
+    }
+
+    /// Append a `counter_samples` row: what happened since the last sample.
+    pub(crate) fn sample_counters(&mut self, now: Time) {
+        let t = self.counter_totals(now);
+        let l = self.rec.counters_at_last_sample;
+        self.rec.counter_samples.push(t.since(&l));
+        self.rec.counters_at_last_sample = t;
     }
 
     // ------------------------------------------------------------------ writers
@@ -629,6 +692,37 @@ impl World {
                 p.udp_sport,
                 p.rtt.ps(),
                 p.lost
+            )?;
+        }
+        Ok(())
+    }
+
+    pub fn write_counter_samples_csv(&self, w: &mut dyn Write) -> io::Result<()> {
+        writeln!(
+            w,
+            "time_ps,ecn_marked_packets,cnps_sent,pfc_pauses,pfc_resumes,dropped_frames,retransmitted_packets,timeouts"
+        )?;
+        let mut rows = self.rec.counter_samples.clone();
+        // What happened after the last sample, up to the end of the run.
+        let (t, l) = (
+            self.counter_totals(self.now()),
+            self.rec.counters_at_last_sample,
+        );
+        if self.rec.keep_counters && t.time > l.time {
+            rows.push(t.since(&l));
+        }
+        for c in &rows {
+            writeln!(
+                w,
+                "{},{},{},{},{},{},{},{}",
+                c.time.ps(),
+                c.ecn_marked_packets,
+                c.cnps_sent,
+                c.pfc_pauses,
+                c.pfc_resumes,
+                c.dropped_frames,
+                c.retransmitted_packets,
+                c.timeouts
             )?;
         }
         Ok(())

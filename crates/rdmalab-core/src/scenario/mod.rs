@@ -81,6 +81,9 @@ pub struct Scenario {
     pub record_probes: bool,
     /// `records.pcap`: capture frames into `packets.pcap`.
     pub pcap: Option<crate::record::pcap::PcapConfig>,
+    /// Keep run-wide counters per sample period (`records.counters`:
+    /// the `counter_samples` table, for ECN marks and CNPs over time).
+    pub record_counters: bool,
     pub topology: Topology,
     pub nic: NicConfig,
     pub switch: SwitchConfig,
@@ -126,6 +129,7 @@ impl Scenario {
         }
         w.rec.skip_probes = !self.record_probes;
         w.pcap_cfg = self.pcap.clone();
+        w.rec.keep_counters = self.record_counters;
         w.check_signals()?;
         Ok(w)
     }
@@ -636,7 +640,7 @@ impl Parser {
                 }
             }
         }
-        if let (Some(d), Some((Some(iv), _))) = (duration, &records) {
+        if let (Some(d), Some((Some(iv), _, _))) = (duration, &records) {
             // Every sample writes a row per QP and switch port: bound how many there are.
             let samples = d.ps() / iv.ps().max(1);
             if samples > MAX_SAMPLE_INSTANTS {
@@ -652,12 +656,13 @@ impl Parser {
         }
         let duration = duration?;
         let (placement, record_control_delays) = control?;
-        let (sample_interval, record_probes) = records?;
+        let (sample_interval, record_probes, record_counters) = records?;
         Some(Scenario {
             name,
             qlen_monitor: qlen_monitor?,
             record_probes,
             pcap: pcap?,
+            record_counters,
             placement,
             record_control_delays,
             run: RunConfig {
@@ -872,16 +877,18 @@ impl Parser {
         Some(Some(cfg))
     }
 
-    /// `records`: the sample period (None = off) and whether probe rows are kept.
-    fn records(&mut self, o: &Obj) -> Option<(Option<Duration>, bool)> {
+    /// `records`: the sample period (None = off), whether probe rows are kept
+    /// and whether run-wide counters are sampled.
+    fn records(&mut self, o: &Obj) -> Option<(Option<Duration>, bool, bool)> {
         let Some(r) = self.sub(
             o,
             "records",
-            &["sample_interval", "qlen_monitor", "probes", "pcap"],
+            &["sample_interval", "qlen_monitor", "probes", "counters", "pcap"],
         ) else {
-            return Some((Some(Duration::from_us(10)), true));
+            return Some((Some(Duration::from_us(10)), true, false));
         };
         let probes = self.boolean(&r, "probes", true);
+        let counters = self.boolean(&r, "counters", false);
         let interval = match r.get("sample_interval") {
             Some(Value::String(s)) if s == "off" => Some(None),
             // YAML 1.1 reads a bare `off` as false.
@@ -890,7 +897,15 @@ impl Parser {
                 .positive_duration(&r, "sample_interval", Some(Duration::from_us(10)))
                 .map(Some),
         };
-        Some((interval?, probes))
+        if counters && matches!(interval, Some(None)) {
+            self.err(
+                "records.counters",
+                "`true`".to_string(),
+                "needs records.sample_interval (the counters are kept per sample period), not `off`".to_string(),
+            );
+            return None;
+        }
+        Some((interval?, probes, counters))
     }
 
     fn link_params(&mut self, o: &Obj, k: &str) -> Option<LinkParams> {
