@@ -157,7 +157,8 @@ class _Progress:
         pts = [(math.log((edges[i] + edges[i + 1]) / 2), math.log((fs[i + 1] - fs[i]) / (edges[i + 1] - edges[i])))
                for i in range(n) if fs[i + 1] > fs[i]]
         b = 0.0
-        if len(pts) >= 4:
+        # A trend from a handful of samples is noise: fit only on enough of them.
+        if len(pts) >= 4 and sum(1 for x in h if x[0] >= t0) >= 16:
             mx = sum(p[0] for p in pts) / len(pts)
             my = sum(p[1] for p in pts) / len(pts)
             sxx = sum((p[0] - mx) ** 2 for p in pts)
