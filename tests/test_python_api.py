@@ -88,3 +88,24 @@ def test_an_interrupted_run_keeps_exactly_what_it_finished(examples, tmp_path, m
     assert kept.equals(expected), "exactly the flows finished by the interruption, as the full run has them"
     samples = pl.read_parquet(out / "qp_samples.parquet")
     assert samples["time_ps"].max() <= stopped
+
+
+def test_fct_txt_grows_as_flows_finish(examples, tmp_path, monkeypatch):
+    """ns-3 users watch fct.txt grow: after every step it holds one line per
+    flow finished so far, the first lines of the file the run ends with."""
+    from rdmalab import runner
+
+    out = tmp_path / "o"
+    seen = []
+    real = runner._Progress.update
+
+    def look(self, sim, done=False):
+        real(self, sim, done)
+        seen.append((sim.flows_done, (out / "fct.txt").read_text()))
+
+    monkeypatch.setattr(runner._Progress, "update", look)
+    rdmalab.run(examples / "dumbbell-dcqcn.yaml", out_dir=out)
+    final = (out / "fct.txt").read_text()
+    assert len({n for n, _ in seen}) > 3, "flows finish over several steps"
+    for n, text in seen:
+        assert text.count("\n") == n and final.startswith(text), (n, text)

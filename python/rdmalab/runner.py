@@ -275,10 +275,15 @@ def run(
     step = max(sim.stop_ps // _PROGRESS_STEPS, 1)
     state = "running"
     target = 0
+    # fct.txt grows as flows finish, as ns-3's does; the tables come at the end.
+    fct = Path(out_dir) / "fct.txt" if out_dir is not None else None
+    fct_done = sim.append_fct(str(fct), 0) if fct is not None else 0
     try:
         while state == "running":
             target = min(target + step, sim.stop_ps)
             state = sim.run_until(target)
+            if fct is not None:
+                fct_done = sim.append_fct(str(fct), fct_done)
             bar.update(sim)
     except (KeyboardInterrupt, _core.RunError) as e:
         # What the run finished is kept: the tables as far as they go, and a

@@ -621,6 +621,26 @@ impl Simulation {
         self.world.stats.data_payload_arrived
     }
 
+    /// Append the `fct.txt` lines of the flows finished after the first
+    /// `done` to `path` (created if missing); returns how many flows are
+    /// finished now, the `done` of the next call. ns-3 users watch fct.txt grow.
+    fn append_fct(&self, path: PathBuf, done: usize) -> PyResult<usize> {
+        let now = self.world.rec.flows.len();
+        if now > done || !path.exists() {
+            let file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&path)
+                .map_err(|e| PyOSError::new_err(format!("cannot write {}: {e}", path.display())))?;
+            let mut f = std::io::BufWriter::new(file);
+            self.world
+                .write_hpcc_fct_from(&mut f, done)
+                .and_then(|_| f.flush())
+                .map_err(|e| PyOSError::new_err(format!("cannot write {}: {e}", path.display())))?;
+        }
+        Ok(now)
+    }
+
     /// Counters and invariants of the run so far.
     fn summary(&self, py: Python<'_>) -> PyResult<PyObject> {
         let w = &self.world;

@@ -632,8 +632,15 @@ impl World {
     /// the last column is ns-3's own standalone-FCT formula, so scripts written
     /// for ns-3 compute the same slowdowns (`flows.csv` has rdmalab's exact ideal).
     pub fn write_hpcc_fct(&self, w: &mut dyn Write) -> io::Result<()> {
+        self.write_hpcc_fct_from(w, 0)
+    }
+
+    /// The `fct.txt` lines of the flows finished after the first `from`, in
+    /// completion order: appended as a run goes, they build the same file
+    /// [`World::write_hpcc_fct`] writes at the end.
+    pub fn write_hpcc_fct_from(&self, w: &mut dyn Write, from: usize) -> io::Result<()> {
         let ip = crate::net::routing::ns3_ip;
-        for r in &self.rec.flows {
+        for r in self.rec.flows.iter().skip(from) {
             // The data direction, as ns-3 reports it.
             let (s, d) = if r.verb == Verb::Read {
                 (r.dst, r.src)
