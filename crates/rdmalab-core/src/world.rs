@@ -234,6 +234,9 @@ pub struct World {
     pub nics: Vec<Nic>,
     pub qps: Vec<Qp>,
     pub routing: Routing,
+    /// Per QP, the egress port each switch on its path chose (see
+    /// [`crate::net::routing::PathCache`]); one entry per QP in `qps`.
+    pub flow_routes: Vec<crate::net::routing::FlowRoutes>,
     pub workload: Workload,
     pub apps: Vec<AppState>,
     pub rec: Recorder,
@@ -431,6 +434,7 @@ impl World {
             nics,
             qps: Vec::new(),
             routing,
+            flow_routes: Vec::new(),
             workload,
             apps,
             rec: Recorder::default(),

@@ -395,6 +395,73 @@ impl Routing {
     }
 }
 
+/// Switches of one direction of a flow whose choice is remembered: a 3-tier
+/// fat tree's longest path crosses 5; a longer path's further switches are
+/// looked up at every packet, as before.
+const CACHED_HOPS: usize = 6;
+
+/// The egress ports one direction of a QP (its data, or its ACKs, NACKs and
+/// CNPs going back) took at each switch, for one UDP source port.
+///
+/// ECMP hashes only fields that stay fixed for a QP's direction and source
+/// port, so a switch's choice is the same for every packet: resolving it once
+/// per flow and switch takes the table lookup and the hash off the per-hop
+/// path. A new source port (a sender moving the QP onto another path, or a
+/// probe of one) starts the list afresh.
+#[derive(Clone, Copy, Debug)]
+pub struct PathCache {
+    sport: u16,
+    len: u8,
+    /// (switch node, egress port), in the order the switches were crossed.
+    hops: [(u32, u32); CACHED_HOPS],
+}
+
+impl Default for PathCache {
+    fn default() -> Self {
+        PathCache {
+            sport: 0,
+            len: 0,
+            hops: [(u32::MAX, u32::MAX); CACHED_HOPS],
+        }
+    }
+}
+
+impl PathCache {
+    /// The port switch `node` chose for this source port, if remembered.
+    #[inline]
+    pub fn lookup(&self, sport: u16, node: u32) -> Option<u32> {
+        if sport != self.sport {
+            return None;
+        }
+        self.hops[..self.len as usize]
+            .iter()
+            .find(|h| h.0 == node)
+            .map(|h| h.1)
+    }
+
+    /// Remember that switch `node` sends this source port out of `port`.
+    #[inline]
+    pub fn remember(&mut self, sport: u16, node: u32, port: u32) {
+        if sport != self.sport {
+            self.sport = sport;
+            self.len = 0;
+        }
+        if (self.len as usize) < CACHED_HOPS {
+            self.hops[self.len as usize] = (node, port);
+            self.len += 1;
+        }
+    }
+}
+
+/// A QP's remembered paths: its data direction and the way back.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FlowRoutes {
+    /// Packets from the data sender to the receiver (data, READ requests).
+    pub forward: PathCache,
+    /// Packets from the receiver back to the sender (ACK, NACK, CNP).
+    pub reverse: PathCache,
+}
+
 /// The IPv4 address the ns-3 HPCC simulator gives node `id` (`node_id_to_ip`):
 /// its hash input, and the IPs of its FCT file.
 pub fn ns3_ip(id: u32) -> u32 {
@@ -477,6 +544,26 @@ mod tests {
             .map(|sp| r.select(2, 0, 1, L4Ports::rocev2(10000 + sp)).unwrap())
             .collect();
         assert_eq!(chosen.len(), 2, "64 source ports should use both paths");
+    }
+
+    #[test]
+    fn a_path_cache_starts_afresh_when_the_source_port_changes() {
+        let mut c = PathCache::default();
+        assert_eq!(c.lookup(0, 2), None);
+        c.remember(10000, 2, 7);
+        c.remember(10000, 5, 9);
+        assert_eq!(c.lookup(10000, 2), Some(7));
+        assert_eq!(c.lookup(10000, 5), Some(9));
+        assert_eq!(c.lookup(10001, 2), None);
+        c.remember(10001, 2, 4);
+        assert_eq!(c.lookup(10000, 5), None);
+        assert_eq!(c.lookup(10001, 2), Some(4));
+        // A path longer than the cache: the further switches are not kept.
+        for node in 10..20 {
+            c.remember(10001, node, node + 100);
+        }
+        assert_eq!(c.lookup(10001, 14), Some(114));
+        assert_eq!(c.lookup(10001, 15), None);
     }
 
     #[test]
