@@ -22,6 +22,17 @@ use std::collections::VecDeque;
 /// never paused, never ECN-marked (queue 0 in the ns-3 HPCC simulator).
 pub const CONTROL_CLASS: u8 = 0;
 
+/// A switch port's TxDone that was not scheduled: when a frame starts and
+/// nothing waits behind it, the event would only find an empty queue. Its
+/// place in the event order (time and reserved sequence number) is kept, so
+/// a frame queued before that place schedules it after all, exactly where it
+/// would have run, and one queued after it starts at once, as it would have.
+#[derive(Clone, Copy, Debug)]
+pub struct SkippedTxDone {
+    pub at: crate::time::Time,
+    pub seq: u64,
+}
+
 /// One end of a link: the transmitter of that direction and its egress queues.
 pub struct Port {
     pub node: u32,
@@ -36,7 +47,11 @@ pub struct Port {
     pub delay: Duration,
     pub loss: f64,
     pub up: bool,
+    /// A frame is being chosen, or a [`crate::world::Event::TxDone`] is due.
     pub busy: bool,
+    /// The end of the frame on the wire when nothing was queued behind it:
+    /// its TxDone was not scheduled (see [`SkippedTxDone`]).
+    pub skipped_tx_done: Option<SkippedTxDone>,
     pub queues: [VecDeque<PacketId>; NUM_CLASSES],
     /// Frame bytes queued per class.
     pub queue_bytes: [u64; NUM_CLASSES],
@@ -72,6 +87,7 @@ impl Port {
             loss: 0.0,
             up: true,
             busy: false,
+            skipped_tx_done: None,
             queues: Default::default(),
             queue_bytes: [0; NUM_CLASSES],
             queued_total: 0,
@@ -82,6 +98,12 @@ impl Port {
             ecn: EcnConfig::scaled_for(rate),
             rng,
         }
+    }
+
+    /// A frame of any class is queued.
+    #[inline]
+    pub fn has_queued(&self) -> bool {
+        self.queues.iter().any(|q| !q.is_empty())
     }
 
     #[inline]
