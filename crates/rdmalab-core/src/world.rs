@@ -655,7 +655,7 @@ impl World {
         if let PacketKind::Pfc { class, pause } = self.pkts.get(pkt).kind {
             self.pkts.free(pkt);
             let p = &mut self.ports[port as usize];
-            p.paused[class as usize] = pause;
+            p.set_paused(class, pause);
             let (local, peer) = (p.local, p.peer);
             let peer_node = self.ports[peer as usize].node;
             self.rec
