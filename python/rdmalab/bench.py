@@ -45,9 +45,14 @@ print(json.dumps({
 """
 
 
-def _default_scenarios() -> list[Path]:
+def _default_scenarios(large: bool = False) -> list[Path]:
+    """benchmarks/*.yaml, and with `large` benchmarks/large/*.yaml: fabrics
+    that take minutes and GBs (the k = 64 fat tree), measured on request."""
     here = Path.cwd() / "benchmarks"
-    return sorted(here.glob("*.yaml"))
+    found = sorted(here.glob("*.yaml"))
+    if large:
+        found += sorted((here / "large").glob("*.yaml"))
+    return found
 
 
 def bench_one(path: Path) -> dict:
@@ -60,7 +65,7 @@ def bench_one(path: Path) -> dict:
 
 
 def main(args) -> int:
-    paths = [Path(p) for p in args.scenarios] or _default_scenarios()
+    paths = [Path(p) for p in args.scenarios] or _default_scenarios(getattr(args, "large", False))
     if not paths:
         print("no benchmark scenarios given and none in ./benchmarks", file=sys.stderr)
         return 2

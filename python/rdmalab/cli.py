@@ -697,6 +697,8 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("bench", help="measure speed and memory on the benchmark scenarios")
     p.add_argument("scenarios", nargs="*", help="scenario files (default: benchmarks/*.yaml)")
     p.add_argument("--repeat", type=int, default=1, help="runs per scenario; the best is reported")
+    p.add_argument("--large", action="store_true",
+                   help="also run benchmarks/large/*.yaml (f: a k = 64 fat tree, 65,536 hosts; minutes and ~0.5 GB)")
     p.set_defaults(func=cmd_bench)
 
     given = sys.argv[1:] if argv is None else argv

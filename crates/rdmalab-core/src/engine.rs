@@ -65,6 +65,8 @@ pub struct EventQueue<E> {
     cur: u64,
     next_seq: u64,
     now: Time,
+    /// Sequence number of the event being processed (or of the last one).
+    now_seq: u64,
     popped: u64,
 }
 
@@ -86,6 +88,7 @@ impl<E: Copy> EventQueue<E> {
             cur: 0,
             next_seq: 0,
             now: Time::ZERO,
+            now_seq: 0,
             popped: 0,
         }
     }
@@ -117,10 +120,45 @@ impl<E: Copy> EventQueue<E> {
     /// Schedule `event` at `at`. Scheduling in the past is a logic error.
     #[inline]
     pub fn schedule(&mut self, at: Time, event: E) {
-        debug_assert!(at >= self.now, "event scheduled in the past");
+        let seq = self.reserve_seq();
+        self.schedule_reserved(at, seq, event);
+    }
+
+    /// Take the next sequence number as [`EventQueue::schedule`] would, for
+    /// an event that may never be scheduled: an owner that skips an event it
+    /// can tell is void still keeps the order of every later event, and can
+    /// schedule it after all with [`EventQueue::schedule_reserved`].
+    #[inline]
+    pub fn reserve_seq(&mut self) -> u64 {
         let seq = self.next_seq;
         self.next_seq += 1;
+        seq
+    }
+
+    /// Schedule `event` at `at` in the place of sequence number `seq`, taken
+    /// earlier by [`EventQueue::reserve_seq`]; it must still lie ahead
+    /// ([`EventQueue::is_ahead`]).
+    #[inline]
+    pub fn schedule_reserved(&mut self, at: Time, seq: u64, event: E) {
+        debug_assert!(self.is_ahead(at, seq), "event scheduled in the past");
         self.place(Entry { at, seq, event });
+    }
+
+    /// An event at (`at`, `seq`) would still come after the one being processed.
+    #[inline]
+    pub fn is_ahead(&self, at: Time, seq: u64) -> bool {
+        (at, seq) > (self.now, self.now_seq) || self.popped == 0
+    }
+
+    /// Move the clock to (`at`, `seq`), where an event that was never
+    /// scheduled (its owner knew it void) would have been processed last, if
+    /// that is later than the last one processed. Nothing pending may be
+    /// earlier.
+    pub fn advance_clock(&mut self, at: Time, seq: u64) {
+        if (at, seq) > (self.now, self.now_seq) {
+            self.now = at;
+            self.now_seq = seq;
+        }
     }
 
     #[inline]
@@ -210,6 +248,7 @@ impl<E: Copy> EventQueue<E> {
         }
         let e = self.take_next()?;
         self.now = e.at;
+        self.now_seq = e.seq;
         self.popped += 1;
         Some((e.at, e.event))
     }
@@ -294,6 +333,22 @@ mod tests {
         }
         assert!(reference.is_empty());
         assert_eq!(out_q, out_ref);
+    }
+
+    #[test]
+    fn a_reserved_place_keeps_the_order_the_event_would_have_had() {
+        let mut q = EventQueue::new();
+        q.schedule(Time(5), 'a');
+        let r = q.reserve_seq(); // as if 'x' were scheduled at 10 now
+        q.schedule(Time(10), 'b');
+        assert_eq!(q.pop(), Some((Time(5), 'a')));
+        assert!(q.is_ahead(Time(10), r));
+        q.schedule_reserved(Time(10), r, 'x');
+        let order: Vec<char> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
+        assert_eq!(order, vec!['x', 'b']);
+        assert!(!q.is_ahead(Time(10), r), "its place has passed");
+        q.advance_clock(Time(12), r + 5);
+        assert_eq!(q.now(), Time(12));
     }
 
     #[test]

@@ -219,6 +219,8 @@ pub struct World {
     pub cc_headers: Vec<[u32; crate::control::MAX_CC_HEADER_WORDS]>,
     /// The instant of the last event, and how many events it has had.
     instant: (Time, u64),
+    /// The latest end of a frame whose TxDone a switch port skipped.
+    skipped_tx_done_max: Time,
     /// Per flow, the flow that starts once its last byte is on the wire
     /// (`u32::MAX`: none; empty when no flow follows another).
     pub followers: Vec<u32>,
@@ -234,6 +236,9 @@ pub struct World {
     pub nics: Vec<Nic>,
     pub qps: Vec<Qp>,
     pub routing: Routing,
+    /// Per QP, the egress port each switch on its path chose (see
+    /// [`crate::net::routing::PathCache`]); one entry per QP in `qps`.
+    pub flow_routes: Vec<crate::net::routing::FlowRoutes>,
     pub workload: Workload,
     pub apps: Vec<AppState>,
     pub rec: Recorder,
@@ -424,6 +429,7 @@ impl World {
             ctl_tables: Default::default(),
             followers,
             instant: (Time::NEVER, 0),
+            skipped_tx_done_max: Time::ZERO,
             cc_headers: Vec::new(),
             cc_groups: crate::nic::cc_scope::CcGroups {
                 scope: cc_scope,
@@ -443,6 +449,7 @@ impl World {
             nics,
             qps: Vec::new(),
             routing,
+            flow_routes: Vec::new(),
             workload,
             apps,
             rec: Recorder::default(),
@@ -515,10 +522,26 @@ impl World {
                 return Ok(Progress::AllFlowsDone);
             }
         }
+        self.settle_skipped_tx_done(until);
         if until >= self.run.stop_at {
             return Ok(Progress::StopTime);
         }
         Ok(Progress::Running)
+    }
+
+    /// Leave the clock where the TxDones switch ports skipped (up to `until`)
+    /// would have left it had they run: the run's end time is an output.
+    fn settle_skipped_tx_done(&mut self, until: Time) {
+        if self.skipped_tx_done_max <= self.q.now() {
+            return;
+        }
+        for p in &self.ports {
+            if let Some(d) = p.skipped_tx_done {
+                if d.at <= until {
+                    self.q.advance_clock(d.at, d.seq);
+                }
+            }
+        }
     }
 
     /// Run to the end.
@@ -568,6 +591,15 @@ impl World {
         if self.ports[port as usize].busy {
             return;
         }
+        if let Some(d) = self.ports[port as usize].skipped_tx_done.take() {
+            if self.q.is_ahead(d.at, d.seq) {
+                // Still on the wire: the skipped TxDone is due after all.
+                self.ports[port as usize].busy = true;
+                self.q
+                    .schedule_reserved(d.at, d.seq, Event::TxDone { port });
+                return;
+            }
+        }
         // Busy while choosing: a controller run from inside the dequeue (a TX
         // event at the asic placement) may call back here, and must not start
         // a second frame on the same port.
@@ -605,7 +637,19 @@ impl World {
         let lost = !is_pfc && (!port_ref.up || port_ref.rng.chance(port_ref.loss));
         let (peer, delay, up, local) = (port_ref.peer, port_ref.delay, port_ref.up, port_ref.local);
         if at_switch {
-            self.q.schedule(now + ser, Event::TxDone { port });
+            // Only a waiting frame needs the port woken when this one ends;
+            // otherwise the next enqueue wakes it (fewer events per hop).
+            let seq = self.q.reserve_seq();
+            if port_ref.has_queued() {
+                self.q
+                    .schedule_reserved(now + ser, seq, Event::TxDone { port });
+            } else {
+                port_ref.busy = false;
+                port_ref.skipped_tx_done = Some(crate::net::SkippedTxDone { at: now + ser, seq });
+                if now + ser > self.skipped_tx_done_max {
+                    self.skipped_tx_done_max = now + ser;
+                }
+            }
             self.stats.switch_tx_packets += 1;
         } else {
             self.q.schedule(now + ser, Event::TxDone { port });
@@ -629,7 +673,7 @@ impl World {
         if let PacketKind::Pfc { class, pause } = self.pkts.get(pkt).kind {
             self.pkts.free(pkt);
             let p = &mut self.ports[port as usize];
-            p.paused[class as usize] = pause;
+            p.set_paused(class, pause);
             let (local, peer) = (p.local, p.peer);
             let peer_node = self.ports[peer as usize].node;
             self.rec

@@ -228,20 +228,19 @@ fn topologies_too_large_to_build_are_refused_from_their_counts() {
         e
     };
     let l = r#""host_link": {"rate": "100Gbps"}, "fabric_link": {"rate": "100Gbps"}"#;
-    let e = refused(&format!(r#"{{"kind": "fat_tree", "k": 64, {l}}}"#));
+    // Routing keeps an entry per switch and ToR: 10,001 switches x 10,000 leaves.
+    let e = refused(&format!(
+        r#"{{"kind": "leaf_spine", "leaves": 10000, "spines": 1, "hosts_per_leaf": 1, {l}}}"#
+    ));
     assert!(
-        e.contains("5120 switches x 65536 hosts") && e.contains("at most 50000000"),
+        e.contains("10001 switches x 10000 ToRs") && e.contains("at most 100000000"),
         "{e}"
     );
-    let e = refused(&format!(
-        r#"{{"kind": "leaf_spine", "leaves": 1000, "spines": 1000, "hosts_per_leaf": 100, {l}}}"#
-    ));
-    assert!(e.contains("2000 switches x 100000 hosts"), "{e}");
     let e = refused(r#"{"kind": "hpcc_file", "text": "4000000000 1 1\n0\n0 1 100Gbps 1us 0\n"}"#);
     assert!(e.contains("nodes") && e.contains("at most 1000000"), "{e}");
-    // A k = 40 fat tree (16,000 hosts) is within the bounds.
+    // A k = 64 fat tree (65,536 hosts; 5,120 switches x 2,048 ToRs) is within the bounds.
     let ok = format!(
-        r#"{{"duration": "1ms", "topology": {{"kind": "fat_tree", "k": 40, {l}}},
+        r#"{{"duration": "1ms", "topology": {{"kind": "fat_tree", "k": 64, {l}}},
         "workload": {{"flows": [{{"src": 0, "dst": 1, "size": "1KB"}}]}}}}"#
     );
     Scenario::from_json_str(&ok).unwrap();

@@ -1,10 +1,16 @@
 //! Shortest-path routing with ECMP.
 //!
-//! For every (switch, destination host) the table holds all egress ports on a
-//! shortest path; hosts never forward. A switch picks among equal-cost ports
-//! by hashing the flow's 5-tuple (including the UDP source port) with its own
-//! seed, so two switches make independent choices and a sender can steer a
-//! QP onto another path by changing its source port.
+//! For every switch the table holds all egress ports on a shortest path
+//! towards each destination *ToR* (a switch that hosts attach to), not each
+//! destination host: a host has one link, so every shortest path to it runs
+//! through its ToR, and the ToR's equal-cost ports towards the host are the
+//! one port facing it. Routing memory therefore grows with switches × ToRs
+//! (a k = 64 fat tree: 5,120 × 2,048) instead of switches × hosts (× 32
+//! more), and entries whose port lists are equal share one copy. Hosts never
+//! forward. A switch picks among equal-cost ports by hashing the flow's
+//! 5-tuple (including the UDP source port) with its own seed, so two switches
+//! make independent choices and a sender can steer a QP onto another path by
+//! changing its source port.
 //!
 //! [`EcmpHash::Ns3Hpcc`] instead picks exactly the port the ns-3 HPCC
 //! simulator's switch picks, so a run of its input files puts every flow on
@@ -46,14 +52,35 @@ impl L4Ports {
 /// Adjacency as seen by routing: for each node, its (port, peer node) pairs.
 pub type Adjacency = Vec<Vec<(u32, u32)>>;
 
+/// Where a host joins the fabric: its ToR and the ToR's port facing it.
+#[derive(Clone, Copy, Debug)]
+struct HostAttach {
+    /// Index of the host's switch among ToRs, or `u32::MAX` if the host's
+    /// only peer is not a switch (no switch can reach it).
+    tor: u32,
+    /// The ToR's egress port towards the host: its only equal-cost port.
+    port: u32,
+}
+
+/// A run of `ports`: one (switch, destination ToR) entry's equal-cost ports.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct PortRange {
+    start: u32,
+    len: u32,
+}
+
 pub struct Routing {
     /// node id → host index, or `u32::MAX` for a switch.
     host_index: Vec<u32>,
     /// node id → switch index, or `u32::MAX` for a host.
     switch_index: Vec<u32>,
-    n_hosts: usize,
-    /// (switch index × n_hosts + host index) → range in `ports`.
-    ranges: Vec<(u32, u32)>,
+    /// host index → its ToR and the ToR's port to it.
+    attach: Vec<HostAttach>,
+    /// ToR index → switch index.
+    tor_switch: Vec<u32>,
+    n_tors: usize,
+    /// (switch index × n_tors + ToR index) → range in `ports`.
+    ranges: Vec<PortRange>,
     ports: Vec<u32>,
     seeds: Vec<u64>,
     hash: EcmpHash,
@@ -61,8 +88,44 @@ pub struct Routing {
     switch_node: Vec<u32>,
 }
 
+/// Scratch state of one table build, kept across destination ToRs.
+struct TableBuilder<'a> {
+    ranges: &'a mut [PortRange],
+    ports: &'a mut Vec<u32>,
+    n_tors: usize,
+}
+
+impl TableBuilder<'_> {
+    /// Install `list` as switch `si`'s ports towards ToR `ti`. Builds go ToR
+    /// by ToR, so the entry towards ToR `ti - 1` is complete: when the lists
+    /// are equal (a fat tree's uplinks serve every remote pod) the entry
+    /// shares its copy, which keeps `ports` near the number of distinct sets.
+    fn install(&mut self, si: usize, ti: usize, list: &[u32]) {
+        let at = si * self.n_tors + ti;
+        if ti > 0 {
+            let prev = self.ranges[at - 1];
+            let s = prev.start as usize;
+            if &self.ports[s..s + prev.len as usize] == list {
+                self.ranges[at] = prev;
+                return;
+            }
+        }
+        let start = u32::try_from(self.ports.len()).expect("routing ports fit u32 indices");
+        self.ports.extend_from_slice(list);
+        self.ranges[at] = PortRange {
+            start,
+            len: list.len() as u32,
+        };
+    }
+}
+
 impl Routing {
-    /// Build tables by one breadth-first search per destination host.
+    /// Build tables by one breadth-first search per destination ToR.
+    ///
+    /// A host has exactly one link (World refuses more), so its shortest
+    /// paths from any other switch are those to its ToR plus that link: the
+    /// search from the ToR finds the same ports, in the same order, as one
+    /// from the host would.
     ///
     /// With [`EcmpHash::Ns3Hpcc`] a switch's equal-cost ports towards a host
     /// are in the order ns-3's `third.cc` pushes them: in the order its
@@ -88,31 +151,72 @@ impl Routing {
                 n_switches += 1;
             }
         }
-        let n_hosts = hosts.len();
-        let mut ranges = vec![(0u32, 0u32); n_switches as usize * n_hosts];
+        let switch_node: Vec<u32> = (0..n as u32).filter(|&i| !is_host[i as usize]).collect();
+        // ToRs in switch order; each host's ToR and the ToR's port to it.
+        let mut tor_of_switch = vec![u32::MAX; n_switches as usize];
+        let mut tor_switch = Vec::new();
+        let mut attach = vec![
+            HostAttach {
+                tor: u32::MAX,
+                port: u32::MAX,
+            };
+            hosts.len()
+        ];
+        for (si, &s) in switch_node.iter().enumerate() {
+            for &(port, v) in &adj[s as usize] {
+                if !is_host[v as usize] {
+                    continue;
+                }
+                assert_eq!(
+                    adj[v as usize].len(),
+                    1,
+                    "routing: host node {v} has several links; rdmalab models one NIC port per host"
+                );
+                if tor_of_switch[si] == u32::MAX {
+                    tor_of_switch[si] = tor_switch.len() as u32;
+                    tor_switch.push(si as u32);
+                }
+                attach[host_index[v as usize] as usize] = HostAttach {
+                    tor: tor_of_switch[si],
+                    port,
+                };
+            }
+        }
+        let n_tors = tor_switch.len();
+        let mut ranges = vec![PortRange::default(); n_switches as usize * n_tors];
         let mut ports = Vec::new();
+        let mut tables = TableBuilder {
+            ranges: &mut ranges,
+            ports: &mut ports,
+            n_tors,
+        };
+        let tor_nodes: Vec<u32> = tor_switch
+            .iter()
+            .map(|&si| switch_node[si as usize])
+            .collect();
         match hash {
             EcmpHash::Rdmalab => {
-                Self::build_port_order(adj, is_host, &hosts, &switch_index, &mut ranges, &mut ports)
+                Self::build_port_order(adj, is_host, &tor_nodes, &switch_node, &mut tables)
             }
             EcmpHash::Ns3Hpcc => Self::build_ns3_order(
                 adj,
                 is_host,
-                &hosts,
+                &tor_nodes,
                 &switch_index,
                 n_switches as usize,
-                &mut ranges,
-                &mut ports,
+                &mut tables,
             ),
         }
+        ports.shrink_to_fit();
         let seeds = (0..n_switches)
             .map(|s| stable_hash(format!("{master_seed}/ecmp/{s}").as_bytes()))
             .collect();
-        let switch_node = (0..n as u32).filter(|&i| !is_host[i as usize]).collect();
         Routing {
             host_index,
             switch_index,
-            n_hosts,
+            attach,
+            tor_switch,
+            n_tors,
             ranges,
             ports,
             seeds,
@@ -125,23 +229,22 @@ impl Routing {
     fn build_port_order(
         adj: &Adjacency,
         is_host: &[bool],
-        hosts: &[u32],
-        switch_index: &[u32],
-        ranges: &mut [(u32, u32)],
-        ports: &mut Vec<u32>,
+        tors: &[u32],
+        switch_node: &[u32],
+        tables: &mut TableBuilder,
     ) {
         let n = adj.len();
-        let n_hosts = hosts.len();
         let mut dist = vec![u32::MAX; n];
         let mut queue = std::collections::VecDeque::new();
-        for (hi, &h) in hosts.iter().enumerate() {
+        let mut list = Vec::new();
+        for (ti, &t) in tors.iter().enumerate() {
             dist.iter_mut().for_each(|d| *d = u32::MAX);
-            dist[h as usize] = 0;
+            dist[t as usize] = 0;
             queue.clear();
-            queue.push_back(h);
+            queue.push_back(t);
             while let Some(u) = queue.pop_front() {
-                // Hosts other than the destination are not transit nodes.
-                if u != h && is_host[u as usize] {
+                // Hosts are not transit nodes.
+                if is_host[u as usize] {
                     continue;
                 }
                 for &(_, v) in &adj[u as usize] {
@@ -151,19 +254,21 @@ impl Routing {
                     }
                 }
             }
-            for s in 0..n {
-                if is_host[s] || dist[s] == u32::MAX {
+            for (si, &s) in switch_node.iter().enumerate() {
+                // The ToR itself reaches its hosts through `HostAttach`.
+                if s == t || dist[s as usize] == u32::MAX {
                     continue;
                 }
-                let start = ports.len() as u32;
-                for &(port, v) in &adj[s] {
-                    let via_ok = v == h || !is_host[v as usize];
-                    if via_ok && dist[v as usize] != u32::MAX && dist[v as usize] + 1 == dist[s] {
-                        ports.push(port);
+                list.clear();
+                for &(port, v) in &adj[s as usize] {
+                    if !is_host[v as usize]
+                        && dist[v as usize] != u32::MAX
+                        && dist[v as usize] + 1 == dist[s as usize]
+                    {
+                        list.push(port);
                     }
                 }
-                let si = switch_index[s] as usize;
-                ranges[si * n_hosts + hi] = (start, ports.len() as u32 - start);
+                tables.install(si, ti, &list);
             }
         }
     }
@@ -172,37 +277,40 @@ impl Routing {
     fn build_ns3_order(
         adj: &Adjacency,
         is_host: &[bool],
-        hosts: &[u32],
+        tors: &[u32],
         switch_index: &[u32],
         n_switches: usize,
-        ranges: &mut [(u32, u32)],
-        ports: &mut Vec<u32>,
+        tables: &mut TableBuilder,
     ) {
         let n = adj.len();
-        let n_hosts = hosts.len();
+        // ns-3's map key of a node: hosts by increasing id, then switches by decreasing id.
+        let key = |v: u32| {
+            if is_host[v as usize] {
+                (false, v as i64)
+            } else {
+                (true, -(v as i64))
+            }
+        };
         // Each node's neighbours in ns-3's map order, with the port its map keeps.
         let neighbours: Vec<Vec<(u32, u32)>> = (0..n)
             .map(|u| {
                 let mut by_peer: std::collections::BTreeMap<(bool, i64), (u32, u32)> =
                     Default::default();
                 for &(port, v) in &adj[u] {
-                    let key = if is_host[v as usize] {
-                        (false, v as i64)
-                    } else {
-                        (true, -(v as i64))
-                    };
-                    by_peer.insert(key, (port, v)); // the last parallel link wins
+                    by_peer.insert(key(v), (port, v)); // the last parallel link wins
                 }
                 by_peer.into_values().collect()
             })
             .collect();
         let mut hops: Vec<Vec<u32>> = vec![Vec::new(); n_switches];
         let mut dist = vec![u32::MAX; n];
-        for (hi, &h) in hosts.iter().enumerate() {
+        let mut queue = Vec::new();
+        for (ti, &t) in tors.iter().enumerate() {
             dist.iter_mut().for_each(|d| *d = u32::MAX);
             hops.iter_mut().for_each(|v| v.clear());
-            dist[h as usize] = 0;
-            let mut queue = vec![h];
+            dist[t as usize] = 0;
+            queue.clear();
+            queue.push(t);
             let mut i = 0;
             while i < queue.len() {
                 let u = queue[i];
@@ -215,20 +323,17 @@ impl Routing {
                         }
                     }
                     if dist[u as usize] + 1 == dist[v as usize] && !is_host[v as usize] {
-                        // v forwards towards h through u: its port to u.
-                        let port = neighbours[v as usize]
-                            .iter()
-                            .find(|x| x.1 == u)
-                            .expect("links are symmetric")
-                            .0;
-                        hops[switch_index[v as usize] as usize].push(port);
+                        // v forwards towards t through u: its port to u.
+                        let nv = &neighbours[v as usize];
+                        let at = nv
+                            .binary_search_by_key(&key(u), |x| key(x.1))
+                            .expect("links are symmetric");
+                        hops[switch_index[v as usize] as usize].push(nv[at].0);
                     }
                 }
             }
             for (si, list) in hops.iter().enumerate() {
-                let start = ports.len() as u32;
-                ports.extend_from_slice(list);
-                ranges[si * n_hosts + hi] = (start, list.len() as u32);
+                tables.install(si, ti, list);
             }
         }
     }
@@ -238,11 +343,24 @@ impl Routing {
     }
 
     /// Equal-cost egress ports at switch `node` towards host `dst`.
+    #[inline]
     pub fn next_hops(&self, node: u32, dst: u32) -> &[u32] {
-        let si = self.switch_index[node as usize] as usize;
-        let hi = self.host_index[dst as usize] as usize;
-        let (s, l) = self.ranges[si * self.n_hosts + hi];
-        &self.ports[s as usize..(s + l) as usize]
+        let si = self.switch_index[node as usize];
+        let a = &self.attach[self.host_index[dst as usize] as usize];
+        if a.tor == u32::MAX {
+            return &[];
+        }
+        if self.tor_switch[a.tor as usize] == si {
+            return std::slice::from_ref(&a.port);
+        }
+        let r = self.ranges[si as usize * self.n_tors + a.tor as usize];
+        &self.ports[r.start as usize..(r.start + r.len) as usize]
+    }
+
+    /// Port-list entries the tables hold (switches × ToRs) and distinct
+    /// ports stored behind them: what routing costs in memory.
+    pub fn table_size(&self) -> (usize, usize) {
+        (self.ranges.len(), self.ports.len())
     }
 
     pub fn hash(&self) -> EcmpHash {
@@ -275,6 +393,73 @@ impl Routing {
             }
         }
     }
+}
+
+/// Switches of one direction of a flow whose choice is remembered: a 3-tier
+/// fat tree's longest path crosses 5; a longer path's further switches are
+/// looked up at every packet, as before.
+const CACHED_HOPS: usize = 6;
+
+/// The egress ports one direction of a QP (its data, or its ACKs, NACKs and
+/// CNPs going back) took at each switch, for one UDP source port.
+///
+/// ECMP hashes only fields that stay fixed for a QP's direction and source
+/// port, so a switch's choice is the same for every packet: resolving it once
+/// per flow and switch takes the table lookup and the hash off the per-hop
+/// path. A new source port (a sender moving the QP onto another path, or a
+/// probe of one) starts the list afresh.
+#[derive(Clone, Copy, Debug)]
+pub struct PathCache {
+    sport: u16,
+    len: u8,
+    /// (switch node, egress port), in the order the switches were crossed.
+    hops: [(u32, u32); CACHED_HOPS],
+}
+
+impl Default for PathCache {
+    fn default() -> Self {
+        PathCache {
+            sport: 0,
+            len: 0,
+            hops: [(u32::MAX, u32::MAX); CACHED_HOPS],
+        }
+    }
+}
+
+impl PathCache {
+    /// The port switch `node` chose for this source port, if remembered.
+    #[inline]
+    pub fn lookup(&self, sport: u16, node: u32) -> Option<u32> {
+        if sport != self.sport {
+            return None;
+        }
+        self.hops[..self.len as usize]
+            .iter()
+            .find(|h| h.0 == node)
+            .map(|h| h.1)
+    }
+
+    /// Remember that switch `node` sends this source port out of `port`.
+    #[inline]
+    pub fn remember(&mut self, sport: u16, node: u32, port: u32) {
+        if sport != self.sport {
+            self.sport = sport;
+            self.len = 0;
+        }
+        if (self.len as usize) < CACHED_HOPS {
+            self.hops[self.len as usize] = (node, port);
+            self.len += 1;
+        }
+    }
+}
+
+/// A QP's remembered paths: its data direction and the way back.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FlowRoutes {
+    /// Packets from the data sender to the receiver (data, READ requests).
+    pub forward: PathCache,
+    /// Packets from the receiver back to the sender (ACK, NACK, CNP).
+    pub reverse: PathCache,
 }
 
 /// The IPv4 address the ns-3 HPCC simulator gives node `id` (`node_id_to_ip`):
@@ -359,6 +544,26 @@ mod tests {
             .map(|sp| r.select(2, 0, 1, L4Ports::rocev2(10000 + sp)).unwrap())
             .collect();
         assert_eq!(chosen.len(), 2, "64 source ports should use both paths");
+    }
+
+    #[test]
+    fn a_path_cache_starts_afresh_when_the_source_port_changes() {
+        let mut c = PathCache::default();
+        assert_eq!(c.lookup(0, 2), None);
+        c.remember(10000, 2, 7);
+        c.remember(10000, 5, 9);
+        assert_eq!(c.lookup(10000, 2), Some(7));
+        assert_eq!(c.lookup(10000, 5), Some(9));
+        assert_eq!(c.lookup(10001, 2), None);
+        c.remember(10001, 2, 4);
+        assert_eq!(c.lookup(10000, 5), None);
+        assert_eq!(c.lookup(10001, 2), Some(4));
+        // A path longer than the cache: the further switches are not kept.
+        for node in 10..20 {
+            c.remember(10001, node, node + 100);
+        }
+        assert_eq!(c.lookup(10001, 14), Some(114));
+        assert_eq!(c.lookup(10001, 15), None);
     }
 
     #[test]

@@ -108,14 +108,46 @@ impl World {
         }
     }
 
+    /// The egress port switch `node` sends `p` out of: the flow's remembered
+    /// choice, or the routing table's (then remembered). Packets that are not
+    /// between their QP's two ends (none today) are routed afresh each time.
+    #[inline]
+    fn route(&mut self, node: u32, p: &Packet) -> Option<u32> {
+        let qi = p.qp as usize;
+        let forward = match self.qps.get(qi) {
+            Some(qp) if p.src == qp.src_node && p.dst == qp.dst_node => true,
+            Some(qp) if p.src == qp.dst_node && p.dst == qp.src_node => false,
+            _ => return self.routing.select(node, p.src, p.dst, self.l4_ports(p)),
+        };
+        let Some(routes) = self.flow_routes.get(qi) else {
+            return self.routing.select(node, p.src, p.dst, self.l4_ports(p));
+        };
+        let cache = if forward {
+            &routes.forward
+        } else {
+            &routes.reverse
+        };
+        if let Some(port) = cache.lookup(p.udp_sport, node) {
+            return Some(port);
+        }
+        let port = self.routing.select(node, p.src, p.dst, self.l4_ports(p))?;
+        let routes = &mut self.flow_routes[qi];
+        let cache = if forward {
+            &mut routes.forward
+        } else {
+            &mut routes.reverse
+        };
+        cache.remember(p.udp_sport, node, port);
+        Some(port)
+    }
+
     /// A frame arrived at switch port `in_port`: route, admit, enqueue.
     pub(crate) fn switch_receive(&mut self, in_port: u32, pkt: PacketId) {
         let node = self.ports[in_port as usize].node;
         let sw = self.node_index[node as usize] as usize;
         self.pkts.get_mut(pkt).hops += 1;
         let p = *self.pkts.get(pkt);
-        let l4 = self.l4_ports(&p);
-        let Some(out_port) = self.routing.select(node, p.src, p.dst, l4) else {
+        let Some(out_port) = self.route(node, &p) else {
             let local = self.ports[in_port as usize].local;
             self.drop_packet(node, local, "no_route", pkt);
             return;

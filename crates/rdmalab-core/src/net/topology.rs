@@ -52,14 +52,15 @@ pub const TIERS: [&str; 7] = ["host", "edge", "agg", "core", "leaf", "spine", "s
 pub const MAX_NODES: u64 = 1_000_000;
 /// The most links a topology may have.
 pub const MAX_LINKS: u64 = 10_000_000;
-/// The most (switch, destination host) routing entries: shortest-path ECMP
-/// keeps one per pair with its equal-cost ports, about 70 B each (a k = 32
-/// fat tree's 10.5M take 755 MB), so this bounds routing near 3.5 GB.
-pub const MAX_ROUTE_ENTRIES: u64 = 50_000_000;
+/// The most (switch, destination ToR) routing entries. Routing keeps one
+/// 8-byte port range per pair (the port lists behind them are shared), so
+/// this bounds the tables near 800 MB; a k = 64 fat tree has 10.5M.
+pub const MAX_ROUTE_ENTRIES: u64 = 100_000_000;
 
 /// Refuse a topology too large to build, from its counts alone (before
-/// anything is allocated): why, with the allowed bound.
-pub fn check_size(hosts: u64, switches: u64, links: u64) -> Result<(), String> {
+/// anything is allocated): why, with the allowed bound. `tors` counts the
+/// switches hosts attach to (routing keeps an entry per switch and ToR).
+pub fn check_size(hosts: u64, switches: u64, tors: u64, links: u64) -> Result<(), String> {
     let nodes = hosts + switches;
     if nodes > MAX_NODES {
         return Err(format!(
@@ -69,14 +70,30 @@ pub fn check_size(hosts: u64, switches: u64, links: u64) -> Result<(), String> {
     if links > MAX_LINKS {
         return Err(format!("gives {links} links; allowed: at most {MAX_LINKS}"));
     }
-    let routes = hosts.saturating_mul(switches);
+    let routes = tors.saturating_mul(switches);
     if routes > MAX_ROUTE_ENTRIES {
         return Err(format!(
-            "gives {switches} switches x {hosts} hosts = {routes} routing entries (about {} GB); allowed: at most {MAX_ROUTE_ENTRIES} (a fat_tree up to k = 40, fewer pods or hosts per switch)",
-            routes * 70 / 1_000_000_000
+            "gives {switches} switches x {tors} ToRs (switches with hosts) = {routes} routing entries (about {} MB); allowed: at most {MAX_ROUTE_ENTRIES} (fewer switches, or hosts on fewer of them)",
+            routes * 8 / 1_000_000
         ));
     }
     Ok(())
+}
+
+/// Switches that have at least one host on a link: the ToRs routing keeps
+/// entries for.
+fn count_tors(nodes: &[NodeSpec], links: &[LinkSpec]) -> u64 {
+    let mut tor = vec![false; nodes.len()];
+    for l in links {
+        for (a, b) in [(l.a, l.b), (l.b, l.a)] {
+            if nodes[a as usize].kind == NodeKind::Switch
+                && nodes[b as usize].kind == NodeKind::Host
+            {
+                tor[a as usize] = true;
+            }
+        }
+    }
+    tor.iter().filter(|&&t| t).count() as u64
 }
 
 impl Topology {
@@ -305,7 +322,8 @@ impl Topology {
         if s > n {
             return Err(format!("switch count {s} is above the node count {n}"));
         }
-        check_size((n - s) as u64, s as u64, l as u64)?;
+        // Nodes and links first, before allocating for them; ToRs once the links are read.
+        check_size((n - s) as u64, s as u64, 0, l as u64)?;
         let mut is_switch = vec![false; n as usize];
         let mut got = 0;
         while got < s {
@@ -373,6 +391,12 @@ impl Topology {
                 down: Vec::new(),
             });
         }
+        check_size(
+            (n - s) as u64,
+            s as u64,
+            count_tors(&t.nodes, &t.links),
+            l as u64,
+        )?;
         Ok(t)
     }
 

@@ -263,6 +263,7 @@ impl World {
                 .scope
                 .key(tx_nic, dst_node, owner.address, owner.tenant),
         };
+        self.flow_routes.resize(qi as usize + 1, Default::default());
         self.qps.push(Qp {
             id: qi,
             verb,
