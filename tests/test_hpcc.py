@@ -5,6 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 import rdmalab
@@ -184,7 +185,8 @@ def test_refused_keys_are_named(tmp_path):
         ("SAMPLE_FEEDBACK", "1"): "SAMPLE_FEEDBACK (line",
         ("L2_BACK_TO_ZERO", "1"): "L2_BACK_TO_ZERO (line",
         ("RATE_BOUND", "0"): "RATE_BOUND (line",
-        ("LINK_DOWN", "100 0 8"): "LINK_DOWN (line",
+        ("LINK_DOWN", "100 0 1"): "LINK_DOWN (line",
+        ("LINK_DOWN", "soon 0 8"): "LINK_DOWN (line",
         ("L2_ACK_INTERVAL", "0"): "L2_ACK_INTERVAL (line",
         ("L2_ACK_INTERVAL", "1500"): "L2_ACK_INTERVAL (line",
         ("KMIN_MAP", "1 25000000000 100"): "KMIN_MAP (line",
@@ -314,6 +316,27 @@ def test_run_writes_ns3_format_outputs(tmp_path):
         assert len(ln.split()) == 5
     assert (mix / "fct-rdmalab" / "flows.parquet").exists() and (mix / "fct-rdmalab" / "summary.json").exists()
     assert f"wrote {mix / 'fct.txt'}" in r.stdout
+
+
+# Two leaves (4, 5) of two hosts each under two spines (6, 7).
+TWO_TIER = "8 4 8\n4 5 6 7\n" + "".join(f"{a} {b} 100Gbps 0.001ms 0.000000\n" for a, b in
+                                         [(0, 4), (1, 4), (2, 5), (3, 5), (4, 6), (4, 7), (5, 6), (5, 7)])
+CROSS_FLOWS = "8\n" + "".join(f"{s} {d} 3 100 2000000 2.000000000\n" for s, d in
+                              [(0, 2), (1, 3), (0, 3), (1, 2), (2, 0), (3, 1), (2, 1), (3, 0)])
+
+
+def test_link_down_takes_the_link_down_for_good_and_routes_around_it(tmp_path):
+    """ns-3's LINK_DOWN t a b: at 2 s + t µs the link a–b goes down for good and
+    every route is recomputed at once (third.cc's TakeDownLink); the flows
+    that crossed it complete over the other spine."""
+    config = edit(edit(CONFIG, "LINK_DOWN", "10 4 6"), "SIMULATOR_STOP_TIME", "2.1")
+    make_dir(tmp_path, config=config, topology=TWO_TIER, flows=CROSS_FLOWS)
+    r = cli("hpcc", "run", "mix/config.txt", "--quiet", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert len((tmp_path / "mix" / "fct.txt").read_text().splitlines()) == 8, "every flow completes"
+    ev = pl.read_csv(tmp_path / "mix" / "fct-rdmalab" / "link_events.csv")
+    assert ev.select("time_ps", "event").rows() == [(2_000_010_000_000, "down"), (2_000_010_000_000, "reroute")]
+    assert ev["node_a"][0] == 4 and ev["node_b"][0] == 6
 
 
 def test_pfc_file_format_under_an_incast(tmp_path):

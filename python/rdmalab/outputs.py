@@ -69,6 +69,18 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("timeouts", pa.uint64()),
         ]
     ),
+    # Written only when some link goes down (`links[].down`); read as empty when absent.
+    "link_events": pa.schema(
+        [
+            ("time_ps", pa.uint64()),
+            ("event", pa.string()),
+            ("link", pa.uint32()),
+            ("node_a", pa.uint32()),
+            ("node_a_name", pa.string()),
+            ("node_b", pa.uint32()),
+            ("node_b_name", pa.string()),
+        ]
+    ),
     "pfc_events": pa.schema(
         [
             ("time_ps", pa.uint64()),
@@ -189,8 +201,9 @@ SCHEMAS: dict[str, pa.Schema] = {
 }
 
 
-#: Tables a run writes only when asked (`records.counters`); absent means empty.
-OPTIONAL_TABLES = {"counter_samples"}
+#: Tables a run writes only when asked (`records.counters`) or when there is
+#: something to say (`link_events`: some link goes down); absent means empty.
+OPTIONAL_TABLES = {"counter_samples", "link_events"}
 
 
 def table_from_csv(data: bytes, name: str) -> pa.Table:

@@ -42,6 +42,8 @@ pub enum Event {
     Sample,
     /// A link goes down or comes back up.
     LinkState { link: u32, up: bool },
+    /// Switches recompute their ECMP tables over the links up now.
+    Reroute,
     /// A waiting control event reaches its processing thread (after the trigger latency).
     CtrlTrigger { entry: u32 },
     /// A control thread finished an entry and may take the next.
@@ -569,6 +571,7 @@ impl World {
             Event::QpTimer { qp, slot, gen } => self.on_qp_timer(qp, slot, gen),
             Event::Sample => self.take_samples(),
             Event::LinkState { link, up } => self.set_link_state(link, up),
+            Event::Reroute => self.reroute(),
             Event::CtrlTrigger { entry } => self.ctl_trigger(entry),
             Event::CtrlDone { thread } => self.ctl_thread_done(thread),
             Event::CtrlInstall { qp } => self.ctl_install(qp),
@@ -693,9 +696,53 @@ impl World {
     #[cold]
     #[inline(never)]
     fn set_link_state(&mut self, link: u32, up: bool) {
+        let mut fabric = true;
         for p in self.ports.iter_mut().filter(|p| p.link == link) {
             p.up = up;
+            fabric &= p.at_switch;
         }
+        let now = self.now();
+        self.rec.link_events.push(crate::record::LinkEvent {
+            time: now,
+            link,
+            event: if up { "up" } else { "down" },
+        });
+        // A host has one link: there is no way around it, so only links
+        // between switches make the tables change.
+        if let (true, Some(after)) = (fabric, self.switch_cfg.reroute_after) {
+            self.q.schedule(now + after, Event::Reroute);
+        }
+    }
+
+    /// Recompute every switch's ECMP table over the links up now (host links
+    /// always count: a host has no other) and forget the flows' remembered
+    /// paths, which may cross a link that went down.
+    #[cold]
+    fn reroute(&mut self) {
+        let mut adj: Adjacency = vec![Vec::new(); self.topo.nodes.len()];
+        for (id, p) in self.ports.iter().enumerate() {
+            let peer = &self.ports[p.peer as usize];
+            let host_link = !p.at_switch || !peer.at_switch;
+            if p.up || host_link {
+                adj[p.node as usize].push((id as u32, peer.node));
+            }
+        }
+        let is_host: Vec<bool> = self
+            .topo
+            .nodes
+            .iter()
+            .map(|n| n.kind == crate::net::topology::NodeKind::Host)
+            .collect();
+        self.routing = Routing::build(&adj, &is_host, self.run.seed, self.switch_cfg.ecmp);
+        for r in &mut self.flow_routes {
+            *r = crate::net::routing::FlowRoutes::default();
+        }
+        let now = self.now();
+        self.rec.link_events.push(crate::record::LinkEvent {
+            time: now,
+            link: u32::MAX,
+            event: "reroute",
+        });
     }
 
     /// Run control loops at `placement` (call before the run starts). The

@@ -217,3 +217,58 @@ fn bad_tiers_names_and_overlaps_are_refused_naming_key_value_and_what_is_allowed
         );
     }
 }
+
+/// Eight 2 MB flows from leaf0's hosts to leaf1's over two spines; the
+/// leaf0–spine0 link fails 50 µs in and stays down.
+fn failover(reroute: &str) -> (rdmalab_core::world::World, rdmalab_core::world::Progress) {
+    run(&format!(
+        r#"{{"duration": "20ms",
+        "topology": {{"kind": "leaf_spine", "leaves": 2, "spines": 2, "hosts_per_leaf": 4,
+                      "host_link": {{"rate": "100Gbps", "delay": "1us"}},
+                      "fabric_link": {{"rate": "100Gbps", "delay": "1us"}}}},
+        "links": [{{"between": ["leaf0", "spine0"], "down": [["50us", "1s"]]}}],
+        "switch": {{"reroute_after": "{reroute}"}},
+        "cc": {{"algorithm": "dcqcn"}},
+        "workload": {{"flows": [
+            {{"src": "h0", "dst": "h4", "size": "2MB"}}, {{"src": "h1", "dst": "h5", "size": "2MB"}},
+            {{"src": "h2", "dst": "h6", "size": "2MB"}}, {{"src": "h3", "dst": "h7", "size": "2MB"}},
+            {{"src": "h0", "dst": "h5", "size": "2MB"}}, {{"src": "h1", "dst": "h6", "size": "2MB"}},
+            {{"src": "h2", "dst": "h7", "size": "2MB"}}, {{"src": "h3", "dst": "h4", "size": "2MB"}}]}}}}"#
+    ))
+}
+
+#[test]
+fn switches_route_around_a_failed_link_after_the_reroute_delay() {
+    use rdmalab_core::world::Progress;
+    let (stuck, p) = failover("never");
+    assert_eq!(
+        p,
+        Progress::StopTime,
+        "without rerouting, flows hashed onto the dead link never finish"
+    );
+    assert!(stuck.rec.flows.len() < 8);
+    let (w, p) = failover("10us");
+    assert_eq!(
+        p,
+        Progress::AllFlowsDone,
+        "every flow that crossed the failed link completes"
+    );
+    assert_conservation(&w);
+    let ev: Vec<(u64, &str)> = w
+        .rec
+        .link_events
+        .iter()
+        .map(|e| (e.time.ps(), e.event))
+        .collect();
+    assert_eq!(ev, vec![(50_000_000, "down"), (60_000_000, "reroute")]);
+    // Frames are lost on the dead link only until the tables change (plus what was already queued for it).
+    let lost: u64 = w
+        .rec
+        .drops
+        .iter()
+        .filter(|(k, _)| k.2 == "link_down")
+        .map(|(_, v)| v.0)
+        .sum();
+    assert!(lost > 0, "the failure cost frames");
+    assert!(w.stats.timeouts + w.stats.retransmitted_packets > 0);
+}

@@ -823,6 +823,9 @@ impl Simulation {
             if name == "counter_samples" && !w.rec.keep_counters {
                 continue; // written only with `records.counters`
             }
+            if name == "link_events" && !w.has_link_events() {
+                continue; // written only when some link goes down
+            }
             write_file(&dir, &format!("{name}.csv"), |f| table(w, f))?;
         }
         write_file(&dir, "fct.txt", |f| w.write_hpcc_fct(f))?;
@@ -858,6 +861,7 @@ const TABLES: &[(&str, TableWriter)] = &[
     ("qp_samples", |w, f| w.write_qp_samples_csv(f)),
     ("port_samples", |w, f| w.write_port_samples_csv(f)),
     ("counter_samples", |w, f| w.write_counter_samples_csv(f)),
+    ("link_events", |w, f| w.write_link_events_csv(f)),
     ("pfc_events", |w, f| w.write_pfc_csv(f)),
     ("drops", |w, f| w.write_drops_csv(f)),
     ("apps", |w, f| w.write_apps_csv(f)),

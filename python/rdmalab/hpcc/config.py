@@ -640,13 +640,22 @@ def convert(
         else:
             links = [{"between": [a, b], "loss": err} for a, b, _, _, e in topo.links if e <= 0]
     down = cfg.values.get("LINK_DOWN", ["0", "0", "0"])
+    link_down = None  # (time ns, a, b): ns-3 takes the link down for good and recomputes routes at once
     if down != ["0", "0", "0"]:
-        if down[0] in ("0", "0.0"):
+        try:
+            t_us, a, b = float(down[0]), int(down[1]), int(down[2])
+        except (ValueError, IndexError):
+            t_us, a, b = None, None, None
+            cfg.problems.append(f"{cfg.where('LINK_DOWN')}: `{' '.join(down)}` — must be `time_us node_a node_b`")
+        if t_us is not None and t_us <= 0:
             warn("LINK_DOWN", f"`{' '.join(down)}`: ignored — ns-3 takes a link down only when the time is > 0")
-        else:
-            cfg.problems.append(f"{cfg.where('LINK_DOWN')}: `{' '.join(down)}` is not implemented: ns-3 takes the "
-                                f"link down for good at 2 s + t µs and recomputes routes; rdmalab's links[].down "
-                                f"does not reroute. Use `LINK_DOWN 0 0 0`")
+        elif t_us is not None and topo is not None:
+            if not any({x, y} == {a, b} for x, y, _, _, _ in topo.links):
+                cfg.problems.append(f"{cfg.where('LINK_DOWN')}: `{' '.join(down)}` — no link joins nodes {a} and {b} "
+                                    f"in the topology")
+            else:
+                # third.cc: Simulator::Schedule(Seconds(2) + MicroSeconds(t), TakeDownLink, a, b)
+                link_down = (2_000_000_000 + round(t_us * 1000), a, b)
     stop = cfg.get("SIMULATOR_STOP_TIME")
     try:
         stop_ns = seconds_to_ns(stop)
@@ -730,6 +739,13 @@ def convert(
         "workload": {"flows": [_flow(f) for f in flows]},
         "records": records,
     }
+    if link_down is not None and stop_ns is not None:
+        t_ns, a, b = link_down
+        # Down for good: up again only after the run.
+        links.append({"between": [a, b], "down": [[ps_text(t_ns * 1000), ps_text((max(stop_ns, t_ns) + 1) * 1000)]]})
+        switch["reroute_after"] = "0s"
+        notes.append(f"LINK_DOWN: link {a}-{b} goes down at {t_ns} ns for good and every switch's routes are "
+                     f"recomputed at once, as third.cc's TakeDownLink does")
     if links:
         scenario["links"] = links
     if not flows:

@@ -28,6 +28,11 @@ pub struct SwitchConfig {
     /// Egress ports serve data classes by strict priority, highest class
     /// first (`switch.scheduling`); `false`: round robin, as ns-3 HPCC.
     pub strict_priority: bool,
+    /// Routing around down links (`switch.reroute_after`): this long after a
+    /// switch-to-switch link goes down or comes back, every switch's ECMP
+    /// table is recomputed over the links then up. `None`: tables never
+    /// change (frames routed onto a down link are lost).
+    pub reroute_after: Option<crate::time::Duration>,
     /// Switches whose buffer or ECN differ from the above (`switches[]`),
     /// by node id, each with its settings in full.
     pub per_switch: Vec<(u32, SwitchLocal)>,

@@ -160,9 +160,19 @@ impl QlenMonitor {
     }
 }
 
+/// A link went down or came up, or the switches rerouted (`link` = `u32::MAX`).
+#[derive(Clone, Debug)]
+pub struct LinkEvent {
+    pub time: Time,
+    pub link: u32,
+    pub event: &'static str,
+}
+
 #[derive(Default)]
 pub struct Recorder {
     pub flows: Vec<FlowRecord>,
+    /// Links going down and up, and switches recomputing their tables, in time order.
+    pub link_events: Vec<LinkEvent>,
     pub qp_samples: Vec<QpSample>,
     pub port_samples: Vec<PortSample>,
     pub pfc_events: Vec<PfcEvent>,
@@ -699,6 +709,37 @@ impl World {
                 p.udp_sport,
                 p.rtt.ps(),
                 p.lost
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Whether the run has `link_events` to write: some link has down intervals.
+    pub fn has_link_events(&self) -> bool {
+        self.topo.links.iter().any(|l| !l.down.is_empty())
+    }
+
+    pub fn write_link_events_csv(&self, w: &mut dyn Write) -> io::Result<()> {
+        writeln!(
+            w,
+            "time_ps,event,link,node_a,node_a_name,node_b,node_b_name"
+        )?;
+        for e in &self.rec.link_events {
+            if e.link == u32::MAX {
+                writeln!(w, "{},{},,,,,", e.time.ps(), e.event)?;
+                continue;
+            }
+            let l = &self.topo.links[e.link as usize];
+            writeln!(
+                w,
+                "{},{},{},{},{},{},{}",
+                e.time.ps(),
+                e.event,
+                e.link,
+                l.a,
+                self.topo.nodes[l.a as usize].name,
+                l.b,
+                self.topo.nodes[l.b as usize].name
             )?;
         }
         Ok(())

@@ -883,7 +883,13 @@ impl Parser {
         let Some(r) = self.sub(
             o,
             "records",
-            &["sample_interval", "qlen_monitor", "probes", "counters", "pcap"],
+            &[
+                "sample_interval",
+                "qlen_monitor",
+                "probes",
+                "counters",
+                "pcap",
+            ],
         ) else {
             return Some((Some(Duration::from_us(10)), true, false));
         };
@@ -1833,6 +1839,7 @@ impl Parser {
                     "int_multi",
                     "ecmp",
                     "scheduling",
+                    "reroute_after",
                 ],
             )?,
             None => Obj {
@@ -1868,6 +1875,11 @@ impl Parser {
                 "ns3-hpcc" => crate::net::routing::EcmpHash::Ns3Hpcc,
                 _ => crate::net::routing::EcmpHash::Rdmalab,
             });
+        let reroute_after = match s.get("reroute_after") {
+            None => Some(None),
+            Some(Value::String(x)) if x == "never" => Some(None),
+            Some(_) => self.duration(&s, "reroute_after", None).map(Some),
+        };
         let builtin = SwitchLocal {
             buffer: BufferConfig {
                 size_bytes: 32 << 20,
@@ -1892,6 +1904,7 @@ impl Parser {
             ecmp: ecmp?,
             strict_priority: strict_priority?,
             per_switch: Vec::new(),
+            reroute_after: reroute_after?,
         })
     }
 
