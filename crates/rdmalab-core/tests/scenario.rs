@@ -246,6 +246,19 @@ fn topologies_too_large_to_build_are_refused_from_their_counts() {
     Scenario::from_json_str(&ok).unwrap();
 }
 
+/// An MTU of 0 (here `-0B`, which parses as 0) is refused by key, not used:
+/// the PSN-space check divides by it (found by tests/parsers_prop.rs).
+#[test]
+fn a_zero_mtu_is_refused_not_divided_by() {
+    let e = errors(
+        r#"{"duration": "1ms",
+        "topology": {"kind": "single_switch", "hosts": 4, "host_link": {"rate": "100Gbps"}},
+        "nic": {"mtu": "-0B"},
+        "workload": {"flows": [{"src": 0, "dst": 1, "size": "64KB"}]}}"#,
+    );
+    assert!(e.contains("nic.mtu") && e.contains("`0B`"), "{e}");
+}
+
 /// A node with no link at all (here an ns-3 topology file's host 3) is
 /// refused by name: it could never send or receive.
 #[test]

@@ -1388,12 +1388,15 @@ impl Parser {
                 map: &empty,
             },
         };
-        let mtu = self.bytes(&n, "mtu", Some(1024));
-        if let Some(m) = mtu {
-            if !(64..=9000).contains(&m) {
+        // An MTU out of range is reported and not used: the checks after it
+        // divide by it (a `0B` MTU panicked in the PSN-space check).
+        let mtu = match self.bytes(&n, "mtu", Some(1024)) {
+            Some(m) if !(64..=9000).contains(&m) => {
                 self.err("nic.mtu", format!("`{m}B`"), "allowed: 64B to 9000B of payload per packet (RoCE path MTUs are 256B to 4096B)");
+                None
             }
-        }
+            m => m,
+        };
         let framing = self.choice(&n, "framing", &["rocev2", "ns3-hpcc"], Some("rocev2"));
         let ack_every = self.int(&n, "ack_every", Some(1), 1, 1 << 20);
         let cnp_interval = self.duration(&n, "cnp_interval", Some(Duration::from_us(4)));
