@@ -108,33 +108,40 @@ def _say_saved(e: BaseException) -> None:
           f"summary.json says end: {s['end']}", file=sys.stderr)
 
 
-def _refuse_sweep_file(path: str) -> None:
-    """`rdmalab run` on a sweep file: say which command runs it."""
+def _top_keys(path) -> list | None:
+    """The top-level keys of a YAML file; None if it cannot be read or parsed
+    (the loader that runs next names the problem). Read off the lines of a
+    block-style file without parsing it: a scenario of 100,000 flows took
+    as long to parse for this as to load."""
+    import re
+
     from rdmalab import yamlio
     from rdmalab.scenario import read_input
-    from rdmalab.sweep.spec import is_sweep_file
 
     try:  # read_input refuses devices, huge and binary files before reading them
-        data = yamlio.load(read_input(Path(path), "(scenario)"))
-    except Exception:  # unreadable or not YAML: load_scenario names the problem
-        return
-    if is_sweep_file(data):
+        text = read_input(Path(path), "(scenario)")
+        keys = re.findall(r"""^["']?([A-Za-z_][\w.-]*)["']?[ \t]*:""", text, re.M)
+        if keys:
+            return keys
+        data = yamlio.load(text)
+    except Exception:
+        return None
+    return list(data) if isinstance(data, dict) else []
+
+
+def _refuse_sweep_file(path: str) -> None:
+    """`rdmalab run` on a sweep file: say which command runs it."""
+    if _is_sweep_file(path):
         raise ScenarioError(f"(scenario): `{path}` is a sweep file (it has `base`); "
                             f"run it with `rdmalab sweep {path} --out DIR`")
 
 
 def _refuse_scenario_file(path: str) -> None:
     """`rdmalab sweep` on a scenario file: say which command runs it."""
-    from rdmalab import yamlio
     from rdmalab.sweep import SweepError
-    from rdmalab.scenario import read_input
-    from rdmalab.sweep.spec import is_sweep_file
 
-    try:
-        data = yamlio.load(read_input(Path(path), "(sweep)"))
-    except Exception:  # unreadable or not YAML: load_sweep names the problem
-        return
-    if isinstance(data, dict) and not is_sweep_file(data) and ("topology" in data or "workload" in data):
+    keys = _top_keys(path)
+    if keys is not None and "base" not in keys and ("topology" in keys or "workload" in keys):
         raise SweepError(f"`{path}` is a scenario, not a sweep file (it has no `base`); "
                          f"run it with `rdmalab run {path} --out DIR`")
 
@@ -186,25 +193,9 @@ def _positive_int(text: str) -> int:
 
 
 def _is_sweep_file(path) -> bool:
-    """Whether `path` holds a sweep (a top-level `base`). Read off the
-    top-level keys of a block-style file without parsing it: a scenario of
-    100,000 flows took as long to parse here as to load."""
-    import re
-
-    import yaml
-
-    from rdmalab import yamlio
-    from rdmalab.scenario import read_input
-    from rdmalab.sweep.spec import is_sweep_file
-
-    try:
-        text = read_input(Path(path), "(scenario)")
-        keys = re.findall(r"""^["']?([A-Za-z_][\w.-]*)["']?[ \t]*:""", text, re.M)
-        if keys:
-            return "base" in keys
-        return is_sweep_file(yamlio.load(text))
-    except (OSError, yaml.YAMLError, ScenarioError):
-        return False  # the scenario loader reports it
+    """Whether `path` holds a sweep (a top-level `base`)."""
+    keys = _top_keys(path)
+    return keys is not None and "base" in keys
 
 
 def cmd_validate(args) -> int:
