@@ -27,6 +27,8 @@ from typing import Callable
 
 import polars as pl
 
+from rdmalab.casestudies.fair_scheduler import convergence_us
+
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 BLOCK = re.compile(r"(<!-- generated: (?P<key>[a-z0-9-]+) -->\n)(?P<body>.*?)(<!-- end generated -->)", re.S)
@@ -90,22 +92,6 @@ def fig13(plots: Path) -> str:
     return _table(["policy", "256 B tenant latency (µs)", "64 KiB tenant Gb/s"], rows)
 
 
-def _settled_after(t: pl.DataFrame, since_us: float, tolerance: float = 0.05) -> float | None:
-    """µs after `since_us` until every QP's dequeue rate stays within `tolerance` of its final value."""
-    last = since_us
-    for (_,), q in t.filter(pl.col("time_us") >= since_us).sort("time_us").group_by(["name"], maintain_order=True):
-        rates, times = q["dequeue_gbps"].to_list(), q["time_us"].to_list()
-        final, settled = rates[-1], None
-        for tu, r in zip(reversed(times), reversed(rates)):
-            if abs(r - final) > tolerance * max(final, 1e-9):
-                break
-            settled = tu
-        if settled is None or settled == times[-1]:
-            return None
-        last = max(last, settled)
-    return last - since_us
-
-
 def fig9(plots: Path) -> str:
     rows = []
     for strategy in ("scale", "reset", "scale-start-low"):
@@ -115,7 +101,8 @@ def fig9(plots: Path) -> str:
         x = end["throughput_gbps"].to_list()
         jain = sum(x) ** 2 / (len(x) * sum(v * v for v in x))
         # The last QP joins 1400 µs in (scr-eight-qps.yaml).
-        settle = _settled_after(t, 1400.0)
+        settled = convergence_us(t.filter(pl.col("time_us") >= 1400.0), by="name")
+        settle = None if settled is None else settled - 1400.0
         rows.append([strategy, str(len(x)), f"{_f(min(x))}–{_f(max(x))}", _f(jain, 3), _f(sum(x)),
                      "never" if settle is None else _f(settle, 0)])
     return _table(["join strategy", "QPs sending", "each QP's Gb/s, last 100 µs", "Jain", "total Gb/s",

@@ -262,13 +262,7 @@ fn switches_route_around_a_failed_link_after_the_reroute_delay() {
         .collect();
     assert_eq!(ev, vec![(50_000_000, "down"), (60_000_000, "reroute")]);
     // Frames are lost on the dead link only until the tables change (plus what was already queued for it).
-    let lost: u64 = w
-        .rec
-        .drops
-        .iter()
-        .filter(|(k, _)| k.2 == "link_down")
-        .map(|(_, v)| v.0)
-        .sum();
+    let lost = w.rec.dropped_frames_for("link_down");
     assert!(lost > 0, "the failure cost frames");
     assert!(w.stats.timeouts + w.stats.retransmitted_packets > 0);
 }

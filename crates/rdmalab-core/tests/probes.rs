@@ -150,13 +150,7 @@ fn probes_measure_each_path_detect_a_failure_and_steer_the_qp() {
     );
     // The QP was steered off the failed path within about a probe timeout:
     // some frames were lost on it, then data kept flowing on the other.
-    let drops: u64 = w
-        .rec
-        .drops
-        .iter()
-        .filter(|(k, _)| k.2 == "link_down")
-        .map(|(_, v)| v.0)
-        .sum();
+    let drops = w.rec.dropped_frames_for("link_down");
     assert!(drops > 0, "the QP was on the failed path when it went down");
     assert!(
         drops < 2_000,

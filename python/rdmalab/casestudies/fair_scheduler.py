@@ -126,11 +126,12 @@ def fig9(results):
     return out
 
 
-def convergence_us(trace: pl.DataFrame, tolerance: float = 0.05) -> float | None:
+def convergence_us(trace: pl.DataFrame, tolerance: float = 0.05, by: str = "qp") -> float | None:
     """Time (µs) after which every QP's dequeue rate stays within `tolerance`
-    (relative) of its final value; None if some QP never settles."""
+    (relative) of its final value; None if some QP never settles. `by`: the
+    column that tells QPs apart (`name` in a figure's CSV)."""
     last = 0.0
-    for (_,), q in trace.sort("time_ps").group_by(["qp"], maintain_order=True):
+    for (_,), q in trace.sort("time_us").group_by([by], maintain_order=True):
         rates = q["dequeue_gbps"].to_list()
         times = q["time_us"].to_list()
         final = rates[-1]

@@ -226,6 +226,15 @@ impl Recorder {
     pub fn dropped_frames(&self) -> u64 {
         self.drops.values().map(|v| v.0).sum()
     }
+
+    /// Frames dropped for `reason` (`buffer_full`, `link_loss`, `link_down`, `no_route`).
+    pub fn dropped_frames_for(&self, reason: &str) -> u64 {
+        self.drops
+            .iter()
+            .filter(|(k, _)| k.2 == reason)
+            .map(|(_, v)| v.0)
+            .sum()
+    }
 }
 
 impl World {
