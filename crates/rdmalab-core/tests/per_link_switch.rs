@@ -266,3 +266,17 @@ fn switches_route_around_a_failed_link_after_the_reroute_delay() {
     assert!(lost > 0, "the failure cost frames");
     assert!(w.stats.timeouts + w.stats.retransmitted_packets > 0);
 }
+
+#[test]
+fn a_reroute_delay_that_is_not_a_duration_or_never_is_refused() {
+    let json = r#"{"duration": "1ms",
+        "topology": {"kind": "single_switch", "hosts": 2, "host_link": {"rate": "100Gbps"}},
+        "switch": {"reroute_after": "soon"},
+        "workload": {"flows": [{"src": "h0", "dst": "h1", "size": "1KB"}]}}"#;
+    let e = Scenario::from_json_str(json).err().expect("refused").to_string();
+    assert!(e.contains("switch.reroute_after") && e.contains("`never`"), "{e}");
+    for ok in ["never", "0s", "1ms"] {
+        let j = json.replace("soon", ok);
+        assert!(Scenario::from_json_str(&j).is_ok(), "{ok}");
+    }
+}

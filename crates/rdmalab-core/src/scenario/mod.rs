@@ -1881,7 +1881,17 @@ impl Parser {
         let reroute_after = match s.get("reroute_after") {
             None => Some(None),
             Some(Value::String(x)) if x == "never" => Some(None),
-            Some(_) => self.duration(&s, "reroute_after", None).map(Some),
+            Some(v) => match v.as_str().map(units::parse_duration) {
+                Some(Ok(d)) => Some(Some(d)),
+                _ => {
+                    self.err(
+                        "switch.reroute_after",
+                        show(v),
+                        "allowed: a duration such as `1ms` (0s: at once), or `never`",
+                    );
+                    None
+                }
+            },
         };
         let builtin = SwitchLocal {
             buffer: BufferConfig {
