@@ -68,6 +68,13 @@ pub struct EventQueue<E> {
     /// Sequence number of the event being processed (or of the last one).
     now_seq: u64,
     popped: u64,
+    /// Drop what is scheduled (a partition replaying an event it does not
+    /// own, see [`crate::parallel`]); sequence numbers are still taken.
+    muted: bool,
+    /// Ring buckets, and the far heap, that took an event since the last
+    /// [`EventQueue::renumber`]: only they can hold provisional numbers.
+    touched: [u64; RING_BUCKETS / 64],
+    far_touched: bool,
 }
 
 impl<E: Copy> Default for EventQueue<E> {
@@ -90,6 +97,9 @@ impl<E: Copy> EventQueue<E> {
             now: Time::ZERO,
             now_seq: 0,
             popped: 0,
+            muted: false,
+            touched: [0; RING_BUCKETS / 64],
+            far_touched: false,
         }
     }
 
@@ -110,10 +120,13 @@ impl<E: Copy> EventQueue<E> {
         if b <= self.cur {
             self.near.push(e);
         } else if b < self.cur + RING_BUCKETS as u64 {
-            self.ring[(b as usize) & (RING_BUCKETS - 1)].push(e);
+            let slot = (b as usize) & (RING_BUCKETS - 1);
+            self.ring[slot].push(e);
             self.ring_len += 1;
+            self.touched[slot / 64] |= 1 << (slot % 64);
         } else {
             self.far.push(e);
+            self.far_touched = true;
         }
     }
 
@@ -141,6 +154,9 @@ impl<E: Copy> EventQueue<E> {
     #[inline]
     pub fn schedule_reserved(&mut self, at: Time, seq: u64, event: E) {
         debug_assert!(self.is_ahead(at, seq), "event scheduled in the past");
+        if self.muted {
+            return;
+        }
         self.place(Entry { at, seq, event });
     }
 
@@ -258,8 +274,108 @@ impl<E: Copy> EventQueue<E> {
         self.popped
     }
 
+    /// Count `n` events as processed (a parallel run's partitions, folded).
+    pub fn set_processed(&mut self, n: u64) {
+        self.popped = n;
+    }
+
     pub fn pending(&self) -> usize {
         (self.run.len() - self.run_pos) + self.near.len() + self.ring_len + self.far.len()
+    }
+
+    /// The (time, sequence) of the earliest pending event.
+    pub fn peek_key(&mut self) -> Option<(Time, u64)> {
+        if self.current_empty() && !self.advance() {
+            return None;
+        }
+        match (self.run.get(self.run_pos), self.near.peek()) {
+            (Some(r), Some(n)) => Some((r.at, r.seq).min((n.at, n.seq))),
+            (Some(r), None) => Some((r.at, r.seq)),
+            (None, Some(n)) => Some((n.at, n.seq)),
+            (None, None) => None,
+        }
+    }
+
+    /// The sequence number the next scheduled event will take.
+    pub fn next_seq(&self) -> u64 {
+        self.next_seq
+    }
+
+    /// Number the events scheduled from now on from `seq` (a partition of a
+    /// parallel run numbers its own events provisionally, then renumbers).
+    pub fn set_next_seq(&mut self, seq: u64) {
+        self.next_seq = seq;
+    }
+
+    /// Drop (true) or keep (false) the events scheduled from now on.
+    pub fn set_muted(&mut self, muted: bool) {
+        self.muted = muted;
+    }
+
+    /// Renumber the pending events scheduled since the last call, and the
+    /// clock's own sequence number, by `renumber`, which must keep their
+    /// order (it maps provisional numbers onto the serial run's, one
+    /// increasing map, and leaves older numbers as they are); and hand each
+    /// of them that `keep` refuses to `take` instead.
+    pub fn renumber(
+        &mut self,
+        mut renumber: impl FnMut(u64) -> u64,
+        mut keep: impl FnMut(&E) -> bool,
+        mut take: impl FnMut(Time, u64, E),
+    ) {
+        self.now_seq = renumber(self.now_seq);
+        let mut one = |e: &mut Entry<E>| -> bool {
+            e.seq = renumber(e.seq);
+            if keep(&e.event) {
+                true
+            } else {
+                take(e.at, e.seq, e.event);
+                false
+            }
+        };
+        self.run.drain(..self.run_pos);
+        self.run_pos = 0;
+        self.run.retain_mut(&mut one);
+        if !self.near.is_empty() {
+            let mut near = std::mem::take(&mut self.near).into_vec();
+            near.retain_mut(&mut one);
+            self.near = BinaryHeap::from(near);
+        }
+        for w in 0..self.touched.len() {
+            let mut bits = std::mem::take(&mut self.touched[w]);
+            while bits != 0 {
+                let slot = w * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                let b = &mut self.ring[slot];
+                let before = b.len();
+                b.retain_mut(&mut one);
+                self.ring_len -= before - b.len();
+            }
+        }
+        if std::mem::take(&mut self.far_touched) {
+            let mut far = std::mem::take(&mut self.far).into_vec();
+            far.retain_mut(&mut one);
+            self.far = BinaryHeap::from(far);
+        }
+    }
+
+    /// Take every pending event out, in no particular order.
+    pub fn drain_all(&mut self) -> Vec<(Time, u64, E)> {
+        let mut out: Vec<(Time, u64, E)> = Vec::with_capacity(self.pending());
+        out.extend(
+            self.run
+                .drain(self.run_pos..)
+                .map(|e| (e.at, e.seq, e.event)),
+        );
+        self.run.clear();
+        self.run_pos = 0;
+        out.extend(self.near.drain().map(|e| (e.at, e.seq, e.event)));
+        for b in &mut self.ring {
+            out.extend(b.drain(..).map(|e| (e.at, e.seq, e.event)));
+        }
+        self.ring_len = 0;
+        out.extend(self.far.drain().map(|e| (e.at, e.seq, e.event)));
+        out
     }
 
     /// Pending events in no particular order (for end-of-run accounting).

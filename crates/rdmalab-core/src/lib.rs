@@ -32,6 +32,7 @@ pub mod host;
 pub mod net;
 pub mod nic;
 pub mod packet;
+pub mod parallel;
 pub mod record;
 pub mod rng;
 pub mod scenario;

@@ -153,6 +153,9 @@ pub struct Stats {
     pub nic_tx_packets: u64,
     /// Data payload bytes NICs put on the wire, retransmissions included.
     pub data_payload_sent: u64,
+    /// Data payload bytes put on the wire for the first time (a parallel
+    /// run knows no flow can end within one lookahead while some are unsent).
+    pub data_payload_first_sent: u64,
     /// Data payload bytes that reached the destination NIC, duplicates included.
     pub data_payload_arrived: u64,
     /// Data payload bytes lost (buffer, link loss, link down).
@@ -185,7 +188,46 @@ pub struct LoopStats {
     pub max_ps: u64,
 }
 
+impl Stats {
+    /// Add another partition's counters (a parallel run's fold); the peak
+    /// of live packets is not a sum and is left to the caller.
+    pub(crate) fn add(&mut self, o: &Stats) {
+        self.switch_tx_packets += o.switch_tx_packets;
+        self.nic_tx_packets += o.nic_tx_packets;
+        self.data_payload_sent += o.data_payload_sent;
+        self.data_payload_first_sent += o.data_payload_first_sent;
+        self.data_payload_arrived += o.data_payload_arrived;
+        self.data_payload_dropped += o.data_payload_dropped;
+        self.retransmitted_packets += o.retransmitted_packets;
+        self.timeouts += o.timeouts;
+        self.nacks_sent += o.nacks_sent;
+        self.cnps_sent += o.cnps_sent;
+        self.acks_sent += o.acks_sent;
+        self.ecn_marked += o.ecn_marked;
+        self.pfc_pauses_sent += o.pfc_pauses_sent;
+        self.pfc_resumes_sent += o.pfc_resumes_sent;
+        self.wqes_fetched += o.wqes_fetched;
+        self.sr_out_of_order += o.sr_out_of_order;
+        self.control_loop.merge(&o.control_loop);
+    }
+}
+
 impl LoopStats {
+    /// Both sets of delays together.
+    pub(crate) fn merge(&mut self, o: &LoopStats) {
+        if o.count == 0 {
+            return;
+        }
+        self.min_ps = if self.count == 0 {
+            o.min_ps
+        } else {
+            self.min_ps.min(o.min_ps)
+        };
+        self.max_ps = self.max_ps.max(o.max_ps);
+        self.count += o.count;
+        self.sum_ps += o.sum_ps;
+    }
+
     pub fn add(&mut self, d: crate::time::Duration) {
         let ps = d.ps();
         self.min_ps = if self.count == 0 {
@@ -222,7 +264,7 @@ pub struct World {
     /// The instant of the last event, and how many events it has had.
     instant: (Time, u64),
     /// The latest end of a frame whose TxDone a switch port skipped.
-    skipped_tx_done_max: Time,
+    pub(crate) skipped_tx_done_max: Time,
     /// Per flow, the flow that starts once its last byte is on the wire
     /// (`u32::MAX`: none; empty when no flow follows another).
     pub followers: Vec<u32>,
@@ -269,6 +311,9 @@ pub struct World {
     /// transmit path pays one branch.
     pub pcap_cfg: Option<crate::record::pcap::PcapConfig>,
     pub capture: Option<Box<crate::record::pcap::Capture>>,
+    /// In a parallel run, which partition this world is and what it owns
+    /// (see [`crate::parallel`]); `None` in a serial run.
+    pub(crate) part: Option<Box<crate::parallel::PartCtx>>,
 }
 
 impl World {
@@ -468,6 +513,7 @@ impl World {
             policy_firings: Vec::new(),
             pcap_cfg: None,
             capture: None,
+            part: None,
         })
     }
 
@@ -533,7 +579,7 @@ impl World {
 
     /// Leave the clock where the TxDones switch ports skipped (up to `until`)
     /// would have left it had they run: the run's end time is an output.
-    fn settle_skipped_tx_done(&mut self, until: Time) {
+    pub(crate) fn settle_skipped_tx_done(&mut self, until: Time) {
         if self.skipped_tx_done_max <= self.q.now() {
             return;
         }
@@ -552,7 +598,7 @@ impl World {
     }
 
     #[inline(always)]
-    fn dispatch(&mut self, ev: Event) {
+    pub(crate) fn dispatch(&mut self, ev: Event) {
         match ev {
             Event::TxDone { port } => {
                 self.ports[port as usize].busy = false;

@@ -10,6 +10,7 @@ use rdmalab_core::algo::{CcConfig, ControllerFactory};
 use rdmalab_core::control::{
     Actions, CcContext, CcEvent, Controller, EventMask, HintKind, CC_TIMER_SLOTS,
 };
+use rdmalab_core::parallel::{ParallelRun, Step};
 use rdmalab_core::scenario::Scenario;
 use rdmalab_core::time::{Rate, Time};
 use rdmalab_core::world::{Progress, World};
@@ -479,9 +480,32 @@ fn event_mask(py: Python<'_>, obj: &PyObject) -> PyResult<EventMask> {
 /// One run of one scenario.
 #[pyclass(unsendable)]
 struct Simulation {
-    world: World,
+    /// The run in one world; `None` while it runs in parallel.
+    world: Option<World>,
+    /// A run split over threads (`threads` > 1), until it is folded into `world`.
+    par: Option<ParallelRun>,
     name: String,
     progress: Progress,
+}
+
+impl Simulation {
+    /// The run as one world, folding a parallel run first (at a window
+    /// boundary its state is the serial run's, so it can go on serially).
+    fn world(&mut self) -> &mut World {
+        if let Some(p) = self.par.take() {
+            self.world = Some(p.fold());
+        }
+        self.world.as_mut().expect("a world or a parallel run")
+    }
+
+    /// Read the run's configuration without folding it.
+    fn config<T>(&self, f: impl FnOnce(&World) -> T) -> T {
+        match (&self.world, &self.par) {
+            (Some(w), _) => f(w),
+            (None, Some(p)) => p.with_world(f),
+            (None, None) => unreachable!("a world or a parallel run"),
+        }
+    }
 }
 
 fn write_file(
@@ -504,15 +528,39 @@ impl Simulation {
     /// object for each QP (it replaces the scenario's `cc`); `controller_name`
     /// names it in errors and summaries.
     #[new]
-    #[pyo3(signature = (json, controller=None, controller_name=None))]
+    #[pyo3(signature = (json, controller=None, controller_name=None, threads=1))]
     fn new(
         py: Python<'_>,
         json: &str,
         controller: Option<PyObject>,
         controller_name: Option<String>,
+        threads: usize,
     ) -> PyResult<Self> {
         let s = parse(json)?;
         let mut world = s.build().map_err(ScenarioError::new_err)?;
+        if threads > 1 {
+            if controller.is_some() {
+                return Err(ScenarioError::new_err(format!(
+                    "threads: {threads} runs built-in controllers only; a Python controller runs on one thread; allowed: threads 1"
+                )));
+            }
+            let mut worlds = vec![world];
+            for _ in 1..threads {
+                worlds.push(s.build().map_err(ScenarioError::new_err)?);
+            }
+            let par = ParallelRun::new(worlds).map_err(ScenarioError::new_err)?;
+            return Ok(Simulation {
+                world: None,
+                par: Some(par),
+                name: s.name,
+                progress: Progress::Running,
+            });
+        }
+        if threads == 0 {
+            return Err(ScenarioError::new_err(
+                "threads: 0; allowed: 1 (serial) or more",
+            ));
+        }
         if let Some(factory) = controller {
             let name = controller_name.unwrap_or_else(|| "python".to_string());
             // Check the factory and the subscriptions once, before the run.
@@ -535,7 +583,8 @@ impl Simulation {
             world.check_signals().map_err(ScenarioError::new_err)?;
         }
         Ok(Simulation {
-            world,
+            world: Some(world),
+            par: None,
             name: s.name,
             progress: Progress::Running,
         })
@@ -544,10 +593,28 @@ impl Simulation {
     /// Advance to simulated time `until_ps`; returns "running", "all_flows_done" or "stop_time".
     fn run_until(&mut self, until_ps: u64) -> PyResult<&'static str> {
         if self.progress == Progress::Running {
-            self.progress = self
-                .world
-                .run_until(Time(until_ps))
-                .map_err(|e| RunError::new_err(e.to_string()))?;
+            if let Some(p) = self.par.as_mut() {
+                match p
+                    .run_until(Time(until_ps))
+                    .map_err(|e| RunError::new_err(e.to_string()))?
+                {
+                    Step::Progress(pr) => self.progress = pr,
+                    Step::FoldToSerial => {
+                        self.progress = self
+                            .world()
+                            .run_until(Time(until_ps))
+                            .map_err(|e| RunError::new_err(e.to_string()))?
+                    }
+                }
+                if self.progress != Progress::Running {
+                    self.world();
+                }
+            } else {
+                self.progress = self
+                    .world()
+                    .run_until(Time(until_ps))
+                    .map_err(|e| RunError::new_err(e.to_string()))?;
+            }
         }
         Ok(match self.progress {
             Progress::Running => "running",
@@ -564,10 +631,10 @@ impl Simulation {
                 "hint `{kind}`: allowed weight, target_latency_us, priority, customN"
             ))
         })?;
-        self.world
+        self.world()
             .hint(qp, k, value)
             .map_err(PyValueError::new_err)?;
-        if let Some(e) = self.world.error.take() {
+        if let Some(e) = self.world().error.take() {
             return Err(RunError::new_err(e.to_string()));
         }
         Ok(())
@@ -576,7 +643,7 @@ impl Simulation {
     /// The scenario asks for a packet capture (`records.pcap`).
     #[getter]
     fn pcap_configured(&self) -> bool {
-        self.world.pcap_cfg.is_some()
+        self.config(|w| w.pcap_cfg.is_some())
     }
 
     /// Start the capture `records.pcap` asks for, into the file `path`
@@ -584,48 +651,65 @@ impl Simulation {
     fn open_pcap(&mut self, path: PathBuf) -> PyResult<()> {
         let file = File::create(&path)
             .map_err(|e| PyOSError::new_err(format!("cannot write {}: {e}", path.display())))?;
-        self.world
+        self.world()
             .start_pcap(Box::new(file))
             .map_err(|e| PyOSError::new_err(format!("cannot write {}: {e}", path.display())))
     }
 
     #[getter]
     fn now_ps(&self) -> u64 {
-        self.world.now().ps()
+        match &self.par {
+            Some(p) => p.now().ps(),
+            None => self.config(|w| w.now().ps()),
+        }
     }
     #[getter]
     fn stop_ps(&self) -> u64 {
-        self.world.run.stop_at.ps()
+        self.config(|w| w.run.stop_at.ps())
     }
     #[getter]
     fn flows_total(&self) -> usize {
-        self.world.workload.flows.len()
+        self.config(|w| w.workload.flows.len())
     }
     #[getter]
     fn flows_done(&self) -> usize {
-        self.world.rec.flows.len()
+        match &self.par {
+            Some(p) => p.flows_done(),
+            None => self.config(|w| w.rec.flows.len()),
+        }
     }
     #[getter]
     fn events(&self) -> u64 {
-        self.world.q.processed()
+        match &self.par {
+            Some(p) => p.events(),
+            None => self.config(|w| w.q.processed()),
+        }
+    }
+    /// Threads the run uses (1: serial, or folded into one world).
+    #[getter]
+    fn threads(&self) -> usize {
+        self.par.as_ref().map_or(1, |p| p.threads())
     }
     /// Bytes of every flow of the workload (perftest applications have no
     /// end, so they count for nothing): the progress line's measure of work.
     #[getter]
     fn flow_bytes_total(&self) -> u64 {
-        self.world.workload.flows.iter().map(|f| f.bytes).sum()
+        self.config(|w| w.workload.flows.iter().map(|f| f.bytes).sum())
     }
     /// Data payload that has reached its receiver so far (a counter, cheap to read).
     #[getter]
     fn payload_arrived(&self) -> u64 {
-        self.world.stats.data_payload_arrived
+        match &self.par {
+            Some(p) => p.payload_arrived(),
+            None => self.config(|w| w.stats.data_payload_arrived),
+        }
     }
 
     /// Append the `fct.txt` lines of the flows finished after the first
     /// `done` to `path` (created if missing); returns how many flows are
     /// finished now, the `done` of the next call. ns-3 users watch fct.txt grow.
-    fn append_fct(&self, path: PathBuf, done: usize) -> PyResult<usize> {
-        let now = self.world.rec.flows.len();
+    fn append_fct(&mut self, path: PathBuf, done: usize) -> PyResult<usize> {
+        let now = self.flows_done();
         if now > done || !path.exists() {
             let file = std::fs::OpenOptions::new()
                 .create(true)
@@ -633,25 +717,28 @@ impl Simulation {
                 .open(&path)
                 .map_err(|e| PyOSError::new_err(format!("cannot write {}: {e}", path.display())))?;
             let mut f = std::io::BufWriter::new(file);
-            self.world
-                .write_hpcc_fct_from(&mut f, done)
-                .and_then(|_| f.flush())
-                .map_err(|e| PyOSError::new_err(format!("cannot write {}: {e}", path.display())))?;
+            match self.par.as_mut() {
+                Some(p) => p.write_hpcc_fct_from(&mut f, done),
+                None => self.world().write_hpcc_fct_from(&mut f, done),
+            }
+            .and_then(|_| f.flush())
+            .map_err(|e| PyOSError::new_err(format!("cannot write {}: {e}", path.display())))?;
         }
         Ok(now)
     }
 
     /// Counters and invariants of the run so far.
-    fn summary(&self, py: Python<'_>) -> PyResult<PyObject> {
-        let w = &self.world;
+    fn summary(&mut self, py: Python<'_>) -> PyResult<PyObject> {
+        let (progress, name) = (self.progress, self.name.clone());
+        let w: &World = self.world();
         let s = &w.stats;
         let d = PyDict::new(py);
-        d.set_item("name", &self.name)?;
+        d.set_item("name", name)?;
         d.set_item("seed", w.run.seed)?;
         d.set_item("cc", w.cc_cfg.name())?;
         d.set_item(
             "end",
-            match self.progress {
+            match progress {
                 Progress::Running => "running",
                 Progress::AllFlowsDone => "all_flows_done",
                 Progress::StopTime => "stop_time",
@@ -813,10 +900,10 @@ impl Simulation {
     /// Write the CSV tables and the ns-3 HPCC-style text files into `dir`.
     fn write_tables(&mut self, dir: PathBuf) -> PyResult<Vec<String>> {
         // The capture's frames so far reach packets.pcap with the tables.
-        self.world
+        self.world()
             .flush_pcap()
             .map_err(|e| PyOSError::new_err(format!("cannot write packets.pcap: {e}")))?;
-        let w = &self.world;
+        let w: &World = self.world();
         std::fs::create_dir_all(&dir)
             .map_err(|e| PyOSError::new_err(format!("cannot create {}: {e}", dir.display())))?;
         for &(name, table) in TABLES {
@@ -838,7 +925,7 @@ impl Simulation {
 
     /// One output table as CSV bytes, in memory (what `write_tables` writes
     /// to `NAME.csv`), for `rdmalab.run` without an output directory.
-    fn table_csv(&self, name: &str) -> PyResult<Vec<u8>> {
+    fn table_csv(&mut self, name: &str) -> PyResult<Vec<u8>> {
         let Some(&(_, table)) = TABLES.iter().find(|(n, _)| *n == name) else {
             let names: Vec<&str> = TABLES.iter().map(|(n, _)| *n).collect();
             return Err(PyValueError::new_err(format!(
@@ -847,7 +934,7 @@ impl Simulation {
             )));
         };
         let mut buf = Vec::new();
-        table(&self.world, &mut buf)
+        table(self.world(), &mut buf)
             .map_err(|e| PyOSError::new_err(format!("cannot write table {name}: {e}")))?;
         Ok(buf)
     }

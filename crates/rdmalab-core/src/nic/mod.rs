@@ -903,6 +903,9 @@ impl World {
             self.stats.retransmitted_packets += 1;
         }
         self.stats.data_payload_sent += payload;
+        if !is_retx {
+            self.stats.data_payload_first_sent += payload;
+        }
         if let (true, false, Some(r)) = (psn == m.first_psn, is_retx, &self.nic_cfg.resources) {
             qp.wqe_ready_at = now + r.wqe_interval;
         }

@@ -146,6 +146,18 @@ pub struct PacketPool {
     hdr_words: usize,
     free: Vec<PacketId>,
     live: usize,
+    /// The most packets live at once since [`PacketPool::mark_peak`].
+    peak: usize,
+    /// The most packets ever live at once.
+    high: usize,
+}
+
+/// A packet between two pools, with its side-table records.
+#[derive(Clone, Copy)]
+pub struct MovedPacket {
+    pub packet: Packet,
+    int: Option<[IntHop; MAX_INT_HOPS]>,
+    header: Option<[u32; crate::control::MAX_CC_HEADER_WORDS]>,
 }
 
 impl PacketPool {
@@ -159,6 +171,8 @@ impl PacketPool {
     #[inline]
     pub fn alloc(&mut self, p: Packet) -> PacketId {
         self.live += 1;
+        self.peak = self.peak.max(self.live);
+        self.high = self.high.max(self.live);
         if let Some(id) = self.free.pop() {
             self.slots[id as usize] = p;
             id
@@ -250,8 +264,49 @@ impl PacketPool {
         self.live
     }
 
+    /// Start watching the most packets live at once from now.
+    pub fn mark_peak(&mut self) {
+        self.peak = self.live;
+    }
+
+    /// The most packets live at once since [`PacketPool::mark_peak`].
+    pub fn peak(&self) -> usize {
+        self.peak
+    }
+
+    /// Take packet `id` out of this pool with its INT records and CC header
+    /// words (a frame crossing from one partition of a parallel run to another).
+    pub fn take(&mut self, id: PacketId) -> MovedPacket {
+        let m = MovedPacket {
+            packet: self.slots[id as usize],
+            int: self.int.get(id as usize).copied(),
+            header: self.hdr.get(id as usize).copied(),
+        };
+        self.free(id);
+        m
+    }
+
+    /// Put a packet taken from another pool into this one; returns its id here.
+    pub fn put(&mut self, m: MovedPacket) -> PacketId {
+        let id = self.alloc(m.packet);
+        if let (Some(int), true) = (m.int, self.int_enabled) {
+            self.int[id as usize] = int;
+        }
+        if let (Some(h), true) = (m.header, self.hdr_words > 0) {
+            self.hdr[id as usize] = h;
+        }
+        id
+    }
+
+    /// Count `high` as the most packets ever live at once (a parallel run
+    /// folding its partitions' pools into one knows the true figure).
+    pub fn set_high_water(&mut self, high: usize) {
+        self.high = high;
+    }
+
     /// High-water mark of simultaneously live packets.
     pub fn capacity_used(&self) -> usize {
-        self.slots.len()
+        // Slots are reused before new ones are made, so this is the pool's size.
+        self.high
     }
 }

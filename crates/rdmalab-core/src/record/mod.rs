@@ -99,7 +99,7 @@ pub struct CounterSample {
 
 impl CounterSample {
     /// The counts between `earlier` totals and these, at these totals' time.
-    fn since(&self, earlier: &CounterSample) -> CounterSample {
+    pub(crate) fn since(&self, earlier: &CounterSample) -> CounterSample {
         CounterSample {
             time: self.time,
             ecn_marked_packets: self.ecn_marked_packets - earlier.ecn_marked_packets,
@@ -140,6 +140,9 @@ pub struct QlenMonitor {
     pub hist: Vec<Vec<u64>>,
     /// The dumps, as text in ns-3's format.
     pub text: String,
+    /// In a partition of a parallel run: the histograms at each dump, to be
+    /// joined with the other partitions' into `text` when the run is folded.
+    pub snapshots: Vec<(Time, Vec<Vec<u64>>)>,
 }
 
 /// The ns-3 monitor's sampling period and dump period.
@@ -148,15 +151,25 @@ pub const QLEN_DUMP_PERIOD: Duration = Duration(100 * crate::time::PS_PER_MS);
 
 impl QlenMonitor {
     fn dump(&mut self, now: Time) {
-        use std::fmt::Write as _;
-        let _ = writeln!(self.text, "time: {}", now.ns());
-        for (i, &(node, ifindex, _)) in self.ports.iter().enumerate() {
-            let _ = write!(self.text, "{node} {ifindex}");
-            for c in &self.hist[i] {
-                let _ = write!(self.text, " {c}");
-            }
-            self.text.push('\n');
+        write_qlen_dump(&mut self.text, now, &self.ports, &self.hist);
+    }
+}
+
+/// One dump of the monitor's histograms `hist`, in ns-3's format.
+pub(crate) fn write_qlen_dump(
+    text: &mut String,
+    now: Time,
+    ports: &[(u32, u32, u32)],
+    hist: &[Vec<u64>],
+) {
+    use std::fmt::Write as _;
+    let _ = writeln!(text, "time: {}", now.ns());
+    for (i, &(node, ifindex, _)) in ports.iter().enumerate() {
+        let _ = write!(text, "{node} {ifindex}");
+        for c in &hist[i] {
+            let _ = write!(text, " {c}");
         }
+        text.push('\n');
     }
 }
 
@@ -405,6 +418,7 @@ impl World {
             ports,
             hist: vec![Vec::new(); n],
             text: String::new(),
+            snapshots: Vec::new(),
         });
         self.q
             .schedule(start.max(self.now()), crate::world::Event::QlenSample);
@@ -417,7 +431,15 @@ impl World {
         let Some(m) = self.qlen_monitor.as_mut() else {
             return;
         };
-        for (i, &(_, _, p)) in m.ports.iter().enumerate() {
+        // A partition of a parallel run samples the ports it owns.
+        let part = self.part.as_ref().map(|c| (c.id, c.node_part.clone()));
+        for (i, &(node, _, p)) in m.ports.iter().enumerate() {
+            if part
+                .as_ref()
+                .is_some_and(|(me, np)| np[node as usize] != *me)
+            {
+                continue;
+            }
             let port = &self.ports[p as usize];
             let bytes = port.queued_total - port.queue_bytes[crate::net::CONTROL_CLASS as usize];
             let bin = (bytes / 1000) as usize;
@@ -428,7 +450,11 @@ impl World {
             h[bin] += 1;
         }
         if now.ps() % QLEN_DUMP_PERIOD.ps() == 0 {
-            m.dump(now);
+            if part.is_some() {
+                m.snapshots.push((now, m.hist.clone()));
+            } else {
+                m.dump(now);
+            }
         }
         let next = now + QLEN_SAMPLE_PERIOD;
         if now < m.end && next <= self.run.stop_at {
@@ -471,6 +497,13 @@ impl World {
         let Some(iv) = self.run.sample_interval else {
             return;
         };
+        if self.part.is_some() {
+            self.take_partition_samples(now);
+            if now + iv <= self.run.stop_at {
+                self.q.schedule(now + iv, crate::world::Event::Sample);
+            }
+            return;
+        }
         for qp in self.qps.iter_mut() {
             let open = qp.epsn < qp.psn_end || qp.snd_una < qp.psn_end;
             let moved = qp.delivered_bytes - qp.sampled_delivered;
@@ -508,7 +541,7 @@ impl World {
     }
 
     /// The run's counters now, as totals since the start.
-    fn counter_totals(&self, now: Time) -> CounterSample {
+    pub(crate) fn counter_totals(&self, now: Time) -> CounterSample {
         CounterSample {
             time: now,
             ecn_marked_packets: self.stats.ecn_marked,

@@ -405,6 +405,17 @@ impl World {
         }
     }
 
+    /// Create flow `f`'s QP as [`World::start_flow`] does, without posting:
+    /// a partition of a parallel run that holds the flow's receiver keeps
+    /// every QP, numbered as in the serial run.
+    #[cold]
+    pub(crate) fn replicate_flow_qp(&mut self, f: u32) {
+        let spec = &self.workload.flows[f as usize];
+        let (src, dst, verb, dport, owner) =
+            (spec.src, spec.dst, spec.verb, spec.dport, spec.owner);
+        self.create_qp(src, dst, verb, None, dport, owner);
+    }
+
     #[cold]
     #[inline(never)]
     pub(crate) fn start_flow(&mut self, f: u32) {
@@ -414,6 +425,25 @@ impl World {
             c.note_qp(qi, Some(f));
         }
         self.post(qi, spec.bytes, Origin::Flow(f));
+    }
+
+    /// Create application `a`'s QP as [`World::start_app`] does, without
+    /// posting (see [`World::replicate_flow_qp`]).
+    #[cold]
+    pub(crate) fn replicate_app_qp(&mut self, a: u32) {
+        let spec = self.workload.apps[a as usize].clone();
+        let qi = self.create_qp(
+            spec.src,
+            spec.dst,
+            spec.verb,
+            spec.rate,
+            crate::packet::wire::ROCEV2_UDP_PORT,
+            spec.owner,
+        );
+        self.qps[qi as usize].device_memory = spec.device_memory;
+        if let Some(c) = spec.class {
+            self.qps[qi as usize].class = c;
+        }
     }
 
     #[cold]

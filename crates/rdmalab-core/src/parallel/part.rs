@@ -1,0 +1,373 @@
+//! One partition of a parallel run: a whole [`World`] of which it advances
+//! only the nodes it owns, logging each event it processes so the
+//! coordinator can put the partitions' events back into the serial order.
+
+use super::Posted;
+use super::PROVISIONAL;
+use crate::record::{CounterSample, PortSample};
+use crate::time::{Rate, Time};
+use crate::world::{Event, RunError, World, STUCK_EVENTS};
+use std::sync::{Arc, Mutex};
+
+/// What a world needs to know about being one partition of a parallel run.
+pub(crate) struct PartCtx {
+    pub id: u16,
+    /// Node id → the partition that owns it.
+    pub node_part: Arc<Vec<u16>>,
+    /// This window's periodic samples, as far as this partition can take them.
+    pub samples: Vec<PartialSample>,
+}
+
+/// A QP's sender half of a periodic sample.
+#[derive(Clone, Copy)]
+pub(crate) struct TxSample {
+    pub qp: u32,
+    pub rate: Rate,
+    pub bytes_in_flight: u64,
+    pub udp_sport: u16,
+    pub snd_una: u32,
+    pub psn_end: u32,
+}
+
+/// A QP's receiver half of a periodic sample.
+#[derive(Clone, Copy)]
+pub(crate) struct RxSample {
+    pub qp: u32,
+    /// Bytes delivered since the previous sample.
+    pub moved: u64,
+    pub epsn: u32,
+}
+
+/// One partition's part of one `Sample` event.
+#[derive(Default)]
+pub(crate) struct PartialSample {
+    pub tx: Vec<TxSample>,
+    pub rx: Vec<RxSample>,
+    pub ports: Vec<PortSample>,
+    pub totals: CounterSample,
+}
+
+impl World {
+    /// [`World::take_samples`] in a partition: each QP half and switch port
+    /// this partition owns; the coordinator joins the halves.
+    pub(crate) fn take_partition_samples(&mut self, now: Time) {
+        let ctx = self.part.as_mut().expect("a partition");
+        let (me, np) = (ctx.id, ctx.node_part.clone());
+        let mut s = PartialSample::default();
+        for qp in self.qps.iter_mut() {
+            if np[qp.src_node as usize] == me {
+                s.tx.push(TxSample {
+                    qp: qp.id,
+                    rate: qp.rate,
+                    bytes_in_flight: qp.bytes_in_flight(),
+                    udp_sport: qp.udp_sport,
+                    snd_una: qp.snd_una,
+                    psn_end: qp.psn_end,
+                });
+            }
+            if np[qp.dst_node as usize] == me {
+                s.rx.push(RxSample {
+                    qp: qp.id,
+                    moved: qp.delivered_bytes - qp.sampled_delivered,
+                    epsn: qp.epsn,
+                });
+                qp.sampled_delivered = qp.delivered_bytes;
+            }
+        }
+        for sw in &self.switches {
+            if np[sw.node as usize] != me {
+                continue;
+            }
+            for &p in &self.node_ports[sw.node as usize] {
+                let port = &self.ports[p as usize];
+                s.ports.push(PortSample {
+                    time: now,
+                    node: sw.node,
+                    port: port.local,
+                    queued_bytes: port.queued_total,
+                });
+            }
+        }
+        if self.rec.keep_counters {
+            s.totals = self.counter_totals(now);
+        }
+        self.part.as_mut().expect("a partition").samples.push(s);
+    }
+}
+
+/// Where an event's sequence number came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Origin {
+    /// Numbered in the serial order already (before this window).
+    Global(u64),
+    /// The `k`-th number taken by this window's `parent`-th logged event.
+    Local { parent: u32, k: u32 },
+}
+
+/// Which copies of an event the partitions process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Copies {
+    /// Only its owner.
+    One,
+    /// Every partition, each sampling its own nodes.
+    Sample,
+    /// Every partition, each adding its own switch ports to the queue-length monitor.
+    QlenSample,
+    /// Every partition creates the flow's (or application's) QP; only the
+    /// owner (the requester's partition) posts, the others' copies schedule nothing.
+    FlowStart { owner: bool },
+}
+
+/// One processed event, as the merge needs it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Logged {
+    pub at: Time,
+    pub origin: Origin,
+    /// The first (provisional) sequence number it took, and how many.
+    pub first: u64,
+    pub reserves: u32,
+    /// Packets live after it minus before it, and the most above "before" meanwhile.
+    pub live_delta: i64,
+    pub rise: u64,
+    /// Rows it appended to the flows and PFC tables.
+    pub flows: u32,
+    pub pfc: u32,
+    pub copies: Copies,
+}
+
+/// A world and its log.
+pub(crate) struct Part {
+    pub w: World,
+    pub id: u16,
+    pub node_part: Arc<Vec<u16>>,
+    /// Port and NIC → the partition that owns it.
+    port_part: Vec<u16>,
+    nic_part: Vec<u16>,
+    /// Scratch: this window's provisional numbers → serial ones.
+    serial_of: Vec<u64>,
+    pub log: Vec<Logged>,
+    /// Flows this partition has started (it owns their requester).
+    pub flows_started: u64,
+    /// Events at the instant of the last one, to find a stuck run.
+    instant: (Time, u64),
+    pub error: Option<RunError>,
+}
+
+// SAFETY: a `World` is not `Send` because controllers may share `Rc` tables
+// and its controller factory is a plain `Arc<dyn Fn>`. Each partition's world
+// is built on its own from the scenario, so no `Rc` is shared between two
+// parts, and a parallel run admits only built-in controllers whose factory
+// captures plain parameters (see `ParallelRun::check`). A part is used by one
+// thread at a time, handed over at a barrier.
+unsafe impl Send for Part {}
+
+impl Part {
+    pub fn new(mut w: World, id: u16, node_part: Arc<Vec<u16>>) -> Part {
+        w.part = Some(Box::new(PartCtx {
+            id,
+            node_part: node_part.clone(),
+            samples: Vec::new(),
+        }));
+        let port_part = w.ports.iter().map(|p| node_part[p.node as usize]).collect();
+        let nic_part = w.nics.iter().map(|n| node_part[n.node as usize]).collect();
+        Part {
+            w,
+            id,
+            node_part,
+            port_part,
+            nic_part,
+            serial_of: Vec::new(),
+            log: Vec::new(),
+            flows_started: 0,
+            instant: (Time::NEVER, 0),
+            error: None,
+        }
+    }
+
+    /// Process every event before `end`, numbering what they schedule from
+    /// [`PROVISIONAL`] on. Stops at the first error (kept in `error`).
+    pub fn run_window(&mut self, end: Time) {
+        self.log.clear();
+        self.w.q.set_next_seq(PROVISIONAL);
+        while let Some((t, seq)) = self.w.q.peek_key() {
+            if t >= end {
+                break;
+            }
+            if t == self.instant.0 {
+                self.instant.1 += 1;
+                if self.instant.1 > STUCK_EVENTS {
+                    let (_, ev) = self.w.q.pop().expect("peeked");
+                    self.error = Some(RunError::Stuck {
+                        at: t,
+                        events: self.instant.1,
+                        last: format!("{ev:?}"),
+                    });
+                    return;
+                }
+            } else {
+                self.instant = (t, 1);
+            }
+            self.step(t, seq);
+            if let Some(e) = self.w.error.take() {
+                self.error = Some(e);
+                return;
+            }
+        }
+    }
+
+    fn step(&mut self, at: Time, seq: u64) {
+        let origin = if seq < PROVISIONAL {
+            Origin::Global(seq)
+        } else {
+            // The last logged event that took a number at or below `seq` took it.
+            let j = self.log.partition_point(|e| e.first <= seq) - 1;
+            Origin::Local {
+                parent: j as u32,
+                k: (seq - self.log[j].first) as u32,
+            }
+        };
+        let w = &mut self.w;
+        let first = w.q.next_seq();
+        let live0 = w.pkts.live();
+        w.pkts.mark_peak();
+        let (flows0, pfc0) = (w.rec.flows.len(), w.rec.pfc_events.len());
+        let (_, ev) = w.q.pop().expect("peeked");
+        let copies = match ev {
+            Event::FlowStart { flow } => {
+                let requester = w.workload.flows[flow as usize].src;
+                let owner = self.node_part[requester as usize] == self.id;
+                if owner {
+                    w.dispatch(ev);
+                    self.flows_started += 1;
+                } else {
+                    w.q.set_muted(true);
+                    w.replicate_flow_qp(flow);
+                    w.q.set_muted(false);
+                }
+                Copies::FlowStart { owner }
+            }
+            Event::AppStart { app } => {
+                let requester = w.workload.apps[app as usize].src;
+                let owner = self.node_part[requester as usize] == self.id;
+                if owner {
+                    w.dispatch(ev);
+                } else {
+                    w.q.set_muted(true);
+                    w.replicate_app_qp(app);
+                    w.q.set_muted(false);
+                }
+                Copies::FlowStart { owner }
+            }
+            Event::Sample => {
+                w.dispatch(ev);
+                Copies::Sample
+            }
+            Event::QlenSample => {
+                w.dispatch(ev);
+                Copies::QlenSample
+            }
+            _ => {
+                w.dispatch(ev);
+                Copies::One
+            }
+        };
+        self.log.push(Logged {
+            at,
+            origin,
+            first,
+            reserves: (w.q.next_seq() - first) as u32,
+            live_delta: w.pkts.live() as i64 - live0 as i64,
+            rise: (w.pkts.peak() - live0) as u64,
+            flows: (w.rec.flows.len() - flows0) as u32,
+            pfc: (w.rec.pfc_events.len() - pfc0) as u32,
+            copies,
+        });
+    }
+}
+
+impl Part {
+    /// Give the events this window scheduled their serial numbers (`base`:
+    /// per logged event, the serial number of its first), and post those
+    /// that belong to another partition (all at or after `end`) to its inbox.
+    /// Returns the earliest time posted (`u64::MAX`: none).
+    pub fn renumber(&mut self, base: &[u64], end: Time, inbox: &[Mutex<Vec<Posted>>]) -> u64 {
+        let me = self.id;
+        // Provisional number (minus PROVISIONAL) → serial number, one lookup each.
+        let mut serial = std::mem::take(&mut self.serial_of);
+        serial.clear();
+        for (e, &b) in self.log.iter().zip(base) {
+            serial.extend(b..b + e.reserves as u64);
+        }
+        let w = &mut self.w;
+        let np = &self.node_part;
+        let (port_part, nic_part, qps, pkts) =
+            (&self.port_part, &self.nic_part, &w.qps, &mut w.pkts);
+        let apps = &w.workload.apps;
+        let owner = |ev: &Event| -> Option<u16> {
+            match *ev {
+                Event::TxDone { port } | Event::Arrive { port, .. } => {
+                    Some(port_part[port as usize])
+                }
+                Event::NicWake { nic } => Some(nic_part[nic as usize]),
+                Event::QpTimer { qp, .. } => Some(np[qps[qp as usize].src_node as usize]),
+                Event::AppPost { app } => Some(np[apps[app as usize].src as usize]),
+                Event::FlowStart { .. }
+                | Event::AppStart { .. }
+                | Event::Sample
+                | Event::QlenSample => None,
+                other => unreachable!("a parallel run admits no {other:?} events"),
+            }
+        };
+        let to_serial = |s: u64| {
+            if s < PROVISIONAL {
+                s
+            } else {
+                serial[(s - PROVISIONAL) as usize]
+            }
+        };
+        let mut first = u64::MAX;
+        let fresh = std::cell::Cell::new(false);
+        w.q.renumber(
+            |s| {
+                // Only what this window scheduled can be bound elsewhere.
+                fresh.set(s >= PROVISIONAL);
+                to_serial(s)
+            },
+            |ev| !fresh.get() || owner(ev).is_none_or(|o| o == me),
+            |at, seq, ev| {
+                let to = owner(&ev).expect("owned");
+                assert!(
+                    at >= end,
+                    "parallel run: an event for partition {to} at {at} inside the window ending {end}"
+                );
+                let moved = match ev {
+                    Event::Arrive { pkt, .. } => Some(pkts.take(pkt)),
+                    _ => None,
+                };
+                first = first.min(at.ps());
+                inbox[to as usize].lock().expect("inbox").push((at, seq, ev, moved));
+            },
+        );
+        for port in w.ports.iter_mut() {
+            if let Some(d) = port.skipped_tx_done.as_mut() {
+                d.seq = to_serial(d.seq);
+            }
+        }
+        self.serial_of = serial;
+        first
+    }
+
+    /// Schedule what other partitions posted to this one.
+    pub fn take_in(&mut self, posted: Vec<Posted>) {
+        for (at, seq, ev, moved) in posted {
+            let ev = match (ev, moved) {
+                (Event::Arrive { port, .. }, Some(m)) => Event::Arrive {
+                    port,
+                    pkt: self.w.pkts.put(m),
+                },
+                (ev, _) => ev,
+            };
+            self.w.q.schedule_reserved(at, seq, ev);
+        }
+    }
+}
