@@ -31,7 +31,7 @@ sc = load_scenario(sys.argv[1])
 sc.data.setdefault("records", {})["sample_interval"] = "off"
 base_kb = peak_kb()
 t0 = time.perf_counter()
-sim = _core.Simulation(sc.to_json())
+sim = _core.Simulation(sc.to_json(), threads=int(sys.argv[2]))
 t1 = time.perf_counter()
 sim.run_until(sim.stop_ps)
 t2 = time.perf_counter()
@@ -55,9 +55,9 @@ def _default_scenarios(large: bool = False) -> list[Path]:
     return found
 
 
-def bench_one(path: Path) -> dict:
+def bench_one(path: Path, threads: int = 1) -> dict:
     out = subprocess.run(
-        [sys.executable, "-c", _CHILD, str(path)], capture_output=True, text=True, check=False
+        [sys.executable, "-c", _CHILD, str(path), str(threads)], capture_output=True, text=True, check=False
     )
     if out.returncode != 0:
         raise RuntimeError(f"benchmark {path} failed:\n{out.stderr}")
@@ -69,22 +69,28 @@ def main(args) -> int:
     if not paths:
         print("no benchmark scenarios given and none in ./benchmarks", file=sys.stderr)
         return 2
+    threads = getattr(args, "threads", None)
+    if threads:
+        runs = [(p, t) for p in paths for t in threads]
+    else:
+        # Serial rows, and the parallel mode on (b) (issue 16's target: 1.6x on two cores).
+        runs = [(p, 1) for p in paths] + [(p, 2) for p in paths if p.stem.startswith("b-")]
     header = (
-        f"{'scenario':<34} {'flows':>12} {'sim ms':>8} {'wall s':>8} {'M events/s':>11} "
+        f"{'scenario':<34} {'threads':>7} {'flows':>12} {'sim ms':>8} {'wall s':>8} {'M events/s':>11} "
         f"{'M pkt-hops/s':>13} {'sim s / wall s':>15} {'peak MB':>8} {'sim MB':>7}"
     )
     print(header)
     print("-" * len(header))
-    for p in paths:
+    for p, t in runs:
         best = None
         for _ in range(max(1, args.repeat)):
-            r = bench_one(p)
+            r = bench_one(p, t)
             if best is None or r["run_s"] < best["run_s"]:
                 best = r
         r = best
         wall = r["run_s"]
         print(
-            f"{p.stem:<34} {str(r['done']) + '/' + str(r['flows']):>12} {r['sim_ps'] / 1e9:>8.3f} {wall:>8.2f} "
+            f"{p.stem:<34} {t:>7} {str(r['done']) + '/' + str(r['flows']):>12} {r['sim_ps'] / 1e9:>8.3f} {wall:>8.2f} "
             f"{r['events'] / wall / 1e6:>11.2f} {r['hops'] / wall / 1e6:>13.2f} "
             f"{r['sim_ps'] / 1e12 / wall:>15.2e} {r['peak_kb'] / 1024:>8.1f} "
             f"{(r['peak_kb'] - r['base_kb']) / 1024:>7.1f}"

@@ -82,7 +82,8 @@ def cmd_run(args) -> int:
     # `kill PID` (and a batch system's time limit) stops a run like Ctrl-C does.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     scenario = load_scenario(args.scenario, overrides)
-    result = run(scenario, out_dir=args.out, progress=not args.quiet, parquet=not args.no_parquet)
+    result = run(scenario, out_dir=args.out, progress=not args.quiet, parquet=not args.no_parquet,
+                 threads=args.threads)
     print(summary_table(result.summary, result.out_dir, stop_ps=_stop_ps(result), stop_given="duration"))
     _draw_case_figures(args.out, scenario.figures or [])
     return 0
@@ -437,7 +438,8 @@ def cmd_hpcc_run(args) -> int:
     for n in conv.notes:
         print(f"  {n}")
     out = Path(args.out) if args.out else default_out_dir(conv)
-    r = run_config(args.config, out, progress=not args.quiet, parquet=not args.no_parquet, conversion=conv)
+    r = run_config(args.config, out, progress=not args.quiet, parquet=not args.no_parquet, conversion=conv,
+                   threads=args.threads)
     stop = conv.config_value("SIMULATOR_STOP_TIME")
     print(summary_table(r.result.summary, r.result.out_dir, stop_ps=_stop_ps(r.result),
                         stop_given=None if stop is None else f"SIMULATOR_STOP_TIME {stop}"))
@@ -559,6 +561,8 @@ def cmd_cc_flags(args) -> int:
     return 0
 
 
+THREADS_HELP = ("split the run over this many threads (default 1); the outputs are the serial run's, byte for "
+                "byte; fabric scenarios with flows and built-in CC (docs/parallel.md)")
 BUCKETS_HELP = ("flow-size buckets of equal flow count for the slowdown (default: sized to the flow count, "
                 "so each bucket holds enough flows for its percentile: 100 for p99, 10 for p50; at most 20)")
 
@@ -574,6 +578,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, help="override the scenario's seed")
     p.add_argument("--quiet", action="store_true", help="no progress line")
     p.add_argument("--no-parquet", action="store_true", help="write CSV only")
+    p.add_argument("--threads", type=_positive_int, default=1, help=THREADS_HELP)
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("validate", help="check scenarios without running them")
@@ -651,6 +656,7 @@ def main(argv: list[str] | None = None) -> int:
                                           "default: beside FCT_OUTPUT_FILE, named <its stem>-rdmalab")
             hp.add_argument("--quiet", action="store_true", help="no progress line")
             hp.add_argument("--no-parquet", action="store_true", help="write CSV only")
+            hp.add_argument("--threads", type=_positive_int, default=1, help=THREADS_HELP)
         else:
             hp.add_argument("--out", required=True, help="the scenario YAML file to write")
         hp.add_argument("--rto", default="off", help="retransmission timeout: `off` (default, as ns-3, which has "
@@ -699,6 +705,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeat", type=int, default=1, help="runs per scenario; the best is reported")
     p.add_argument("--large", action="store_true",
                    help="also run benchmarks/large/*.yaml (f: a k = 64 fat tree, 65,536 hosts; minutes and ~0.5 GB)")
+    p.add_argument("--threads", type=_positive_int, action="append",
+                   help="run every scenario on this many threads (repeatable: --threads 1 --threads 2); default: "
+                        "each on one thread, and (b) on two as well")
     p.set_defaults(func=cmd_bench)
 
     given = sys.argv[1:] if argv is None else argv

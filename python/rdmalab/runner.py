@@ -242,6 +242,7 @@ def run(
     out_dir: str | Path | None = None,
     progress: bool = False,
     parquet: bool = True,
+    threads: int = 1,
     **overrides,
 ) -> RunResult:
     """Run a scenario to its end and return its summary and tables.
@@ -250,10 +251,12 @@ def run(
     arguments with dotted keys override its values
     (``rdmalab.run("s.yaml", **{"cc.algorithm": "hpcc", "seed": 2})``).
     With `out_dir` the outputs are also written there. The tables are
-    available in memory either way (``result.table("flows")``)."""
+    available in memory either way (``result.table("flows")``). With
+    `threads` > 1 the run is split over that many threads; its outputs are
+    the serial run's, byte for byte (docs/parallel.md says what it runs)."""
     scenario = _as_scenario(scenario, overrides)
     factory, name = scenario.controller or (None, None)
-    sim = _core.Simulation(scenario.to_json(), factory, name)
+    sim = _core.Simulation(scenario.to_json(), factory, name, threads)
     if out_dir is not None:
         # Before the run: an output directory that cannot take the files is
         # found now, not after the simulation; an earlier run's files go.

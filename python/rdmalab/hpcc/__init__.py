@@ -79,6 +79,7 @@ def run_config(
     seed: int = 1,
     sample_interval: str = "off",
     progress: bool = False,
+    threads: int = 1,
     parquet: bool = True,
     conversion: Conversion | None = None,
 ) -> HpccRun:
@@ -93,7 +94,7 @@ def run_config(
             raise ScenarioError(f"{kind.upper()} output `{p}`: directory `{p.parent}` does not exist")
     out = Path(out_dir) if out_dir is not None else default_out_dir(conv)
     scenario = scenario_from_dict(conv.scenario, base_dir=Path(config_path).parent, source=str(config_path))
-    result = run(scenario, out_dir=out, progress=progress, parquet=parquet)
+    result = run(scenario, out_dir=out, progress=progress, parquet=parquet, threads=threads)
     written = {}
     for kind, name in (("fct", "fct.txt"), ("pfc", "pfc.txt"), ("qlen", "qlen.txt")):
         if kind in conv.outputs:
