@@ -14,6 +14,7 @@
 use super::part::{Copies, Origin, Part, PartialSample};
 use crate::record::{CounterSample, FlowRecord, PfcEvent, PortSample, QpSample};
 use crate::time::Time;
+use std::cmp::Ordering;
 
 /// What the merged windows add up to.
 #[derive(Default)]
@@ -39,105 +40,104 @@ pub(crate) struct Merged {
     pub sample_ps: u64,
 }
 
-/// The comparison key of a logged event: (time, numbered earlier, then the
-/// serial number or the parent's rank and child index).
-type Key = (Time, u8, u64, u64);
-
 impl Merged {
     /// Merge the parts' logs of one window; returns, per part and logged
     /// event, the serial number of its first provisional number.
     pub fn window(&mut self, parts: &mut [&mut Part], keep_counters: bool) -> Vec<Vec<u64>> {
         let n = parts.len();
         let mut head = vec![0usize; n];
-        let mut rank: Vec<Vec<u64>> = parts.iter().map(|p| vec![0; p.log.len()]).collect();
-        let mut base: Vec<Vec<u64>> = rank.clone();
+        let mut base: Vec<Vec<u64>> = parts.iter().map(|p| vec![0; p.log.len()]).collect();
         let mut flow_at = vec![0usize; n];
         let mut pfc_at = vec![0usize; n];
         let mut sample_at = vec![0usize; n];
-        let key = |p: usize, h: usize, parts: &[&mut Part], rank: &[Vec<u64>]| -> Key {
-            let e = &parts[p].log[h];
-            match e.origin {
-                Origin::Global(s) => (e.at, 0, s, 0),
-                Origin::Local { parent, k } => (e.at, 1, rank[p][parent as usize], k as u64),
-            }
+        // Each part's head time (`NEVER` once its log is merged): events are
+        // ordered by time first, and ties are rare enough to settle one by one.
+        let at = |p: usize, h: usize, parts: &[&mut Part]| {
+            parts[p].log.get(h).map_or(Time::NEVER, |e| e.at)
         };
-        let mut r = 0u64;
+        let mut times: Vec<Time> = (0..n).map(|p| at(p, 0, parts)).collect();
         loop {
-            let mut best: Option<(usize, Key)> = None;
-            for p in 0..n {
-                if head[p] < parts[p].log.len() {
-                    let k = key(p, head[p], parts, &rank);
-                    if best.is_none_or(|(_, b)| k < b) {
-                        best = Some((p, k));
-                    }
+            let mut p = 0;
+            for q in 1..n {
+                if times[q] < times[p]
+                    || (times[q] == times[p]
+                        && times[q] != Time::NEVER
+                        && earlier(parts, (q, head[q]), (p, head[p])) == Ordering::Less)
+                {
+                    p = q;
                 }
             }
-            let Some((p, k)) = best else {
+            if times[p] == Time::NEVER {
                 break;
-            };
-            let e = parts[p].log[head[p]];
+            }
+            let h = head[p];
+            let e = parts[p].log[h];
             let before = self.live;
-            let (mut delta, mut rise) = (0i64, 0u64);
-            if e.copies == Copies::One {
-                rank[p][head[p]] = r;
-                base[p][head[p]] = self.next_seq;
+            let (delta, rise) = if e.copies == Copies::One {
+                base[p][h] = self.next_seq;
                 self.next_seq += e.reserves as u64;
-                (delta, rise) = (e.live_delta, e.rise);
                 let w = &parts[p].w;
-                self.flows
-                    .extend_from_slice(&w.rec.flows[flow_at[p]..flow_at[p] + e.flows as usize]);
-                flow_at[p] += e.flows as usize;
-                self.pfc_events
-                    .extend_from_slice(&w.rec.pfc_events[pfc_at[p]..pfc_at[p] + e.pfc as usize]);
-                pfc_at[p] += e.pfc as usize;
+                if e.flows > 0 {
+                    self.flows
+                        .extend_from_slice(&w.rec.flows[flow_at[p]..flow_at[p] + e.flows as usize]);
+                    flow_at[p] += e.flows as usize;
+                }
+                if e.pfc > 0 {
+                    self.pfc_events.extend_from_slice(
+                        &w.rec.pfc_events[pfc_at[p]..pfc_at[p] + e.pfc as usize],
+                    );
+                    pfc_at[p] += e.pfc as usize;
+                }
                 head[p] += 1;
+                times[p] = at(p, head[p], parts);
+                (e.live_delta as i64, e.rise as u64)
             } else {
                 // Every partition ran this event: each head is a copy of it.
-                let mut reserves = None;
+                let (mut delta, mut rise, mut reserves) = (0i64, 0u64, None);
                 for q in 0..n {
-                    let h = head[q];
+                    let hq = head[q];
                     assert!(
-                        h < parts[q].log.len() && key(q, h, parts, &rank) == k,
+                        hq < parts[q].log.len()
+                            && (q == p || earlier(parts, (q, hq), (p, h)) == Ordering::Equal),
                         "parallel run: partition {q} did not run the event every partition runs at {}",
-                        k.0
+                        e.at
                     );
-                    let c = parts[q].log[h];
-                    rank[q][h] = r;
-                    base[q][h] = self.next_seq;
-                    delta += c.live_delta;
-                    rise += c.rise;
-                    let active = !matches!(c.copies, Copies::FlowStart { owner: false });
-                    if active {
+                    let c = parts[q].log[hq];
+                    base[q][hq] = self.next_seq;
+                    delta += c.live_delta as i64;
+                    rise += c.rise as u64;
+                    if !matches!(c.copies, Copies::FlowStart { owner: false }) {
                         debug_assert!(reserves.is_none_or(|x| x == c.reserves));
                         reserves = Some(c.reserves);
                     }
                     head[q] += 1;
+                    times[q] = at(q, head[q], parts);
                 }
                 self.next_seq += reserves.unwrap_or(0) as u64;
                 if e.copies == Copies::Sample {
-                    let at = e.at;
                     let taken: Vec<PartialSample> = (0..n)
                         .map(|q| {
-                            let s = std::mem::take(
-                                &mut parts[q].w.part.as_mut().expect("a partition").samples
-                                    [sample_at[q]],
-                            );
+                            let ctx = parts[q].w.part.as_mut().expect("a partition");
+                            let s = std::mem::take(&mut ctx.samples[sample_at[q]]);
                             sample_at[q] += 1;
                             s
                         })
                         .collect();
-                    self.join_samples(at, taken, keep_counters);
+                    self.join_samples(e.at, taken, keep_counters);
                 }
-            }
+                (delta, rise)
+            };
             self.pool_high = self.pool_high.max((before as u64) + rise);
             self.live = before + delta;
             self.peak_live = self.peak_live.max(self.live as u64);
-            self.last = match e.origin {
-                Origin::Global(s) => (e.at, s),
-                Origin::Local { parent, k } => (e.at, base[p][parent as usize] + k as u64),
-            };
+            self.last = (
+                e.at,
+                match e.origin() {
+                    Origin::Global(s) => s,
+                    Origin::Local { parent, k } => base[p][parent as usize] + k as u64,
+                },
+            );
             self.events += 1;
-            r += 1;
         }
         for part in parts.iter_mut() {
             part.w.rec.flows.clear();
@@ -195,6 +195,30 @@ impl Merged {
             self.counter_samples
                 .push(totals.since(&self.counters_at_last_sample));
             self.counters_at_last_sample = totals;
+        }
+    }
+}
+
+/// The serial order of two logged events of this window at the same time,
+/// `a` = (part, index) and `b`: one numbered before the window comes first,
+/// two such by their numbers, two numbered in it as their parents ran, then
+/// by which of the parent's numbers each took. Copies of one event that
+/// every partition ran are equal.
+fn earlier(parts: &[&mut Part], a: (usize, usize), b: (usize, usize)) -> Ordering {
+    let (ea, eb) = (&parts[a.0].log[a.1], &parts[b.0].log[b.1]);
+    if a.0 == b.0 {
+        return a.1.cmp(&b.1);
+    }
+    match ea.at.cmp(&eb.at) {
+        Ordering::Equal => {}
+        o => return o,
+    }
+    match (ea.origin(), eb.origin()) {
+        (Origin::Global(x), Origin::Global(y)) => x.cmp(&y),
+        (Origin::Global(_), Origin::Local { .. }) => Ordering::Less,
+        (Origin::Local { .. }, Origin::Global(_)) => Ordering::Greater,
+        (Origin::Local { parent: pa, k: ka }, Origin::Local { parent: pb, k: kb }) => {
+            earlier(parts, (a.0, pa as usize), (b.0, pb as usize)).then(ka.cmp(&kb))
         }
     }
 }

@@ -122,17 +122,50 @@ pub(crate) enum Copies {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Logged {
     pub at: Time,
-    pub origin: Origin,
-    /// The first (provisional) sequence number it took, and how many.
-    pub first: u64,
+    /// The sequence number it was scheduled with: a serial one, or a
+    /// provisional one that names its parent ([`provisional`]).
+    pub seq: u64,
+    /// How many numbers it took.
     pub reserves: u32,
     /// Packets live after it minus before it, and the most above "before" meanwhile.
-    pub live_delta: i64,
-    pub rise: u64,
+    pub live_delta: i32,
+    pub rise: u32,
     /// Rows it appended to the flows and PFC tables.
-    pub flows: u32,
-    pub pfc: u32,
+    pub flows: u16,
+    pub pfc: u16,
     pub copies: Copies,
+}
+
+impl Logged {
+    pub fn origin(&self) -> Origin {
+        if self.seq < PROVISIONAL {
+            Origin::Global(self.seq)
+        } else {
+            let (parent, k) = parent_of(self.seq);
+            Origin::Local { parent, k }
+        }
+    }
+}
+
+/// Bits of a provisional number that count the numbers one event takes.
+const CHILD_BITS: u32 = 24;
+
+/// The first provisional number of the window's `index`-th event: numbers
+/// stay in creation order, and each says which event took it.
+#[inline]
+pub(crate) fn provisional(index: usize) -> u64 {
+    PROVISIONAL + ((index as u64) << CHILD_BITS)
+}
+
+/// The event (its index in the window's log) that took provisional number
+/// `s`, and which of its numbers `s` is.
+#[inline]
+pub(crate) fn parent_of(s: u64) -> (u32, u32) {
+    let off = s - PROVISIONAL;
+    (
+        (off >> CHILD_BITS) as u32,
+        (off & ((1 << CHILD_BITS) - 1)) as u32,
+    )
 }
 
 /// A world and its log.
@@ -143,8 +176,6 @@ pub(crate) struct Part {
     /// Port and NIC → the partition that owns it.
     port_part: Vec<u16>,
     nic_part: Vec<u16>,
-    /// Scratch: this window's provisional numbers → serial ones.
-    serial_of: Vec<u64>,
     pub log: Vec<Logged>,
     /// Flows this partition has started (it owns their requester).
     pub flows_started: u64,
@@ -176,7 +207,6 @@ impl Part {
             node_part,
             port_part,
             nic_part,
-            serial_of: Vec::new(),
             log: Vec::new(),
             flows_started: 0,
             instant: (Time::NEVER, 0),
@@ -188,7 +218,6 @@ impl Part {
     /// [`PROVISIONAL`] on. Stops at the first error (kept in `error`).
     pub fn run_window(&mut self, end: Time) {
         self.log.clear();
-        self.w.q.set_next_seq(PROVISIONAL);
         while let Some((t, seq)) = self.w.q.peek_key() {
             if t >= end {
                 break;
@@ -216,18 +245,10 @@ impl Part {
     }
 
     fn step(&mut self, at: Time, seq: u64) {
-        let origin = if seq < PROVISIONAL {
-            Origin::Global(seq)
-        } else {
-            // The last logged event that took a number at or below `seq` took it.
-            let j = self.log.partition_point(|e| e.first <= seq) - 1;
-            Origin::Local {
-                parent: j as u32,
-                k: (seq - self.log[j].first) as u32,
-            }
-        };
         let w = &mut self.w;
-        let first = w.q.next_seq();
+        let index = self.log.len();
+        let first = provisional(index);
+        w.q.set_next_seq(first);
         let live0 = w.pkts.live();
         w.pkts.mark_peak();
         let (flows0, pfc0) = (w.rec.flows.len(), w.rec.pfc_events.len());
@@ -271,15 +292,19 @@ impl Part {
                 Copies::One
             }
         };
+        let reserves = w.q.next_seq() - first;
+        assert!(
+            reserves < 1 << CHILD_BITS && index < 1 << (50 - CHILD_BITS),
+            "parallel run: an event scheduled {reserves} events, or a window holds {index} events; too many to number"
+        );
         self.log.push(Logged {
             at,
-            origin,
-            first,
-            reserves: (w.q.next_seq() - first) as u32,
-            live_delta: w.pkts.live() as i64 - live0 as i64,
-            rise: (w.pkts.peak() - live0) as u64,
-            flows: (w.rec.flows.len() - flows0) as u32,
-            pfc: (w.rec.pfc_events.len() - pfc0) as u32,
+            seq,
+            reserves: reserves as u32,
+            live_delta: (w.pkts.live() as i64 - live0 as i64) as i32,
+            rise: (w.pkts.peak() - live0) as u32,
+            flows: (w.rec.flows.len() - flows0) as u16,
+            pfc: (w.rec.pfc_events.len() - pfc0) as u16,
             copies,
         });
     }
@@ -292,12 +317,6 @@ impl Part {
     /// Returns the earliest time posted (`u64::MAX`: none).
     pub fn renumber(&mut self, base: &[u64], end: Time, inbox: &[Mutex<Vec<Posted>>]) -> u64 {
         let me = self.id;
-        // Provisional number (minus PROVISIONAL) → serial number, one lookup each.
-        let mut serial = std::mem::take(&mut self.serial_of);
-        serial.clear();
-        for (e, &b) in self.log.iter().zip(base) {
-            serial.extend(b..b + e.reserves as u64);
-        }
         let w = &mut self.w;
         let np = &self.node_part;
         let (port_part, nic_part, qps, pkts) =
@@ -322,7 +341,8 @@ impl Part {
             if s < PROVISIONAL {
                 s
             } else {
-                serial[(s - PROVISIONAL) as usize]
+                let (parent, k) = parent_of(s);
+                base[parent as usize] + k as u64
             }
         };
         let mut first = u64::MAX;
@@ -353,7 +373,6 @@ impl Part {
                 d.seq = to_serial(d.seq);
             }
         }
-        self.serial_of = serial;
         first
     }
 
