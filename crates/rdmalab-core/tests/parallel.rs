@@ -224,3 +224,18 @@ fn outputs_apps(w: &World) -> String {
     w.write_apps_csv(&mut out).unwrap();
     String::from_utf8(out).unwrap()
 }
+
+#[test]
+fn lossy_links_with_selective_repeat_give_the_serial_bytes() {
+    let json = fat_tree(
+        "dcqcn",
+        r#""links": [{"tier": ["edge", "agg"], "loss": 0.002}], "nic": {"loss_recovery": "selective-repeat"},"#,
+    );
+    let (w, _) = assert_same(&json, 2, 200_000_000);
+    assert!(
+        w.rec.dropped_frames_for("link_loss") > 100,
+        "{}",
+        w.rec.dropped_frames_for("link_loss")
+    );
+    assert!(w.stats.retransmitted_packets > 0);
+}

@@ -187,8 +187,9 @@ pub struct Qp {
     pub nacked_psn: Option<(u32, Time)>,
     pub last_cnp: Option<Time>,
     /// Selective repeat, receiver: PSNs above `epsn` already placed (the
-    /// bitmap SRNIC onloads to host memory).
-    pub rx_ooo: std::collections::BTreeSet<u32>,
+    /// bitmap SRNIC onloads to host memory), with the payload each carried
+    /// (the receiver counts from what arrived, not from the sender's WQEs).
+    pub rx_ooo: std::collections::BTreeMap<u32, u32>,
     /// A CE-marked packet arrived since the last ACK (echoed as ECE).
     pub rx_ce_pending: bool,
     /// Absolute index of the next message to complete at the receiver (READ).

@@ -176,9 +176,8 @@ impl World {
             qp.rx_unacked += 1;
             // Selective repeat: a filled hole delivers the packets placed beyond it.
             let mut drained = false;
-            while qp.rx_ooo.remove(&qp.epsn) {
-                let psn = qp.epsn;
-                qp.delivered_bytes += qp.payload_of(psn, wire.mtu_payload);
+            while let Some(payload) = qp.rx_ooo.remove(&qp.epsn) {
+                qp.delivered_bytes += payload as u64;
                 qp.epsn += 1;
                 drained = true;
             }
@@ -201,7 +200,7 @@ impl World {
         } else if p.psn > qp.epsn && self.nic_cfg.selective_repeat() {
             // Placed where its header says; answered with the expected PSN and
             // this one (a SACK). A duplicate of a placed packet is only re-acknowledged.
-            let fresh = qp.rx_ooo.insert(p.psn);
+            let fresh = qp.rx_ooo.insert(p.psn, p.payload).is_none();
             let epsn = qp.epsn;
             let ece = std::mem::take(&mut qp.rx_ce_pending);
             let mut n = self.control_packet(PacketKind::Nack, qi, epsn, ack_frame);
