@@ -5,7 +5,7 @@
 use pyo3::create_exception;
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyDict, PyList, PyString};
 use rdmalab_core::algo::{CcConfig, ControllerFactory};
 use rdmalab_core::control::{
     Actions, CcContext, CcEvent, Controller, EventMask, HintKind, CC_TIMER_SLOTS,
@@ -51,6 +51,44 @@ fn validate(py: Python<'_>, json: &str) -> PyResult<PyObject> {
     // Building catches what only a built world can tell (e.g. multi-homed hosts).
     s.build().map_err(ScenarioError::new_err)?;
     Ok(d.into())
+}
+
+/// The block list under `workload.flows` of a scenario's YAML text, read in
+/// Rust (see `rdmalab_core::scenario::yaml_flows`): `(value_start, end,
+/// flows)` with offsets in characters, as Python slices text, or `None` when
+/// PyYAML must read the file (anything outside the fast path's subset).
+#[pyfunction]
+fn read_yaml_flows(py: Python<'_>, text: &str) -> PyResult<Option<(usize, usize, PyObject)>> {
+    use rdmalab_core::scenario::yaml_flows::{read_flow_block, FlowScalar};
+    use std::collections::HashMap;
+
+    let Some(block) = read_flow_block(text) else {
+        return Ok(None);
+    };
+    let chars = |byte: usize| {
+        if text.is_ascii() {
+            byte
+        } else {
+            text[..byte].chars().count()
+        }
+    };
+    // One Python string per distinct key, shared by every entry.
+    let mut keys: HashMap<&str, Bound<'_, PyString>> = HashMap::new();
+    let mut flows = Vec::with_capacity(block.entries.len());
+    for entry in &block.entries {
+        let d = PyDict::new(py);
+        for (k, v) in entry {
+            let key = keys.entry(k).or_insert_with(|| PyString::new(py, k));
+            match v {
+                FlowScalar::Str(s) => d.set_item(&*key, *s)?,
+                FlowScalar::Int(i) => d.set_item(&*key, *i)?,
+                FlowScalar::Float(f) => d.set_item(&*key, *f)?,
+            }
+        }
+        flows.push(d);
+    }
+    let list = PyList::new(py, flows)?;
+    Ok(Some((chars(block.value_start), chars(block.end), list.into_any().unbind())))
 }
 
 /// What a Python controller sees of an event.
@@ -928,6 +966,7 @@ fn builtin_topologies() -> Vec<&'static str> {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(read_yaml_flows, m)?)?;
     m.add_function(wrap_pyfunction!(builtin_cdfs, m)?)?;
     m.add_function(wrap_pyfunction!(builtin_cdf_text, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;

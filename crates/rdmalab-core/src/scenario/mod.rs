@@ -7,6 +7,7 @@
 //! default, range and source.
 
 pub mod units;
+pub mod yaml_flows;
 
 use crate::algo::{algorithm, CcConfig, ALGORITHMS};
 use crate::control::framework::{Coalesce, EventType, Placement};
