@@ -535,8 +535,11 @@ def _print_agreement(blocks, files, qcols, buckets) -> None:
 
 
 def cmd_bench(args) -> int:
+    from rdmalab.bench import load_main
     from rdmalab.bench import main as bench_main
 
+    if args.load is not None:
+        return load_main(args.load, args.repeat)
     return bench_main(args)
 
 
@@ -699,6 +702,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeat", type=int, default=1, help="runs per scenario; the best is reported")
     p.add_argument("--large", action="store_true",
                    help="also run benchmarks/large/*.yaml (f: a k = 64 fat tree, 65,536 hosts; minutes and ~0.5 GB)")
+    p.add_argument("--load", type=_positive_int, nargs="?", const=100_000, metavar="FLOWS",
+                   help="instead: time reading, validating and building FLOWS flows (default 100,000) given as YAML, "
+                        "as a CSV flow_file and as ns-3's flow.txt")
     p.set_defaults(func=cmd_bench)
 
     given = sys.argv[1:] if argv is None else argv
