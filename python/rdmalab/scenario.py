@@ -273,7 +273,12 @@ def _check_finite(value, path: str, read_flows: list | None = None) -> None:
     """Refuse NaN and infinities (YAML's `.nan`, `.inf`), naming the key;
     refuse scenarios too large (an alias bomb) or too deep to read.
     `read_flows` (see `_from_dict`) holds only finite scalars two levels
-    down: its values are counted, not walked."""
+    down: its values are counted, not walked. The core checks first, and
+    only when it finds a problem does the walk here run to name it."""
+    from rdmalab import _core
+
+    if _core.values_ok(value, MAX_VALUES, MAX_DEPTH):
+        return
     budget = [MAX_VALUES]
 
     def walk(v, p: str, depth: int) -> None:
