@@ -537,8 +537,11 @@ def _print_agreement(blocks, files, qcols, buckets) -> None:
 
 
 def cmd_bench(args) -> int:
+    from rdmalab.bench import load_main
     from rdmalab.bench import main as bench_main
 
+    if args.load is not None:
+        return load_main(args.load, args.repeat)
     return bench_main(args)
 
 
@@ -708,6 +711,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--threads", type=_positive_int, action="append",
                    help="run every scenario on this many threads (repeatable: --threads 1 --threads 2); default: "
                         "each on one thread, and (b) on two as well")
+    p.add_argument("--load", type=_positive_int, nargs="?", const=100_000, metavar="FLOWS",
+                   help="instead: time reading, validating and building FLOWS flows (default 100,000) given as YAML, "
+                        "as a CSV flow_file and as ns-3's flow.txt")
     p.set_defaults(func=cmd_bench)
 
     given = sys.argv[1:] if argv is None else argv

@@ -279,7 +279,16 @@ def write_outputs(out: Path, summary: dict, scenario, parquet: bool = True) -> N
             ).select(schema.names)
             pq.write_table(table.cast(schema), out / f"{name}.parquet", compression="zstd")
     (out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
-    (out / "scenario.json").write_text(json.dumps(scenario.data, indent=2, sort_keys=True) + "\n")
+    (out / "scenario.json").write_text(indented_json(scenario.data) + "\n")
+
+
+def indented_json(data) -> str:
+    """``json.dumps(data, indent=2, sort_keys=True)``, byte for byte, at the C
+    encoder's speed (Python's own indents in pure Python: the scenario.json
+    of 100,000 flows took seconds)."""
+    from rdmalab import _core
+
+    return _core.indent_json(json.dumps(data, sort_keys=True, separators=(",", ":")))
 
 
 class OutputDirError(Exception):

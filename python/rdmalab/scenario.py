@@ -206,10 +206,29 @@ def _resolve_paths(data: dict, base: Path) -> None:
 
 def scenario_from_dict(data: dict, base_dir: str | os.PathLike = ".", source: str = "<dict>") -> LoadedScenario:
     """Wrap an in-memory scenario (for sweeps and notebooks)."""
+    return _from_dict(data, base_dir, source, None)
+
+
+def _from_dict(data, base_dir, source: str, read_flows: list | None) -> LoadedScenario:
+    """`scenario_from_dict`; `read_flows` is the list at `workload.flows` as
+    yamlio's fast reader made it (new mappings of text and numbers, referenced
+    nowhere else), which is counted rather than walked and not copied:
+    walking and copying 100,000 flows took longer than reading them."""
     if not isinstance(data, dict):
         raise ScenarioError(f"(scenario): must be a mapping of keys to values, not {type(data).__name__}")
-    _check_finite(data, "")
-    data = json.loads(json.dumps(data))  # a deep copy that also rejects non-JSON values
+    workload = data.get("workload")
+    if read_flows is None or not isinstance(workload, dict) or workload.get("flows") is not read_flows:
+        read_flows = None
+    _check_finite(data, "", read_flows)
+    if read_flows is not None:
+        workload["flows"] = None
+    try:
+        data = json.loads(json.dumps(data))  # a deep copy that also rejects non-JSON values
+    finally:
+        if read_flows is not None:
+            workload["flows"] = read_flows
+    if read_flows is not None:
+        data["workload"]["flows"] = read_flows
     figures = _figures(data.pop("figures", None), "figures")
     _resolve_paths(data, Path(base_dir))
     controller = None
@@ -250,18 +269,32 @@ def read_input(path: Path, key: str) -> str:
         raise ScenarioError(f"{key}: `{path}` is not UTF-8 text (byte {e.start})") from None
 
 
-def _check_finite(value, path: str) -> None:
+def _check_finite(value, path: str, read_flows: list | None = None) -> None:
     """Refuse NaN and infinities (YAML's `.nan`, `.inf`), naming the key;
-    refuse scenarios too large (an alias bomb) or too deep to read."""
+    refuse scenarios too large (an alias bomb) or too deep to read.
+    `read_flows` (see `_from_dict`) holds only finite scalars two levels
+    down: its values are counted, not walked. The core checks first, and
+    only when it finds a problem does the walk here run to name it."""
+    from rdmalab import _core
+
+    if _core.values_ok(value, MAX_VALUES, MAX_DEPTH):
+        return
     budget = [MAX_VALUES]
 
     def walk(v, p: str, depth: int) -> None:
-        budget[0] -= 1
+        counted = read_flows is not None and v is read_flows
+        if counted:
+            # The list, each mapping and each value, as the walk would count them.
+            budget[0] -= 1 + len(v) + sum(map(len, v))
+        else:
+            budget[0] -= 1
         if budget[0] < 0:
             raise ScenarioError(f"(scenario): more than {MAX_VALUES} values (YAML aliases that repeat a mapping?)"
                                 f" — allowed: at most {MAX_VALUES}")
         if depth > MAX_DEPTH:
             raise ScenarioError(f"{p or '(scenario)'}: nested deeper than {MAX_DEPTH} levels — allowed: at most {MAX_DEPTH}")
+        if counted:
+            return
         if isinstance(v, float) and not math.isfinite(v):
             raise ScenarioError(f"{p or '(scenario)'}: `{v}` — not a finite number; give a value like 0.5 or 100Gbps")
         if isinstance(v, dict):
@@ -291,11 +324,11 @@ def load_scenario(path: str | os.PathLike, overrides: dict[str, Any] | None = No
     except OSError as e:
         raise ScenarioError(f"(scenario): `{p}` cannot be read ({e.strerror})") from None
     try:
-        data = yamlio.load(text)
+        data, read_flows = yamlio.load_with_flows(text)
     except yaml.YAMLError as e:
         raise ScenarioError(f"(scenario): `{p}` is not valid YAML: {e}") from None
     if data is None:
         raise ScenarioError(f"(scenario): `{p}` is empty")
     if overrides and isinstance(data, dict):
         data.update(overrides)
-    return scenario_from_dict(data, base_dir=p.parent, source=str(p))
+    return _from_dict(data, p.parent, str(p), read_flows)

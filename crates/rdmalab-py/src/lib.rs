@@ -5,7 +5,7 @@
 use pyo3::create_exception;
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyDict, PyFloat, PyList, PyString};
 use rdmalab_core::algo::{CcConfig, ControllerFactory};
 use rdmalab_core::control::{
     Actions, CcContext, CcEvent, Controller, EventMask, HintKind, CC_TIMER_SLOTS,
@@ -52,6 +52,134 @@ fn validate(py: Python<'_>, json: &str) -> PyResult<PyObject> {
     // Building catches what only a built world can tell (e.g. multi-homed hosts).
     s.build().map_err(ScenarioError::new_err)?;
     Ok(d.into())
+}
+
+/// The block list under `workload.flows` of a scenario's YAML text, read in
+/// Rust (see `rdmalab_core::scenario::yaml_flows`): `(value_start, end,
+/// flows)` with offsets in characters, as Python slices text, or `None` when
+/// PyYAML must read the file (anything outside the fast path's subset).
+#[pyfunction]
+fn read_yaml_flows(py: Python<'_>, text: &str) -> PyResult<Option<(usize, usize, PyObject)>> {
+    use rdmalab_core::scenario::yaml_flows::{read_flow_block, FlowScalar};
+    use std::collections::HashMap;
+
+    let Some(block) = read_flow_block(text) else {
+        return Ok(None);
+    };
+    let chars = |byte: usize| {
+        if text.is_ascii() {
+            byte
+        } else {
+            text[..byte].chars().count()
+        }
+    };
+    // One Python string per distinct key, shared by every entry.
+    let mut keys: HashMap<&str, Bound<'_, PyString>> = HashMap::new();
+    let mut flows = Vec::with_capacity(block.entries.len());
+    for entry in &block.entries {
+        let d = PyDict::new(py);
+        for (k, v) in entry {
+            let key = keys.entry(k).or_insert_with(|| PyString::new(py, k));
+            match v {
+                FlowScalar::Str(s) => d.set_item(&*key, *s)?,
+                FlowScalar::Int(i) => d.set_item(&*key, *i)?,
+                FlowScalar::Float(f) => d.set_item(&*key, *f)?,
+            }
+        }
+        flows.push(d);
+    }
+    let list = PyList::new(py, flows)?;
+    Ok(Some((chars(block.value_start), chars(block.end), list.into_any().unbind())))
+}
+
+/// Compact JSON (`json.dumps(..., separators=(",", ":"))`) laid out as
+/// `json.dumps(..., indent=2)` lays it out, byte for byte. Python's encoder
+/// falls back to pure Python when asked to indent: `scenario.json` of
+/// 100,000 flows took seconds to write.
+#[pyfunction]
+fn indent_json(compact: &str) -> String {
+    let b = compact.as_bytes();
+    let mut out = String::with_capacity(compact.len() * 2);
+    let mut depth = 0usize;
+    let newline = |out: &mut String, depth: usize| {
+        out.push('\n');
+        for _ in 0..depth {
+            out.push_str("  ");
+        }
+    };
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                // A string, copied as it is; `\` escapes the next byte.
+                let start = i;
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+                out.push_str(&compact[start..(i + 1).min(b.len())]);
+            }
+            open @ (b'{' | b'[') => {
+                let close = if open == b'{' { b'}' } else { b']' };
+                out.push(open as char);
+                if b.get(i + 1) == Some(&close) {
+                    out.push(close as char);
+                    i += 1;
+                } else {
+                    depth += 1;
+                    newline(&mut out, depth);
+                }
+            }
+            close @ (b'}' | b']') => {
+                depth = depth.saturating_sub(1);
+                newline(&mut out, depth);
+                out.push(close as char);
+            }
+            b',' => {
+                out.push(',');
+                newline(&mut out, depth);
+            }
+            b':' => out.push_str(": "),
+            _ => {
+                // A number, `true`, `false`, `null`, `NaN` or `Infinity`: ASCII up to the next structural byte.
+                let start = i;
+                while i + 1 < b.len() && !b"{}[],:\"".contains(&b[i + 1]) {
+                    i += 1;
+                }
+                out.push_str(&compact[start..=i]);
+            }
+        }
+        i += 1;
+    }
+    out
+}
+
+/// Whether `value` passes the scenario loader's value check
+/// (`rdmalab.scenario._check_finite`): at most `max_values` values as the
+/// check walks them (a shared mapping counted each time it is reached),
+/// none deeper than `max_depth`, no NaN or infinity. It names no problem:
+/// when there is one, the walk in Python runs and names it. Walking 100,000
+/// flows in Python took most of a second.
+#[pyfunction]
+fn values_ok(value: &Bound<'_, PyAny>, max_values: i64, max_depth: usize) -> bool {
+    fn walk(v: &Bound<'_, PyAny>, depth: usize, budget: &mut i64, max_depth: usize) -> bool {
+        *budget -= 1;
+        if *budget < 0 || depth > max_depth {
+            return false;
+        }
+        if let Ok(f) = v.downcast::<PyFloat>() {
+            return f.value().is_finite();
+        }
+        if let Ok(d) = v.downcast::<PyDict>() {
+            return d.iter().all(|(_, x)| walk(&x, depth + 1, budget, max_depth));
+        }
+        if let Ok(l) = v.downcast::<PyList>() {
+            return l.iter().all(|x| walk(&x, depth + 1, budget, max_depth));
+        }
+        true
+    }
+    let mut budget = max_values;
+    walk(value, 0, &mut budget, max_depth)
 }
 
 /// What a Python controller sees of an event.
@@ -1015,6 +1143,9 @@ fn builtin_topologies() -> Vec<&'static str> {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(read_yaml_flows, m)?)?;
+    m.add_function(wrap_pyfunction!(indent_json, m)?)?;
+    m.add_function(wrap_pyfunction!(values_ok, m)?)?;
     m.add_function(wrap_pyfunction!(builtin_cdfs, m)?)?;
     m.add_function(wrap_pyfunction!(builtin_cdf_text, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;

@@ -7,6 +7,7 @@
 //! default, range and source.
 
 pub mod units;
+pub mod yaml_flows;
 
 use crate::algo::{algorithm, CcConfig, ALGORITHMS};
 use crate::control::framework::{Coalesce, EventType, Placement};
@@ -104,7 +105,7 @@ impl Scenario {
     }
 
     pub fn from_value(v: &Value) -> Result<Scenario, ScenarioErrors> {
-        let mut p = Parser { errs: Vec::new() };
+        let mut p = Parser { errs: Vec::new(), nodes: None };
         let s = p.scenario(v);
         if p.errs.is_empty() {
             Ok(s.expect("no errors means a scenario"))
@@ -173,6 +174,33 @@ impl LinkEnds {
 
 struct Parser {
     errs: Vec<ScenarioError>,
+    /// Names and hosts of the topology being read, for `node_ref`.
+    nodes: Option<std::rc::Rc<NodeIndex>>,
+}
+
+/// A topology's node names and host ids, built once per topology: finding a
+/// flow's ends by scanning every node made 100,000 flows on a 65,536-host
+/// fabric take minutes.
+struct NodeIndex {
+    /// The node list it indexes (its address and length); rebuilt when that changes.
+    of: (usize, usize),
+    /// Each name's first node, as `Topology::find` finds it.
+    by_name: std::collections::HashMap<String, u32>,
+    hosts: Vec<u32>,
+}
+
+impl NodeIndex {
+    fn of(t: &Topology) -> (usize, usize) {
+        (t.nodes.as_ptr() as usize, t.nodes.len())
+    }
+
+    fn new(t: &Topology) -> Self {
+        let mut by_name = std::collections::HashMap::with_capacity(t.nodes.len());
+        for (i, n) in t.nodes.iter().enumerate() {
+            by_name.entry(n.name.clone()).or_insert(i as u32);
+        }
+        NodeIndex { of: Self::of(t), by_name, hosts: t.hosts().collect() }
+    }
 }
 
 /// A JSON object being read, with its path and the keys it allows.
@@ -1128,7 +1156,11 @@ impl Parser {
         v: Option<&Value>,
         want_host: bool,
     ) -> Option<u32> {
-        let hosts: Vec<u32> = t.hosts().collect();
+        let index = match &self.nodes {
+            Some(ix) if ix.of == NodeIndex::of(t) => ix.clone(),
+            _ => self.nodes.insert(std::rc::Rc::new(NodeIndex::new(t))).clone(),
+        };
+        let hosts = &index.hosts;
         let what = if want_host { "host" } else { "node" };
         let hint = || {
             let first = t
@@ -1148,7 +1180,7 @@ impl Parser {
             )
         };
         match v {
-            Some(Value::String(s)) => match t.find(s) {
+            Some(Value::String(s)) => match index.by_name.get(s.as_str()).copied() {
                 Some(id) if !want_host || t.nodes[id as usize].kind == NodeKind::Host => Some(id),
                 Some(_) => {
                     self.err(
