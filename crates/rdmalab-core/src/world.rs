@@ -813,8 +813,8 @@ impl World {
     pub fn data_payload_in_network(&self) -> u64 {
         let mut total = 0u64;
         for p in &self.ports {
-            for q in &p.queues {
-                for &id in q {
+            for q in p.queues() {
+                for id in q.iter(&self.pkts) {
                     let pk = self.pkts.get(id);
                     if pk.kind == PacketKind::Data {
                         total += pk.payload as u64;

@@ -176,7 +176,7 @@ impl World {
             }
             self.pkts.get_mut(pkt).ingress_port = in_local as u32;
         }
-        self.ports[out_port as usize].enqueue(class, pkt, p.frame_bytes);
+        self.ports[out_port as usize].enqueue(class, pkt, &mut self.pkts);
         if class != CONTROL_CLASS && self.switches[sw].buffer.should_pause(in_local, class) {
             self.send_pfc(sw, in_port, class, true);
         }
@@ -186,8 +186,7 @@ impl World {
     /// Pick the next frame of a switch egress port; apply ECN and INT.
     pub(crate) fn switch_dequeue(&mut self, port: u32) -> Option<PacketId> {
         let class = self.ports[port as usize].pick_class()?;
-        let pkts = &self.pkts;
-        let pkt = self.ports[port as usize].dequeue(class, |id| pkts.get(id).frame_bytes)?;
+        let pkt = self.ports[port as usize].dequeue(class, &self.pkts)?;
         if class == CONTROL_CLASS {
             return Some(pkt);
         }
@@ -240,7 +239,7 @@ impl World {
         f.frame_bytes = self.nic_cfg.wire.pfc_frame;
         f.class = CONTROL_CLASS;
         let id = self.pkts.alloc(f);
-        self.ports[port as usize].enqueue(CONTROL_CLASS, id, f.frame_bytes);
+        self.ports[port as usize].enqueue(CONTROL_CLASS, id, &mut self.pkts);
         if pause {
             self.stats.pfc_pauses_sent += 1;
         } else {

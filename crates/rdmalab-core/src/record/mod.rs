@@ -419,7 +419,7 @@ impl World {
         };
         for (i, &(_, _, p)) in m.ports.iter().enumerate() {
             let port = &self.ports[p as usize];
-            let bytes = port.queued_total - port.queue_bytes[crate::net::CONTROL_CLASS as usize];
+            let bytes = port.queued_total - port.queue(crate::net::CONTROL_CLASS).bytes;
             let bin = (bytes / 1000) as usize;
             let h = &mut m.hist[i];
             if h.len() <= bin {
