@@ -234,7 +234,7 @@ impl World {
     /// Send PAUSE or RESUME for `class` out of `port` (to the upstream on that link).
     fn send_pfc(&mut self, sw: usize, port: u32, class: u8, pause: bool) {
         let local = self.ports[port as usize].local as usize;
-        self.switches[sw].buffer.paused_upstream[local][class as usize] = pause;
+        self.switches[sw].buffer.set_paused_upstream(local, class, pause);
         let mut f = Packet::new(PacketKind::Pfc { class, pause });
         f.frame_bytes = self.nic_cfg.wire.pfc_frame;
         f.class = CONTROL_CLASS;
