@@ -735,7 +735,7 @@ impl World {
             .collect();
         self.routing = Routing::build(&adj, &is_host, self.run.seed, self.switch_cfg.ecmp);
         for r in &mut self.flow_routes {
-            *r = crate::net::routing::FlowRoutes::default();
+            r.forget_paths();
         }
         let now = self.now();
         self.rec.link_events.push(crate::record::LinkEvent {

@@ -119,14 +119,12 @@ impl World {
     #[inline]
     fn route(&mut self, node: u32, p: &Packet) -> Option<u32> {
         let qi = p.qp as usize;
-        let forward = match self.qps.get(qi) {
-            Some(qp) if p.src == qp.src_node && p.dst == qp.dst_node => true,
-            Some(qp) if p.src == qp.dst_node && p.dst == qp.src_node => false,
+        let forward = match self.flow_routes.get(qi) {
+            Some(r) if p.src == r.src_node && p.dst == r.dst_node => true,
+            Some(r) if p.src == r.dst_node && p.dst == r.src_node => false,
             _ => return self.routing.select(node, p.src, p.dst, self.l4_ports(p)),
         };
-        let Some(routes) = self.flow_routes.get(qi) else {
-            return self.routing.select(node, p.src, p.dst, self.l4_ports(p));
-        };
+        let routes = &self.flow_routes[qi];
         let cache = if forward {
             &routes.forward
         } else {
@@ -234,7 +232,9 @@ impl World {
     /// Send PAUSE or RESUME for `class` out of `port` (to the upstream on that link).
     fn send_pfc(&mut self, sw: usize, port: u32, class: u8, pause: bool) {
         let local = self.ports[port as usize].local as usize;
-        self.switches[sw].buffer.set_paused_upstream(local, class, pause);
+        self.switches[sw]
+            .buffer
+            .set_paused_upstream(local, class, pause);
         let mut f = Packet::new(PacketKind::Pfc { class, pause });
         f.frame_bytes = self.nic_cfg.wire.pfc_frame;
         f.class = CONTROL_CLASS;
