@@ -781,7 +781,7 @@ impl World {
             .collect();
         self.routing = Routing::build(&adj, &is_host, self.run.seed, self.switch_cfg.ecmp);
         for r in &mut self.flow_routes {
-            *r = crate::net::routing::FlowRoutes::default();
+            r.forget_paths();
         }
         let now = self.now();
         self.rec.link_events.push(crate::record::LinkEvent {
@@ -859,8 +859,8 @@ impl World {
     pub fn data_payload_in_network(&self) -> u64 {
         let mut total = 0u64;
         for p in &self.ports {
-            for q in &p.queues {
-                for &id in q {
+            for q in p.queues() {
+                for id in q.iter(&self.pkts) {
                     let pk = self.pkts.get(id);
                     if pk.kind == PacketKind::Data {
                         total += pk.payload as u64;

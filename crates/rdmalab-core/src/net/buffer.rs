@@ -77,17 +77,31 @@ pub enum Admission {
     Dropped,
 }
 
+/// One (port, class)'s accounts: what arrived on it and is held (reserve
+/// and shared pool, and headroom), what waits to leave by it, and whether
+/// its upstream is paused. Kept together so a frame's admission and release
+/// read one small entry per port instead of four vectors.
+#[derive(Clone, Copy, Debug, Default)]
+struct ClassAccount {
+    ingress: u64,
+    hdrm_used: u64,
+    egress: u64,
+    paused_upstream: bool,
+}
+
+/// One local port of a switch: its headroom, PFC α and per-class accounts.
+#[derive(Clone, Copy, Debug)]
+struct PortAccount {
+    headroom: u64,
+    alpha: f64,
+    class: [ClassAccount; NUM_CLASSES],
+}
+
 /// Buffer state of one switch. Ports are the switch's local port indices.
 #[derive(Clone)]
 pub struct SharedBuffer {
     pub cfg: BufferConfig,
-    headroom: Vec<u64>,
-    alpha: Vec<f64>,
-    ingress: Vec<[u64; NUM_CLASSES]>,
-    hdrm_used: Vec<[u64; NUM_CLASSES]>,
-    egress: Vec<[u64; NUM_CLASSES]>,
-    /// Whether we have paused the upstream of (port, class).
-    pub paused_upstream: Vec<[bool; NUM_CLASSES]>,
+    ports: Vec<PortAccount>,
     pub(crate) shared_used: u64,
     total_used: u64,
     total_headroom: u64,
@@ -139,12 +153,15 @@ impl SharedBuffer {
             0
         };
         SharedBuffer {
-            headroom,
-            alpha,
-            ingress: vec![[0; NUM_CLASSES]; n],
-            hdrm_used: vec![[0; NUM_CLASSES]; n],
-            egress: vec![[0; NUM_CLASSES]; n],
-            paused_upstream: vec![[false; NUM_CLASSES]; n],
+            ports: headroom
+                .iter()
+                .zip(&alpha)
+                .map(|(&headroom, &alpha)| PortAccount {
+                    headroom,
+                    alpha,
+                    class: [ClassAccount::default(); NUM_CLASSES],
+                })
+                .collect(),
             shared_used: 0,
             total_used: 0,
             total_headroom,
@@ -155,11 +172,17 @@ impl SharedBuffer {
 
     #[inline]
     pub fn pfc_threshold(&self, port: usize) -> u64 {
+        self.threshold_at(self.ports[port].alpha)
+    }
+
+    /// The dynamic PFC threshold for a port with factor `alpha`.
+    #[inline]
+    fn threshold_at(&self, alpha: f64) -> u64 {
         let free = self
             .cfg
             .size_bytes
             .saturating_sub(self.set_aside_bytes() + self.shared_used);
-        (free as f64 * self.alpha[port]) as u64
+        (free as f64 * alpha) as u64
     }
 
     /// Offer a packet arriving on `in_port` for `out_port`, class `c`. On success the
@@ -177,29 +200,33 @@ impl SharedBuffer {
             // As in ns-3's SwitchMmu: `ingress` counts reserve and shared bytes;
             // headroom bytes are kept apart and released first.
             let reserve = self.cfg.reserve_bytes;
-            let new_ingress = self.ingress[in_port][c] + bytes;
-            if new_ingress > reserve && new_ingress - reserve > self.pfc_threshold(in_port) {
-                if self.hdrm_used[in_port][c] + bytes > self.headroom[in_port] {
+            let (headroom, alpha, acc) = {
+                let p = &self.ports[in_port];
+                (p.headroom, p.alpha, p.class[c])
+            };
+            let new_ingress = acc.ingress + bytes;
+            if new_ingress > reserve && new_ingress - reserve > self.threshold_at(alpha) {
+                if acc.hdrm_used + bytes > headroom {
                     return Admission::Dropped;
                 }
-                self.hdrm_used[in_port][c] += bytes;
+                self.ports[in_port].class[c].hdrm_used += bytes;
             } else {
                 if new_ingress > reserve {
                     self.shared_used += bytes.min(new_ingress - reserve);
                 }
-                self.ingress[in_port][c] = new_ingress;
+                self.ports[in_port].class[c].ingress = new_ingress;
             }
         } else {
             let free = self.cfg.size_bytes.saturating_sub(self.total_used);
             let limit = (free as f64 * self.cfg.egress_alpha) as u64;
             if self.total_used + bytes > self.cfg.size_bytes
-                || self.egress[out_port][c] + bytes > limit
+                || self.ports[out_port].class[c].egress + bytes > limit
             {
                 return Admission::Dropped;
             }
-            self.ingress[in_port][c] += bytes;
+            self.ports[in_port].class[c].ingress += bytes;
         }
-        self.egress[out_port][c] += bytes;
+        self.ports[out_port].class[c].egress += bytes;
         self.total_used += bytes;
         Admission::Admitted
     }
@@ -208,45 +235,56 @@ impl SharedBuffer {
     #[inline]
     pub fn release(&mut self, in_port: usize, out_port: usize, c: TrafficClass, bytes: u64) {
         let c = c as usize;
+        let reserve = self.cfg.reserve_bytes;
+        let acc = &mut self.ports[in_port].class[c];
         if self.cfg.pfc_enabled {
-            let from_hdrm = self.hdrm_used[in_port][c].min(bytes);
+            let from_hdrm = acc.hdrm_used.min(bytes);
             let rest = bytes - from_hdrm;
-            let over_reserve = self.ingress[in_port][c].saturating_sub(self.cfg.reserve_bytes);
-            self.hdrm_used[in_port][c] -= from_hdrm;
+            let over_reserve = acc.ingress.saturating_sub(reserve);
+            acc.hdrm_used -= from_hdrm;
+            acc.ingress -= rest;
             self.shared_used -= rest.min(over_reserve);
-            self.ingress[in_port][c] -= rest;
         } else {
-            self.ingress[in_port][c] -= bytes;
+            acc.ingress -= bytes;
         }
-        self.egress[out_port][c] -= bytes;
+        self.ports[out_port].class[c].egress -= bytes;
         self.total_used -= bytes;
     }
 
     /// Should (port, class) send PAUSE now? (It is in headroom or at the threshold.)
     #[inline]
     pub fn should_pause(&self, port: usize, c: TrafficClass) -> bool {
-        let c = c as usize;
-        if !self.cfg.pfc_enabled || self.paused_upstream[port][c] {
+        let p = &self.ports[port];
+        let acc = &p.class[c as usize];
+        if !self.cfg.pfc_enabled || acc.paused_upstream {
             return false;
         }
-        let shared = self.ingress[port][c].saturating_sub(self.cfg.reserve_bytes);
-        self.hdrm_used[port][c] > 0 || shared >= self.pfc_threshold(port)
+        let shared = acc.ingress.saturating_sub(self.cfg.reserve_bytes);
+        acc.hdrm_used > 0 || shared >= self.threshold_at(p.alpha)
     }
 
     /// Should a paused (port, class) send RESUME now?
     #[inline]
     pub fn should_resume(&self, port: usize, c: TrafficClass) -> bool {
-        let c = c as usize;
-        if !self.paused_upstream[port][c] {
+        let p = &self.ports[port];
+        let acc = &p.class[c as usize];
+        if !acc.paused_upstream {
             return false;
         }
-        let shared = self.ingress[port][c].saturating_sub(self.cfg.reserve_bytes);
-        self.hdrm_used[port][c] == 0
-            && (shared == 0 || shared + self.cfg.resume_offset_bytes <= self.pfc_threshold(port))
+        let shared = acc.ingress.saturating_sub(self.cfg.reserve_bytes);
+        acc.hdrm_used == 0
+            && (shared == 0 || shared + self.cfg.resume_offset_bytes <= self.threshold_at(p.alpha))
     }
 
+    /// Record that we paused (or resumed) the upstream of (port, class).
+    #[inline]
+    pub fn set_paused_upstream(&mut self, port: usize, c: TrafficClass, paused: bool) {
+        self.ports[port].class[c as usize].paused_upstream = paused;
+    }
+
+    #[inline]
     pub fn egress_bytes(&self, port: usize, c: TrafficClass) -> u64 {
-        self.egress[port][c as usize]
+        self.ports[port].class[c as usize].egress
     }
 
     pub fn used_bytes(&self) -> u64 {
@@ -254,7 +292,7 @@ impl SharedBuffer {
     }
 
     pub fn headroom_of(&self, port: usize) -> u64 {
-        self.headroom[port]
+        self.ports[port].headroom
     }
 
     /// Bytes set aside for headroom and reserves; the shared pool is what is left.
@@ -263,7 +301,7 @@ impl SharedBuffer {
     }
 
     pub fn alpha_of(&self, port: usize) -> f64 {
-        self.alpha[port]
+        self.ports[port].alpha
     }
 }
 
@@ -296,7 +334,7 @@ mod tests {
             admitted > 4,
             "reserve and shared pool are used before pausing"
         );
-        b.paused_upstream[0][3] = true;
+        b.set_paused_upstream(0, 3, true);
         // Headroom (40 KB) absorbs what is still in flight, then the port drops.
         let mut after_pause = 0;
         while b.admit(0, 2, 3, 1000) == Admission::Admitted {
@@ -413,11 +451,11 @@ mod tests {
         // Reserve + exactly the threshold: all of it in the shared pool.
         let mut b = fresh.clone();
         assert_eq!(b.admit(0, 1, 3, 1_000 + 192_000), Admission::Admitted);
-        assert_eq!((b.hdrm_used[0][3], b.shared_used), (0, 192_000));
+        assert_eq!((b.ports[0].class[3].hdrm_used, b.shared_used), (0, 192_000));
         assert!(b.should_pause(0, 3));
         // Past the threshold: headroom, which takes exactly 3,000 B.
         assert_eq!(b.admit(0, 1, 3, 3_000), Admission::Admitted);
-        assert_eq!(b.hdrm_used[0][3], 3_000);
+        assert_eq!(b.ports[0].class[3].hdrm_used, 3_000);
         assert_eq!(b.admit(0, 1, 3, 1), Admission::Dropped);
     }
 

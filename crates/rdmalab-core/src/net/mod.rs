@@ -12,11 +12,10 @@ pub mod routing;
 pub mod switch;
 pub mod topology;
 
-use crate::packet::{PacketId, NUM_CLASSES};
+use crate::packet::{PacketId, PacketPool, NUM_CLASSES};
 use crate::rng::RngStream;
 use crate::time::{Duration, Rate};
 use buffer::EcnConfig;
-use std::collections::VecDeque;
 
 /// Traffic class that carries ACK, NACK, CNP and PFC frames: strict priority,
 /// never paused, never ECN-marked (queue 0 in the ns-3 HPCC simulator).
@@ -33,33 +32,62 @@ pub struct SkippedTxDone {
     pub seq: u64,
 }
 
+/// No packet: the end of an egress queue's chain.
+pub const NO_PACKET: PacketId = PacketId::MAX;
+
+/// One class's FIFO at an egress port. The packets are chained through
+/// [`crate::packet::Packet::queue_next`] (an intrusive list), so a port
+/// holds 16 bytes per class and no heap buffer: a k = 64 fat tree has
+/// 393k ports × 8 classes.
+#[derive(Clone, Copy, Debug)]
+pub struct ClassQueue {
+    head: PacketId,
+    tail: PacketId,
+    /// Frame bytes queued.
+    pub bytes: u64,
+}
+
+impl ClassQueue {
+    const EMPTY: ClassQueue = ClassQueue {
+        head: NO_PACKET,
+        tail: NO_PACKET,
+        bytes: 0,
+    };
+
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.head == NO_PACKET
+    }
+
+    /// The queued packets, oldest first.
+    pub fn iter<'a>(&self, pkts: &'a PacketPool) -> impl Iterator<Item = PacketId> + 'a {
+        let mut at = self.head;
+        std::iter::from_fn(move || {
+            (at != NO_PACKET).then(|| {
+                let id = at;
+                at = pkts.get(id).queue_next;
+                id
+            })
+        })
+    }
+}
+
 /// One end of a link: the transmitter of that direction and its egress queues.
+///
+/// Laid out hot first (`repr(C)`): what every frame reads or writes sits in
+/// the first cache line, the class queues next, and what only loss, ECN
+/// marking or set-up use at the end. Large fabrics touch few ports per
+/// frame but have hundreds of thousands, so lines touched per frame is
+/// what costs.
+#[repr(C)]
 pub struct Port {
-    pub node: u32,
-    /// The port belongs to a switch (else to a host's NIC): checked per frame.
-    pub at_switch: bool,
-    /// Index of this port among its node's ports.
-    pub local: u32,
-    /// The port at the other end of the link.
-    pub peer: u32,
-    pub link: u32,
-    pub rate: Rate,
-    pub delay: Duration,
-    pub loss: f64,
-    pub up: bool,
     /// A frame is being chosen, or a [`crate::world::Event::TxDone`] is due.
     pub busy: bool,
-    /// The end of the frame on the wire when nothing was queued behind it:
-    /// its TxDone was not scheduled (see [`SkippedTxDone`]).
-    pub skipped_tx_done: Option<SkippedTxDone>,
-    pub queues: [VecDeque<PacketId>; NUM_CLASSES],
-    /// Frame bytes queued per class.
-    pub queue_bytes: [u64; NUM_CLASSES],
-    pub queued_total: u64,
-    /// Classes the peer has paused with PFC: we may not start sending them
-    /// (change with [`Port::set_paused`], which keeps `paused_mask` along).
-    pub paused: [bool; NUM_CLASSES],
-    /// `paused` as one bit per class, for [`Port::pick_class`].
+    /// The port belongs to a switch (else to a host's NIC): checked per frame.
+    pub at_switch: bool,
+    pub up: bool,
+    /// Classes the peer has paused with PFC, one bit each: we may not start
+    /// sending them (see [`Port::is_paused`], [`Port::set_paused`]).
     paused_mask: u8,
     /// Classes with a frame queued, one bit each: choosing a class is a few
     /// bit operations instead of a scan of eight queues per frame.
@@ -67,9 +95,24 @@ pub struct Port {
     rr_next: u8,
     /// Serve data classes by strict priority (highest first), not round robin.
     pub strict_priority: bool,
+    pub node: u32,
+    /// Index of this port among its node's ports.
+    pub local: u32,
+    /// The port at the other end of the link.
+    pub peer: u32,
+    pub rate: Rate,
+    pub delay: Duration,
     /// Frame bytes transmitted since the start (INT's txBytes).
     pub tx_bytes: u64,
+    /// Frame bytes queued, all classes.
+    pub queued_total: u64,
+    pub loss: f64,
+    /// The end of the frame on the wire when nothing was queued behind it:
+    /// its TxDone was not scheduled (see [`SkippedTxDone`]).
+    pub skipped_tx_done: Option<SkippedTxDone>,
+    queues: [ClassQueue; NUM_CLASSES],
     pub ecn: EcnConfig,
+    pub link: u32,
     pub rng: RngStream,
 }
 
@@ -83,27 +126,25 @@ impl Port {
         rng: RngStream,
     ) -> Self {
         Port {
-            node,
-            at_switch: false,
-            local,
-            peer: u32::MAX,
-            link,
-            rate,
-            delay,
-            loss: 0.0,
-            up: true,
             busy: false,
-            skipped_tx_done: None,
-            queues: Default::default(),
-            queue_bytes: [0; NUM_CLASSES],
-            queued_total: 0,
-            paused: [false; NUM_CLASSES],
+            at_switch: false,
+            up: true,
             paused_mask: 0,
             queued_mask: 0,
             rr_next: 1,
             strict_priority: false,
+            node,
+            local,
+            peer: u32::MAX,
+            rate,
+            delay,
             tx_bytes: 0,
+            queued_total: 0,
+            loss: 0.0,
+            skipped_tx_done: None,
+            queues: [ClassQueue::EMPTY; NUM_CLASSES],
             ecn: EcnConfig::scaled_for(rate),
+            link,
             rng,
         }
     }
@@ -114,10 +155,26 @@ impl Port {
         self.queued_mask != 0
     }
 
+    /// The queue of `class`.
+    #[inline]
+    pub fn queue(&self, class: u8) -> &ClassQueue {
+        &self.queues[class as usize]
+    }
+
+    /// The class queues, class 0 first.
+    pub fn queues(&self) -> &[ClassQueue; NUM_CLASSES] {
+        &self.queues
+    }
+
+    /// The peer has paused `class` with PFC.
+    #[inline]
+    pub fn is_paused(&self, class: u8) -> bool {
+        self.paused_mask & (1 << class) != 0
+    }
+
     /// The peer paused (or resumed) `class` with PFC.
     #[inline]
     pub fn set_paused(&mut self, class: u8, pause: bool) {
-        self.paused[class as usize] = pause;
         if pause {
             self.paused_mask |= 1 << class;
         } else {
@@ -125,12 +182,22 @@ impl Port {
         }
     }
 
+    /// Append `pkt` to the queue of `class`.
     #[inline]
-    pub fn enqueue(&mut self, class: u8, pkt: PacketId, frame_bytes: u32) {
+    pub fn enqueue(&mut self, class: u8, pkt: PacketId, pkts: &mut PacketPool) {
+        let p = pkts.get_mut(pkt);
+        p.queue_next = NO_PACKET;
+        let bytes = p.frame_bytes as u64;
+        let q = &mut self.queues[class as usize];
+        if q.tail == NO_PACKET {
+            q.head = pkt;
+        } else {
+            pkts.get_mut(q.tail).queue_next = pkt;
+        }
+        q.tail = pkt;
+        q.bytes += bytes;
         self.queued_mask |= 1 << class;
-        self.queues[class as usize].push_back(pkt);
-        self.queue_bytes[class as usize] += frame_bytes as u64;
-        self.queued_total += frame_bytes as u64;
+        self.queued_total += bytes;
     }
 
     /// Next class to serve: the control class first, then, among non-empty,
@@ -159,35 +226,40 @@ impl Port {
         Some(c)
     }
 
+    /// Take the oldest packet of `class`.
     #[inline]
-    pub fn dequeue(
-        &mut self,
-        class: u8,
-        frame_bytes_of: impl Fn(PacketId) -> u32,
-    ) -> Option<PacketId> {
+    pub fn dequeue(&mut self, class: u8, pkts: &PacketPool) -> Option<PacketId> {
         let q = &mut self.queues[class as usize];
-        let p = q.pop_front()?;
-        if q.is_empty() {
+        if q.head == NO_PACKET {
+            return None;
+        }
+        let id = q.head;
+        let p = pkts.get(id);
+        q.head = p.queue_next;
+        if q.head == NO_PACKET {
+            q.tail = NO_PACKET;
             self.queued_mask &= !(1 << class);
         }
-        let b = frame_bytes_of(p) as u64;
-        self.queue_bytes[class as usize] -= b;
+        let b = p.frame_bytes as u64;
+        q.bytes -= b;
         self.queued_total -= b;
-        Some(p)
+        Some(id)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::packet::{Packet, PacketKind};
+    use std::collections::VecDeque;
 
     /// The scan `pick_class` replaced: control first, then the highest ready
     /// data class (strict priority) or the next ready one in round robin.
     fn pick_by_scan(p: &Port, rr_next: &mut u8) -> Option<u8> {
-        if !p.queues[CONTROL_CLASS as usize].is_empty() {
+        if !p.queue(CONTROL_CLASS).is_empty() {
             return Some(CONTROL_CLASS);
         }
-        let ready = |c: u8| !p.queues[c as usize].is_empty() && !p.paused[c as usize];
+        let ready = |c: u8| !p.queue(c).is_empty() && !p.is_paused(c);
         if p.strict_priority {
             return (1..NUM_CLASSES as u8).rev().find(|&c| ready(c));
         }
@@ -201,28 +273,94 @@ mod tests {
         None
     }
 
+    fn frame(pkts: &mut PacketPool, bytes: u32) -> PacketId {
+        let mut f = Packet::new(PacketKind::Data);
+        f.frame_bytes = bytes;
+        pkts.alloc(f)
+    }
+
     #[test]
     fn the_class_bitmasks_choose_as_the_queue_scan_did() {
         for strict in [false, true] {
             let mut rng = RngStream::new(7, "pick-class-test");
             let mut p = Port::new(0, 0, 0, Rate::gbps(100), Duration::from_us(1), rng.clone());
+            let mut pkts = PacketPool::default();
             p.strict_priority = strict;
             let mut rr_next = p.rr_next;
             for step in 0..20_000u32 {
                 match rng.below(4) {
-                    0 | 1 => p.enqueue(rng.below(NUM_CLASSES as u64) as u8, step, 100),
+                    0 | 1 => {
+                        let id = frame(&mut pkts, 100);
+                        p.enqueue(rng.below(NUM_CLASSES as u64) as u8, id, &mut pkts)
+                    }
                     2 => p.set_paused(1 + rng.below(7) as u8, rng.below(2) == 0),
                     _ => {
                         let want = pick_by_scan(&p, &mut rr_next);
                         assert_eq!(p.pick_class(), want, "step {step}");
                         assert_eq!(p.rr_next, rr_next);
                         if let Some(c) = want {
-                            p.dequeue(c, |_| 100);
+                            p.dequeue(c, &pkts);
                         }
                     }
                 }
-                assert_eq!(p.has_queued(), p.queues.iter().any(|q| !q.is_empty()));
+                assert_eq!(p.has_queued(), p.queues().iter().any(|q| !q.is_empty()));
             }
         }
+    }
+
+    /// What every frame touches fits the first cache line, and a port stays
+    /// small: large fabrics have hundreds of thousands.
+    #[test]
+    fn a_port_is_small_and_hot_fields_come_first() {
+        assert!(
+            std::mem::size_of::<Port>() <= 280,
+            "{} B",
+            std::mem::size_of::<Port>()
+        );
+        let p = Port::new(
+            0,
+            0,
+            0,
+            Rate::gbps(100),
+            Duration::from_us(1),
+            RngStream::new(1, "t"),
+        );
+        let base = &p as *const Port as usize;
+        let off = |f: *const u8| f as usize - base;
+        assert!(off(&p.loss as *const f64 as *const u8) + 8 <= 64);
+        assert!(off(&p.queued_total as *const u64 as *const u8) + 8 <= 64);
+    }
+
+    /// The chained class queues hand packets out as one `VecDeque` per class
+    /// did, with the same byte counts, while packets are freed and reused.
+    #[test]
+    fn class_queues_are_fifos_with_their_byte_counts() {
+        let mut rng = RngStream::new(3, "class-queue-test");
+        let mut p = Port::new(0, 0, 0, Rate::gbps(100), Duration::from_us(1), rng.clone());
+        let mut pkts = PacketPool::default();
+        let mut model: Vec<VecDeque<PacketId>> = vec![VecDeque::new(); NUM_CLASSES];
+        for step in 0..50_000u32 {
+            let c = rng.below(NUM_CLASSES as u64) as u8;
+            if rng.below(2) == 0 {
+                let id = frame(&mut pkts, 64 + rng.below(1000) as u32);
+                p.enqueue(c, id, &mut pkts);
+                model[c as usize].push_back(id);
+            } else {
+                let got = p.dequeue(c, &pkts);
+                assert_eq!(got, model[c as usize].pop_front(), "step {step}");
+                if let Some(id) = got {
+                    pkts.free(id);
+                }
+            }
+            let q = p.queue(c);
+            assert!(q.iter(&pkts).eq(model[c as usize].iter().copied()));
+            let bytes: u64 = model[c as usize]
+                .iter()
+                .map(|&id| pkts.get(id).frame_bytes as u64)
+                .sum();
+            assert_eq!(q.bytes, bytes);
+        }
+        let total: u64 = p.queues().iter().map(|q| q.bytes).sum();
+        assert_eq!(p.queued_total, total);
     }
 }

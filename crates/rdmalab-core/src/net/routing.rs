@@ -454,12 +454,40 @@ impl PathCache {
 }
 
 /// A QP's remembered paths: its data direction and the way back.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 pub struct FlowRoutes {
     /// Packets from the data sender to the receiver (data, READ requests).
     pub forward: PathCache,
     /// Packets from the receiver back to the sender (ACK, NACK, CNP).
     pub reverse: PathCache,
+    /// The QP's data sender and receiver (copies of the QP's own): a switch
+    /// tells the direction from them without reading the much larger QP.
+    pub src_node: u32,
+    pub dst_node: u32,
+}
+
+impl Default for FlowRoutes {
+    /// Between no nodes: every packet is routed afresh.
+    fn default() -> Self {
+        FlowRoutes::between(u32::MAX, u32::MAX)
+    }
+}
+
+impl FlowRoutes {
+    /// Nothing remembered yet for a QP from `src_node` to `dst_node`.
+    pub fn between(src_node: u32, dst_node: u32) -> Self {
+        FlowRoutes {
+            forward: PathCache::default(),
+            reverse: PathCache::default(),
+            src_node,
+            dst_node,
+        }
+    }
+
+    /// Forget the remembered paths (the tables changed), keeping the ends.
+    pub fn forget_paths(&mut self) {
+        *self = FlowRoutes::between(self.src_node, self.dst_node);
+    }
 }
 
 /// The IPv4 address the ns-3 HPCC simulator gives node `id` (`node_id_to_ip`):

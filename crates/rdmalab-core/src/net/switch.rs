@@ -119,14 +119,12 @@ impl World {
     #[inline]
     fn route(&mut self, node: u32, p: &Packet) -> Option<u32> {
         let qi = p.qp as usize;
-        let forward = match self.qps.get(qi) {
-            Some(qp) if p.src == qp.src_node && p.dst == qp.dst_node => true,
-            Some(qp) if p.src == qp.dst_node && p.dst == qp.src_node => false,
+        let forward = match self.flow_routes.get(qi) {
+            Some(r) if p.src == r.src_node && p.dst == r.dst_node => true,
+            Some(r) if p.src == r.dst_node && p.dst == r.src_node => false,
             _ => return self.routing.select(node, p.src, p.dst, self.l4_ports(p)),
         };
-        let Some(routes) = self.flow_routes.get(qi) else {
-            return self.routing.select(node, p.src, p.dst, self.l4_ports(p));
-        };
+        let routes = &self.flow_routes[qi];
         let cache = if forward {
             &routes.forward
         } else {
@@ -176,7 +174,7 @@ impl World {
             }
             self.pkts.get_mut(pkt).ingress_port = in_local as u32;
         }
-        self.ports[out_port as usize].enqueue(class, pkt, p.frame_bytes);
+        self.ports[out_port as usize].enqueue(class, pkt, &mut self.pkts);
         if class != CONTROL_CLASS && self.switches[sw].buffer.should_pause(in_local, class) {
             self.send_pfc(sw, in_port, class, true);
         }
@@ -186,8 +184,7 @@ impl World {
     /// Pick the next frame of a switch egress port; apply ECN and INT.
     pub(crate) fn switch_dequeue(&mut self, port: u32) -> Option<PacketId> {
         let class = self.ports[port as usize].pick_class()?;
-        let pkts = &self.pkts;
-        let pkt = self.ports[port as usize].dequeue(class, |id| pkts.get(id).frame_bytes)?;
+        let pkt = self.ports[port as usize].dequeue(class, &self.pkts)?;
         if class == CONTROL_CLASS {
             return Some(pkt);
         }
@@ -235,12 +232,14 @@ impl World {
     /// Send PAUSE or RESUME for `class` out of `port` (to the upstream on that link).
     fn send_pfc(&mut self, sw: usize, port: u32, class: u8, pause: bool) {
         let local = self.ports[port as usize].local as usize;
-        self.switches[sw].buffer.paused_upstream[local][class as usize] = pause;
+        self.switches[sw]
+            .buffer
+            .set_paused_upstream(local, class, pause);
         let mut f = Packet::new(PacketKind::Pfc { class, pause });
         f.frame_bytes = self.nic_cfg.wire.pfc_frame;
         f.class = CONTROL_CLASS;
         let id = self.pkts.alloc(f);
-        self.ports[port as usize].enqueue(CONTROL_CLASS, id, f.frame_bytes);
+        self.ports[port as usize].enqueue(CONTROL_CLASS, id, &mut self.pkts);
         if pause {
             self.stats.pfc_pauses_sent += 1;
         } else {

@@ -397,25 +397,19 @@ impl World {
     pub(crate) fn nic_dequeue(&mut self, port: u32) -> Option<PacketId> {
         let node = self.ports[port as usize].node;
         let nic_i = self.node_index[node as usize] as usize;
-        let pkts = &self.pkts;
-        if let Some(p) =
-            self.ports[port as usize].dequeue(CONTROL_CLASS, |id| pkts.get(id).frame_bytes)
-        {
+        if let Some(p) = self.ports[port as usize].dequeue(CONTROL_CLASS, &self.pkts) {
             return Some(p);
         }
         // ACKs in a data class go first unless that class is paused (as ns-3's RdmaEgressQueue).
         let ack_class = self.nic_cfg.ack_class;
-        let held =
-            self.nic_cfg.pfc_holds_acks && self.ports[port as usize].paused[ack_class as usize];
+        let held = self.nic_cfg.pfc_holds_acks && self.ports[port as usize].is_paused(ack_class);
         if ack_class != CONTROL_CLASS && !held {
-            if let Some(p) =
-                self.ports[port as usize].dequeue(ack_class, |id| pkts.get(id).frame_bytes)
-            {
+            if let Some(p) = self.ports[port as usize].dequeue(ack_class, &self.pkts) {
                 return Some(p);
             }
         }
         if let Some(&req) = self.nics[nic_i].requests.front() {
-            if !self.ports[port as usize].paused[self.pkts.get(req).class as usize] {
+            if !self.ports[port as usize].is_paused(self.pkts.get(req).class) {
                 return self.nics[nic_i].requests.pop_front();
             }
         }
@@ -480,7 +474,7 @@ impl World {
                 continue;
             }
             self.nics[nic_i].active.push_back(qi);
-            if self.ports[port as usize].paused[qp.class as usize] || qp.class < top {
+            if self.ports[port as usize].is_paused(qp.class) || qp.class < top {
                 continue;
             }
             if Self::window_full(qp, self.nic_cfg.window_scales_with_rate)
@@ -701,7 +695,7 @@ impl World {
             .map(|&q| &self.qps[q as usize])
             .filter(|qp| {
                 qp.has_unsent()
-                    && !self.ports[port as usize].paused[qp.class as usize]
+                    && !self.ports[port as usize].is_paused(qp.class)
                     && !Self::window_full(qp, scales)
                     && !self.group_window_full(qp)
                     && self.pacing_ready_at(qp) <= now
@@ -762,7 +756,7 @@ impl World {
         for k in 1..=n {
             let idx = (k + rr_last) % n;
             let qp = &self.qps[self.nics[nic_i].ns3_qps[idx] as usize];
-            if !self.ports[port as usize].paused[qp.class as usize]
+            if !self.ports[port as usize].is_paused(qp.class)
                 && qp.has_unsent()
                 && !Self::window_full(qp, self.nic_cfg.window_scales_with_rate)
                 && !self.group_window_full(qp)
@@ -1031,12 +1025,12 @@ impl World {
     /// INT records of the data packet `int_from`.
     pub(crate) fn send_control(&mut self, nic: u32, p: Packet, int_from: Option<PacketId>) {
         let port = self.nics[nic as usize].port;
-        let (frame, class) = (p.frame_bytes, p.class);
+        let class = p.class;
         let id = self.pkts.alloc(p);
         if let Some(from) = int_from {
             self.pkts.copy_int(from, id);
         }
-        self.ports[port as usize].enqueue(class, id, frame);
+        self.ports[port as usize].enqueue(class, id, &mut self.pkts);
         self.try_transmit(port);
     }
 

@@ -102,6 +102,9 @@ pub struct Packet {
     pub tx_timestamp: Time,
     /// Ingress port at the switch currently holding the packet (buffer accounting).
     pub ingress_port: u32,
+    /// The next packet in the egress queue holding this one (an intrusive
+    /// list: see [`crate::net::ClassQueue`]); meaningless outside a queue.
+    pub queue_next: PacketId,
     /// INT records pushed so far; the records live in [`PacketPool`]'s side table
     /// so that packets stay small when INT is off.
     pub int_hops: u8,
@@ -128,6 +131,7 @@ impl Packet {
             ect: false,
             tx_timestamp: Time::ZERO,
             ingress_port: u32::MAX,
+            queue_next: PacketId::MAX,
             int_hops: 0,
             sack_psn: 0,
         }

@@ -264,6 +264,8 @@ impl World {
                 .key(tx_nic, dst_node, owner.address, owner.tenant),
         };
         self.flow_routes.resize(qi as usize + 1, Default::default());
+        self.flow_routes[qi as usize] =
+            crate::net::routing::FlowRoutes::between(src_node, dst_node);
         self.qps.push(Qp {
             id: qi,
             verb,
