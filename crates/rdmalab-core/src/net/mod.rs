@@ -166,6 +166,27 @@ impl Port {
         &self.queues
     }
 
+    /// Move every queued packet from pool `from` into pool `to`, keeping
+    /// each class's order (a parallel run folding its partitions into one).
+    pub fn move_queued(&mut self, from: &mut PacketPool, to: &mut PacketPool) {
+        for q in self.queues.iter_mut() {
+            let ids: Vec<PacketId> = q.iter(from).collect();
+            let (mut head, mut tail) = (NO_PACKET, NO_PACKET);
+            for id in ids {
+                let new = to.put(from.take(id));
+                to.get_mut(new).queue_next = NO_PACKET;
+                if tail == NO_PACKET {
+                    head = new;
+                } else {
+                    to.get_mut(tail).queue_next = new;
+                }
+                tail = new;
+            }
+            q.head = head;
+            q.tail = tail;
+        }
+    }
+
     /// The peer has paused `class` with PFC.
     #[inline]
     pub fn is_paused(&self, class: u8) -> bool {

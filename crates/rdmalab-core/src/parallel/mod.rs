@@ -411,11 +411,7 @@ impl ParallelRun {
             if owner != 0 {
                 let o = &mut rest[owner - 1].w;
                 std::mem::swap(&mut w.ports[i], &mut o.ports[i]);
-                for q in w.ports[i].queues.iter_mut() {
-                    for id in q.iter_mut() {
-                        *id = w.pkts.put(o.pkts.take(*id));
-                    }
-                }
+                w.ports[i].move_queued(&mut o.pkts, &mut w.pkts);
             }
         }
         for i in 0..w.switches.len() {
@@ -487,8 +483,9 @@ impl ParallelRun {
                 std::mem::swap(&mut w.apps[i], &mut rest[owner - 1].w.apps[i]);
             }
         }
+        // Each partition remembered the choices of its own switches only.
         for r in &mut w.flow_routes {
-            *r = Default::default();
+            r.forget_paths();
         }
         let m = coord.merged;
         w.flows_open = total - finished;
