@@ -5,10 +5,11 @@
 //! Conservative and windowed: a frame from one partition reaches another only
 //! over a link, at least one link delay later, so every partition can process
 //! a window as long as the shortest such delay without hearing from the
-//! others. At the end of each window ([`merge`]) the coordinator puts the
-//! partitions' events back into the serial order, renumbers what they
-//! scheduled as the serial run would have, hands frames to the partitions
-//! that receive them and appends the table rows the window produced.
+//! others. At the end of each window one thread ([`merge`]) puts the
+//! partitions' events back into the serial order and appends the table rows
+//! the window produced; then every thread renumbers what its partition
+//! scheduled as the serial run would have and hands frames to the
+//! partitions that receive them. docs/parallel.md has the measurements.
 //!
 //! What limits it: one barrier and one merge per window (a 1 µs link delay
 //! makes windows of 1 µs of simulated time, so small fabrics gain little);
