@@ -73,7 +73,7 @@ def main(args) -> int:
     if threads:
         runs = [(p, t) for p in paths for t in threads]
     else:
-        # Serial rows, and the parallel mode on (b) (issue 16's target: 1.6x on two cores).
+        # Serial rows, and (b) on two threads: the parallel mode beside the serial run.
         runs = [(p, 1) for p in paths] + [(p, 2) for p in paths if p.stem.startswith("b-")]
     header = (
         f"{'scenario':<34} {'threads':>7} {'flows':>12} {'sim ms':>8} {'wall s':>8} {'M events/s':>11} "
