@@ -262,7 +262,7 @@ impl Part {
                     self.flows_started += 1;
                 } else {
                     w.q.set_muted(true);
-                    w.replicate_flow_qp(flow);
+                    w.create_flow_qp(flow);
                     w.q.set_muted(false);
                 }
                 Copies::FlowStart { owner }
@@ -274,7 +274,7 @@ impl Part {
                     w.dispatch(ev);
                 } else {
                     w.q.set_muted(true);
-                    w.replicate_app_qp(app);
+                    w.create_app_qp(app);
                     w.q.set_muted(false);
                 }
                 Copies::FlowStart { owner }

@@ -407,63 +407,56 @@ impl World {
         }
     }
 
-    /// Create flow `f`'s QP as [`World::start_flow`] does, without posting:
-    /// a partition of a parallel run that holds the flow's receiver keeps
-    /// every QP, numbered as in the serial run.
+    /// Create flow `f`'s QP, numbered as the next one, without posting:
+    /// [`World::start_flow`] goes on to post; a partition of a parallel run
+    /// that holds only the receiver stops here, keeping every QP numbered as
+    /// in the serial run.
     #[cold]
-    pub(crate) fn replicate_flow_qp(&mut self, f: u32) {
+    pub(crate) fn create_flow_qp(&mut self, f: u32) -> u32 {
         let spec = &self.workload.flows[f as usize];
         let (src, dst, verb, dport, owner) =
             (spec.src, spec.dst, spec.verb, spec.dport, spec.owner);
-        self.create_qp(src, dst, verb, None, dport, owner);
+        self.create_qp(src, dst, verb, None, dport, owner)
     }
 
     #[cold]
     #[inline(never)]
     pub(crate) fn start_flow(&mut self, f: u32) {
-        let spec = self.workload.flows[f as usize].clone();
-        let qi = self.create_qp(spec.src, spec.dst, spec.verb, None, spec.dport, spec.owner);
+        let qi = self.create_flow_qp(f);
         if let Some(c) = self.capture.as_mut() {
             c.note_qp(qi, Some(f));
         }
-        self.post(qi, spec.bytes, Origin::Flow(f));
+        self.post(qi, self.workload.flows[f as usize].bytes, Origin::Flow(f));
     }
 
-    /// Create application `a`'s QP as [`World::start_app`] does, without
-    /// posting (see [`World::replicate_flow_qp`]).
+    /// Create application `a`'s QP, numbered as the next one, without
+    /// posting: [`World::start_app`] goes on to post; a partition of a
+    /// parallel run that holds only the receiver stops here.
     #[cold]
-    pub(crate) fn replicate_app_qp(&mut self, a: u32) {
-        let spec = self.workload.apps[a as usize].clone();
+    pub(crate) fn create_app_qp(&mut self, a: u32) -> u32 {
+        let spec = &self.workload.apps[a as usize];
+        let (src, dst, verb, rate, owner) = (spec.src, spec.dst, spec.verb, spec.rate, spec.owner);
+        let (device_memory, class) = (spec.device_memory, spec.class);
         let qi = self.create_qp(
-            spec.src,
-            spec.dst,
-            spec.verb,
-            spec.rate,
+            src,
+            dst,
+            verb,
+            rate,
             crate::packet::wire::ROCEV2_UDP_PORT,
-            spec.owner,
+            owner,
         );
-        self.qps[qi as usize].device_memory = spec.device_memory;
-        if let Some(c) = spec.class {
+        self.qps[qi as usize].device_memory = device_memory;
+        if let Some(c) = class {
             self.qps[qi as usize].class = c;
         }
+        qi
     }
 
     #[cold]
     #[inline(never)]
     pub(crate) fn start_app(&mut self, a: u32) {
+        let qi = self.create_app_qp(a);
         let spec = self.workload.apps[a as usize].clone();
-        let qi = self.create_qp(
-            spec.src,
-            spec.dst,
-            spec.verb,
-            spec.rate,
-            crate::packet::wire::ROCEV2_UDP_PORT,
-            spec.owner,
-        );
-        self.qps[qi as usize].device_memory = spec.device_memory;
-        if let Some(c) = spec.class {
-            self.qps[qi as usize].class = c;
-        }
         self.apps[a as usize].qp = Some(qi);
         for &(kind, value) in &spec.hints {
             let _ = self.hint(qi, kind, value);
