@@ -75,6 +75,9 @@ pub struct EventQueue<E> {
     /// [`EventQueue::renumber`]: only they can hold provisional numbers.
     touched: [u64; RING_BUCKETS / 64],
     far_touched: bool,
+    /// Keep `touched` up to date: only a partition of a parallel run
+    /// renumbers, so a serial run skips the bookkeeping.
+    tracking: bool,
 }
 
 impl<E: Copy> Default for EventQueue<E> {
@@ -100,6 +103,7 @@ impl<E: Copy> EventQueue<E> {
             muted: false,
             touched: [0; RING_BUCKETS / 64],
             far_touched: false,
+            tracking: false,
         }
     }
 
@@ -114,16 +118,27 @@ impl<E: Copy> EventQueue<E> {
         at.0 >> BUCKET_SHIFT
     }
 
-    #[inline]
+    /// Most events go to a ring bucket: that path is inlined into every
+    /// caller, the rest is not.
+    #[inline(always)]
     fn place(&mut self, e: Entry<E>) {
         let b = Self::bucket_of(e.at);
-        if b <= self.cur {
-            self.near.push(e);
-        } else if b < self.cur + RING_BUCKETS as u64 {
+        if b > self.cur && b < self.cur + RING_BUCKETS as u64 {
             let slot = (b as usize) & (RING_BUCKETS - 1);
             self.ring[slot].push(e);
             self.ring_len += 1;
-            self.touched[slot / 64] |= 1 << (slot % 64);
+            if self.tracking {
+                self.touched[slot / 64] |= 1 << (slot % 64);
+            }
+        } else {
+            self.place_off_ring(e);
+        }
+    }
+
+    #[inline(never)]
+    fn place_off_ring(&mut self, e: Entry<E>) {
+        if Self::bucket_of(e.at) <= self.cur {
+            self.near.push(e);
         } else {
             self.far.push(e);
             self.far_touched = true;
@@ -307,6 +322,16 @@ impl<E: Copy> EventQueue<E> {
         self.next_seq = seq;
     }
 
+    /// Remember from now on which buckets take events, so that
+    /// [`EventQueue::renumber`] visits only those; until then it visits all.
+    pub fn track_renumbering(&mut self) {
+        if !self.tracking {
+            self.tracking = true;
+            self.touched = [u64::MAX; RING_BUCKETS / 64];
+            self.far_touched = true;
+        }
+    }
+
     /// Drop (true) or keep (false) the events scheduled from now on.
     pub fn set_muted(&mut self, muted: bool) {
         self.muted = muted;
@@ -323,6 +348,7 @@ impl<E: Copy> EventQueue<E> {
         mut keep: impl FnMut(&E) -> bool,
         mut take: impl FnMut(Time, u64, E),
     ) {
+        self.track_renumbering();
         self.now_seq = renumber(self.now_seq);
         let mut one = |e: &mut Entry<E>| -> bool {
             e.seq = renumber(e.seq);

@@ -194,6 +194,7 @@ unsafe impl Send for Part {}
 
 impl Part {
     pub fn new(mut w: World, id: u16, node_part: Arc<Vec<u16>>) -> Part {
+        w.q.track_renumbering();
         w.part = Some(Box::new(PartCtx {
             id,
             node_part: node_part.clone(),
