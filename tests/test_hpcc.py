@@ -7,6 +7,8 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import rdmalab
 from rdmalab.hpcc import convert, fct_slowdown, generate_flows, load_cdf, read_fct
@@ -480,6 +482,86 @@ def test_global_t_sets_ns3s_own_max_rtt(tmp_path, root):
     # The HPCC paper's fat tree: 6 links of 1 us; 100 Gb/s at the edges, 400 Gb/s inside.
     fat = (root / "crates/rdmalab-core/data/topologies/hpcc-fat-tree-320-hosts.txt").read_text()
     assert ns3_max_rtt_ns(parse_topology(fat, "fat"), 1000) == 2 * 6000 + 2 * 80 + 4 * 20
+
+
+def _max_rtt_per_host(topo, payload):
+    """ns-3's maxRtt the way third.cc finds it: one BFS from every host."""
+    nbrs = {}
+    for a, b, bps, ps, _ in topo.links:
+        nbrs.setdefault(a, []).append((b, bps, ps // 1000))
+        nbrs.setdefault(b, []).append((a, bps, ps // 1000))
+    for v in nbrs.values():
+        v.sort()
+    hosts = [n for n in range(topo.nodes) if n not in topo.switches]
+    best = 0
+    for h in hosts:
+        delay, tx = {h: 0}, {h: 0}
+        queue = [h]
+        for now in queue:
+            for nxt, bps, d in nbrs.get(now, []):
+                if nxt not in delay:
+                    delay[nxt] = delay[now] + d
+                    tx[nxt] = tx[now] + payload * 1_000_000_000 * 8 // bps
+                    if nxt in topo.switches:
+                        queue.append(nxt)
+        best = max([best] + [2 * delay[o] + tx[o] for o in hosts if o in delay])
+    return best
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_max_rtt_searched_once_per_group_of_alike_hosts_is_ns3s(data):
+    # Random fabrics: hosts hung on one or two switches with few distinct
+    # link speeds and delays (so many hosts are alike), host-to-host links,
+    # switch meshes with unequal delays (BFS order, not the shortest path).
+    from rdmalab.hpcc.config import Topology, ns3_max_rtt_ns
+
+    n_sw = data.draw(st.integers(1, 5))
+    n_host = data.draw(st.integers(1, 12))
+    nodes = n_sw + n_host
+    switches = set(data.draw(st.permutations(range(nodes)))[:n_sw])
+    hosts = [n for n in range(nodes) if n not in switches]
+    sw = sorted(switches)
+    link = st.tuples(st.sampled_from([25, 100, 400]), st.sampled_from([1, 2, 5]))
+    links = []
+    for h in hosts:
+        for s in sorted(set(data.draw(st.lists(st.sampled_from(sw), min_size=0, max_size=2)))):
+            g, us = data.draw(link)
+            links.append((h, s, g * 10**9, us * 10**6, 0.0))
+    for a, b in data.draw(st.lists(st.tuples(st.sampled_from(range(nodes)), st.sampled_from(range(nodes))),
+                                   max_size=6)):
+        if a != b:
+            g, us = data.draw(link)
+            links.append((a, b, g * 10**9, us * 10**6, 0.0))
+    topo = Topology(nodes=nodes, switches=switches, links=links, text="", verbatim_ok=False)
+    payload = data.draw(st.sampled_from([1, 1000, 4096]))
+    assert ns3_max_rtt_ns(topo, payload) == _max_rtt_per_host(topo, payload)
+
+
+def test_max_rtt_counts_paths_only_unlike_hosts_have(root):
+    # Two fabrics where the farthest pair is found only from hosts that look
+    # alike on their first switch link: a host-to-host link, and a second
+    # switch link. Both ends of that pair must be searched.
+    from rdmalab.hpcc.config import Topology, ns3_max_rtt_ns
+
+    g100, short, long = 100 * 10**9, 1 * 10**6, 50 * 10**6
+    # Hosts 0-3 on switch 4; 1 and 3 also joined directly by a long link.
+    direct = Topology(nodes=5, switches={4}, text="", verbatim_ok=False, links=[
+        (0, 4, g100, short, 0.0), (1, 4, g100, short, 0.0), (2, 4, g100, 2 * short, 0.0),
+        (3, 4, g100, 2 * short, 0.0), (1, 3, g100, long, 0.0)])
+    # Hosts 1 and 3 share switch 6 over long links; 0 and 1 look alike on switch 4, 2 and 3 on 5.
+    second = Topology(nodes=7, switches={4, 5, 6}, text="", verbatim_ok=False, links=[
+        (0, 4, g100, short, 0.0), (1, 4, g100, short, 0.0), (1, 6, g100, long, 0.0),
+        (2, 5, g100, short, 0.0), (3, 5, g100, short, 0.0), (3, 6, g100, long, 0.0)])
+    for topo in (direct, second):
+        assert ns3_max_rtt_ns(topo, 1000) == _max_rtt_per_host(topo, 1000) >= 2 * 50_000
+
+
+def test_max_rtt_of_the_shipped_fat_tree_matches_the_per_host_search(root):
+    from rdmalab.hpcc.config import ns3_max_rtt_ns, parse_topology
+
+    fat = parse_topology((root / "crates/rdmalab-core/data/topologies/hpcc-fat-tree-320-hosts.txt").read_text(), "fat")
+    assert ns3_max_rtt_ns(fat, 1000) == _max_rtt_per_host(fat, 1000) == 2 * 6000 + 2 * 80 + 4 * 20
 
 
 def test_a_config_without_qlen_mon_file_warns_that_ns3_would_crash(tmp_path):
