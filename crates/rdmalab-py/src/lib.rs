@@ -98,14 +98,20 @@ fn read_yaml_flows(py: Python<'_>, text: &str) -> PyResult<Option<(usize, usize,
 /// beyond 64 bits or longer than 640 characters). `where_` starts each
 /// message; `switches` are node ids below `nodes`.
 #[pyfunction]
-fn read_ns3_flows(text: &str, where_: &str, nodes: usize, switches: Vec<usize>) -> Option<Ns3Flows> {
+fn read_ns3_flows(
+    text: &str,
+    where_: &str,
+    nodes: usize,
+    switches: Vec<usize>,
+) -> Option<Ns3Flows> {
     let mut is_switch = vec![false; nodes];
     for s in switches {
         if let Some(x) = is_switch.get_mut(s) {
             *x = true;
         }
     }
-    rdmalab_core::scenario::ns3_flows::read_flow_file(text, where_, &is_switch).map(|file| Ns3Flows { file })
+    rdmalab_core::scenario::ns3_flows::read_flow_file(text, where_, &is_switch)
+        .map(|file| Ns3Flows { file })
 }
 
 /// ns-3's `Seconds(text)` in ns as the core reads a flow's start: `None`
@@ -171,7 +177,9 @@ impl Ns3Flows {
             if names.len() <= i {
                 names.resize(i + 1, None);
             }
-            names[i].get_or_insert_with(|| PyString::new(py, &format!("h{n}"))).clone()
+            names[i]
+                .get_or_insert_with(|| PyString::new(py, &format!("h{n}")))
+                .clone()
         };
         let list = PyList::empty(py);
         for f in &self.file.flows {

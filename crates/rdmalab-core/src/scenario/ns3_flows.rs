@@ -357,9 +357,8 @@ fn py_float(s: &str) -> Option<f64> {
         None => (mantissa, None),
     };
     let part_ok = |p: &[u8]| p.is_empty() || underscored_digits(p);
-    let mantissa_ok = part_ok(int_part)
-        && frac_part.is_none_or(part_ok)
-        && (!int_part.is_empty() || frac_part.is_some_and(|f| !f.is_empty()));
+    // A mantissa without digits (`.`, `e5`) passes here; Rust's parse refuses it.
+    let mantissa_ok = part_ok(int_part) && frac_part.is_none_or(part_ok);
     let exponent_ok = exponent.is_none_or(|e| {
         let digits = match e.first() {
             Some(b'+' | b'-') => &e[1..],
@@ -453,6 +452,7 @@ mod tests {
             )]
         );
         assert_eq!(read("0_1\n0 1 3 100 1 2\n0 1 x\n").unwrap().flows.len(), 1);
+        assert_eq!(read("0\n0 1 x\n"), Some(FlowFile::default()));
     }
 
     #[test]
@@ -564,6 +564,10 @@ mod tests {
         let mut f =
             read("4\n0 1 3 100 1 3\n0 1 3 100 1 2\n1 0 5 100 1 4\n1 0 5 100 1 2.5\n").unwrap();
         assert!(!f.sorted_by_start());
+        // Equal starts are in order.
+        assert!(read("2\n0 1 3 100 1 2\n1 0 3 100 1 2.0\n")
+            .unwrap()
+            .sorted_by_start());
         assert_eq!(f.first_other_pg().map(|x| (x.line, x.pg)), Some((4, 5)));
         assert_eq!(f.drop_late(3_000_000_000), (2, Some(2)));
         assert_eq!(
