@@ -192,7 +192,8 @@ const NOT_NUMBERS: &str =
 /// to 2^33 s. ASCII text only: the caller gives up on any other.
 pub fn seconds_to_ns(text: &str) -> Option<u64> {
     let v = py_float(text.trim_matches(FLOAT_SPACE))?;
-    if !(v >= 0.0) || v >= 8_589_934_592.0 {
+    // As Python's `not v >= 0 or v >= 2.0**33`: -0.0 passes, NaN would not.
+    if !(0.0..8_589_934_592.0).contains(&v) {
         return None;
     }
     // v = m · 2^e exactly; times 2^64 is exact, and int() truncates.
@@ -225,7 +226,7 @@ pub fn ps_text(ps: u128) -> String {
         ("us", 1_000_000),
         ("ns", 1_000),
     ] {
-        if ps % mult == 0 {
+        if ps.is_multiple_of(mult) {
             return format!("{}{unit}", ps / mult);
         }
     }
