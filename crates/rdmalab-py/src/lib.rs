@@ -92,6 +92,111 @@ fn read_yaml_flows(py: Python<'_>, text: &str) -> PyResult<Option<(usize, usize,
     Ok(Some((chars(block.value_start), chars(block.end), list.into_any().unbind())))
 }
 
+/// A flow file of the ns-3 HPCC simulator read in Rust (see
+/// `rdmalab_core::scenario::ns3_flows`), or `None` when the front end must
+/// read it with its Python reference (text that is not ASCII, an integer
+/// beyond 64 bits or longer than 640 characters). `where_` starts each
+/// message; `switches` are node ids below `nodes`.
+#[pyfunction]
+fn read_ns3_flows(
+    text: &str,
+    where_: &str,
+    nodes: usize,
+    switches: Vec<usize>,
+) -> Option<Ns3Flows> {
+    let mut is_switch = vec![false; nodes];
+    for s in switches {
+        if let Some(x) = is_switch.get_mut(s) {
+            *x = true;
+        }
+    }
+    rdmalab_core::scenario::ns3_flows::read_flow_file(text, where_, &is_switch)
+        .map(|file| Ns3Flows { file })
+}
+
+/// ns-3's `Seconds(text)` in ns as the core reads a flow's start: `None`
+/// where the front end's `seconds_to_ns` raises ValueError. ASCII only (the
+/// core gives up on other text; Python reads other scripts' digits).
+#[pyfunction]
+fn ns3_seconds_to_ns(text: &str) -> PyResult<Option<u64>> {
+    if !text.is_ascii() {
+        return Err(PyValueError::new_err("ns3_seconds_to_ns: ASCII text only"));
+    }
+    Ok(rdmalab_core::scenario::ns3_flows::seconds_to_ns(text))
+}
+
+/// The flows of an ns-3 flow file, kept in Rust until they become scenario
+/// flows: the converter's checks (one pg, late flows, order) ask it
+/// questions instead of walking 100,000 Python dicts.
+#[pyclass(name = "Ns3Flows")]
+struct Ns3Flows {
+    file: rdmalab_core::scenario::ns3_flows::FlowFile,
+}
+
+#[pymethods]
+impl Ns3Flows {
+    /// A message per bad line, in file order.
+    #[getter]
+    fn problems(&self) -> Vec<String> {
+        self.file.problems.clone()
+    }
+
+    fn __len__(&self) -> usize {
+        self.file.flows.len()
+    }
+
+    /// `(line, pg)` of the first flow.
+    fn first_pg(&self) -> Option<(usize, u8)> {
+        self.file.flows.first().map(|f| (f.line, f.pg))
+    }
+
+    /// `(line, pg)` of the first flow whose pg differs from the first's.
+    fn first_other_pg(&self) -> Option<(usize, u8)> {
+        self.file.first_other_pg().map(|f| (f.line, f.pg))
+    }
+
+    /// Drop the flows starting at or after `stop_ns`: `(how many, the first one's line)`.
+    fn drop_late(&mut self, stop_ns: u64) -> (usize, Option<usize>) {
+        self.file.drop_late(stop_ns)
+    }
+
+    fn sorted_by_start(&self) -> bool {
+        self.file.sorted_by_start()
+    }
+
+    /// The flows as a native scenario's `workload.flows`, as the front end's
+    /// `_flow` writes each: `{src: h1, dst: h2, size: 1000B, start: 2s}`,
+    /// and `dport` unless it is ns-3's 100.
+    fn scenario_flows(&self, py: Python<'_>) -> PyResult<PyObject> {
+        use pyo3::intern;
+        use rdmalab_core::scenario::ns3_flows::ps_text;
+        // One name string per host, shared by its flows.
+        let mut names: Vec<Option<Bound<'_, PyString>>> = Vec::new();
+        let mut name = |n: u32| {
+            let i = n as usize;
+            if names.len() <= i {
+                names.resize(i + 1, None);
+            }
+            names[i]
+                .get_or_insert_with(|| PyString::new(py, &format!("h{n}")))
+                .clone()
+        };
+        let list = PyList::empty(py);
+        for f in &self.file.flows {
+            let d = PyDict::new(py);
+            d.set_item(intern!(py, "src"), name(f.src))?;
+            d.set_item(intern!(py, "dst"), name(f.dst))?;
+            d.set_item(intern!(py, "size"), format!("{}B", f.size))?;
+            d.set_item(intern!(py, "start"), ps_text(u128::from(f.start_ns) * 1000))?;
+            if f.dport != 100 {
+                d.set_item(intern!(py, "dport"), f.dport)?;
+            }
+            list.append(d)?;
+        }
+        Ok(list.into_any().unbind())
+    }
+}
+
 /// Compact JSON (`json.dumps(..., separators=(",", ":"))`) laid out as
 /// `json.dumps(..., indent=2)` lays it out, byte for byte. Python's encoder
 /// falls back to pure Python when asked to indent: `scenario.json` of
@@ -1144,6 +1249,8 @@ fn builtin_topologies() -> Vec<&'static str> {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(read_yaml_flows, m)?)?;
+    m.add_function(wrap_pyfunction!(read_ns3_flows, m)?)?;
+    m.add_function(wrap_pyfunction!(ns3_seconds_to_ns, m)?)?;
     m.add_function(wrap_pyfunction!(indent_json, m)?)?;
     m.add_function(wrap_pyfunction!(values_ok, m)?)?;
     m.add_function(wrap_pyfunction!(builtin_cdfs, m)?)?;
@@ -1153,6 +1260,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulation>()?;
     m.add_class::<PyEvent>()?;
     m.add_class::<PyContext>()?;
+    m.add_class::<Ns3Flows>()?;
     // The core's bounds, for the front end's own parsers (ns-3 files).
     m.add("MAX_RATE_BPS", rdmalab_core::scenario::units::MAX_RATE_BPS)?;
     m.add(

@@ -16,6 +16,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rdmalab import _core
 from rdmalab._core import MAX_NODES, ScenarioError
 from rdmalab.hpcc.units import (parse_rate_bps, parse_time_ps, ps_text, rate_text, seconds_to_ns, us_text)
 
@@ -304,8 +305,50 @@ def _max_rtt_from(h: int, nbrs: dict, switches: set[int], hosts: list[int], payl
     return max((2 * delay[o] + tx[o] for o in hosts if o in delay), default=0)
 
 
+def read_flows(text: str, where: str, topo: Topology, problems: list[str]) -> _core.Ns3Flows | ReferenceFlows:
+    """The first F flows of a flow file, read by the core (100,000 flows in
+    Python took a second); `parse_flows` reads the files the core gives up
+    on (text that is not ASCII, integers beyond 64 bits or 640 characters),
+    with the same messages. Problems are added to `problems` in file order."""
+    read = _core.read_ns3_flows(text, where, topo.nodes, sorted(topo.switches))
+    if read is None:
+        return ReferenceFlows(parse_flows(text, where, topo, problems))
+    problems.extend(read.problems)
+    return read
+
+
+class ReferenceFlows:
+    """`parse_flows`' flows with the methods of the core's `Ns3Flows`: the
+    reference the core is tested against, and what holds a file it gave up on."""
+
+    def __init__(self, flows: list[dict]):
+        self.flows = flows
+
+    def __len__(self) -> int:
+        return len(self.flows)
+
+    def first_pg(self) -> tuple[int, int] | None:
+        return (self.flows[0]["line"], self.flows[0]["pg"]) if self.flows else None
+
+    def first_other_pg(self) -> tuple[int, int] | None:
+        other = next((f for f in self.flows if f["pg"] != self.flows[0]["pg"]), None)
+        return None if other is None else (other["line"], other["pg"])
+
+    def drop_late(self, stop_ns: int) -> tuple[int, int | None]:
+        late = [f for f in self.flows if f["start_ns"] >= stop_ns]
+        self.flows = [f for f in self.flows if f["start_ns"] < stop_ns]
+        return len(late), late[0]["line"] if late else None
+
+    def sorted_by_start(self) -> bool:
+        return not any(b["start_ns"] < a["start_ns"] for a, b in zip(self.flows, self.flows[1:]))
+
+    def scenario_flows(self) -> list[dict]:
+        return [_flow(f) for f in self.flows]
+
+
 def parse_flows(text: str, where: str, topo: Topology, problems: list[str]) -> list[dict]:
-    """The first F flows of a flow file (`F`, then `src dst pg dport size start_s` lines)."""
+    """The first F flows of a flow file (`F`, then `src dst pg dport size start_s` lines):
+    the reference for the core's reader (`read_flows`)."""
     lines = [(n, ln.split()) for n, ln in enumerate(text.splitlines(), 1) if ln.strip()]
     if not lines:
         problems.append(f"{where}: empty; the first line must be the number of flows")
@@ -453,11 +496,11 @@ def convert(
                 topo = parse_topology(text, f"TOPOLOGY_FILE `{topo_found[0]}`")
             except ScenarioError as e:
                 cfg.problems.append(str(e))
-    flows: list[dict] = []
+    flows: _core.Ns3Flows | ReferenceFlows = ReferenceFlows([])
     if flow_found and topo is not None:
         text = _read_text(cfg, "FLOW_FILE", flow_found[0])
         if text is not None:
-            flows = parse_flows(text, f"FLOW_FILE `{flow_found[0]}`", topo, cfg.problems)
+            flows = read_flows(text, f"FLOW_FILE `{flow_found[0]}`", topo, cfg.problems)
     base = topo_found[1] if topo_found else cwd
 
     # ---------------------------------------------------------------- keys ns-3 ignores, and what rdmalab does not produce
@@ -530,17 +573,16 @@ def convert(
     var_win = v.flag("VAR_WIN")
     global_t = v.int("GLOBAL_T")
     ack_high = v.flag("ACK_HIGH_PRIO")
-    pgs = sorted({f["pg"] for f in flows})
+    first, other = flows.first_pg(), flows.first_other_pg()
     data_class = 3
-    if len(pgs) > 1:
-        other = next(f for f in flows if f["pg"] != flows[0]["pg"])
-        cfg.problems.append(f"FLOW_FILE line {other['line']}: pg {other['pg']} differs from line "
-                            f"{flows[0]['line']}'s pg {flows[0]['pg']}; rdmalab puts all data in one class "
+    if other is not None:
+        cfg.problems.append(f"FLOW_FILE line {other[0]}: pg {other[1]} differs from line "
+                            f"{first[0]}'s pg {first[1]}; rdmalab puts all data in one class "
                             f"(nic.data_class), so every flow must use the same pg")
-    elif pgs:
-        data_class = pgs[0]
+    elif first is not None:
+        data_class = first[1]
         if data_class == 0:
-            cfg.problems.append(f"FLOW_FILE line {flows[0]['line']}: pg 0 is the control class (strict priority, "
+            cfg.problems.append(f"FLOW_FILE line {first[0]}: pg 0 is the control class (strict priority, "
                                 f"never paused); data must use pg 1-7 (traffic_gen.py writes 3)")
     if rto not in ("off", None):
         notes.append(f"retransmission timeout {rto} (ns-3 has none; --rto off reproduces that)")
@@ -680,12 +722,11 @@ def convert(
         cfg.problems.append(f"{cfg.where('SIMULATOR_STOP_TIME')}: `{stop}` — must be a positive number of seconds")
         stop_ns = None
     if stop_ns is not None:
-        late = [f for f in flows if f["start_ns"] >= stop_ns]
+        late, first_late = flows.drop_late(stop_ns)
         if late:
-            warnings.append(f"FLOW_FILE: {len(late)} flows start at or after SIMULATOR_STOP_TIME (first on line "
-                            f"{late[0]['line']}); they never start, in ns-3 or rdmalab")
-            flows = [f for f in flows if f["start_ns"] < stop_ns]
-    if any(b["start_ns"] < a["start_ns"] for a, b in zip(flows, flows[1:])):
+            warnings.append(f"FLOW_FILE: {late} flows start at or after SIMULATOR_STOP_TIME (first on line "
+                            f"{first_late}); they never start, in ns-3 or rdmalab")
+    if not flows.sorted_by_start():
         warnings.append("FLOW_FILE: not sorted by start time; ns-3 requires that (it schedules flows in file "
                         "order), rdmalab starts each at its own time")
 
@@ -751,7 +792,7 @@ def convert(
         "switch": switch,
         "nic": {k: x for k, x in nic.items() if x is not None},
         "cc": cc,
-        "workload": {"flows": [_flow(f) for f in flows]},
+        "workload": {"flows": flows.scenario_flows()},
         "records": records,
     }
     if link_down is not None and stop_ns is not None:

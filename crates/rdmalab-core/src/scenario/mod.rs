@@ -6,6 +6,7 @@
 //! ignored. `docs/scenario-reference.md` lists every key with its unit,
 //! default, range and source.
 
+pub mod ns3_flows;
 pub mod units;
 pub mod yaml_flows;
 
