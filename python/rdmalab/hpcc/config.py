@@ -272,12 +272,7 @@ def ns3_max_rtt_ns(topo: Topology, payload: int) -> int:
     same paths: one search per such group gives every member's answer. A fat
     tree needs one per rack instead of one per host (the 320-host tree: 6 ms
     instead of 67 ms; the work grew with hosts × nodes)."""
-    nbrs: dict[int, list[tuple[int, int, int]]] = {}
-    for a, b, bps, ps, _ in topo.links:
-        nbrs.setdefault(a, []).append((b, bps, ps // 1000))
-        nbrs.setdefault(b, []).append((a, bps, ps // 1000))
-    for v in nbrs.values():
-        v.sort()
+    nbrs = _neighbours(topo)
     hosts = [n for n in range(topo.nodes) if n not in topo.switches]
     best = 0
     searched: set[tuple] = set()
@@ -289,6 +284,17 @@ def ns3_max_rtt_ns(topo: Topology, payload: int) -> int:
         searched.add(group)
         best = max(best, _max_rtt_from(h, nbrs, topo.switches, hosts, payload))
     return best
+
+
+def _neighbours(topo: Topology) -> dict[int, list[tuple[int, int, int]]]:
+    """Per node, its links as (neighbour, bps, delay in ns), in neighbour-id order."""
+    nbrs: dict[int, list[tuple[int, int, int]]] = {}
+    for a, b, bps, ps, _ in topo.links:
+        nbrs.setdefault(a, []).append((b, bps, ps // 1000))
+        nbrs.setdefault(b, []).append((a, bps, ps // 1000))
+    for v in nbrs.values():
+        v.sort()
+    return nbrs
 
 
 def _max_rtt_from(h: int, nbrs: dict, switches: set[int], hosts: list[int], payload: int) -> int:
