@@ -428,10 +428,18 @@ impl Default for PathCache {
 
 impl PathCache {
     /// The port switch `node` chose for this source port, if remembered.
+    /// `at` is where along the path the frame should be (the switches it
+    /// has crossed before this one): checked first, it spares the search
+    /// and its mispredicted exit on nearly every frame.
     #[inline]
-    pub fn lookup(&self, sport: u16, node: u32) -> Option<u32> {
+    pub fn lookup(&self, sport: u16, node: u32, at: u8) -> Option<u32> {
         if sport != self.sport {
             return None;
+        }
+        if let Some(h) = self.hops[..self.len as usize].get(at as usize) {
+            if h.0 == node {
+                return Some(h.1);
+            }
         }
         self.hops[..self.len as usize]
             .iter()
@@ -577,21 +585,40 @@ mod tests {
     #[test]
     fn a_path_cache_starts_afresh_when_the_source_port_changes() {
         let mut c = PathCache::default();
-        assert_eq!(c.lookup(0, 2), None);
+        assert_eq!(c.lookup(0, 2, 0), None);
         c.remember(10000, 2, 7);
         c.remember(10000, 5, 9);
-        assert_eq!(c.lookup(10000, 2), Some(7));
-        assert_eq!(c.lookup(10000, 5), Some(9));
-        assert_eq!(c.lookup(10001, 2), None);
+        assert_eq!(c.lookup(10000, 2, 0), Some(7));
+        assert_eq!(c.lookup(10000, 5, 1), Some(9));
+        assert_eq!(c.lookup(10001, 2, 0), None);
         c.remember(10001, 2, 4);
-        assert_eq!(c.lookup(10000, 5), None);
-        assert_eq!(c.lookup(10001, 2), Some(4));
+        assert_eq!(c.lookup(10000, 5, 1), None);
+        assert_eq!(c.lookup(10001, 2, 0), Some(4));
         // A path longer than the cache: the further switches are not kept.
         for node in 10..20 {
             c.remember(10001, node, node + 100);
         }
-        assert_eq!(c.lookup(10001, 14), Some(114));
-        assert_eq!(c.lookup(10001, 15), None);
+        assert_eq!(c.lookup(10001, 14, 4), Some(114));
+        assert_eq!(c.lookup(10001, 15, 5), None);
+    }
+
+    #[test]
+    fn a_path_cache_answers_the_same_wherever_the_frame_says_it_is() {
+        // The position only says where to look first: a frame that is not
+        // where its count says (an echoed count, a rerouted path) is still
+        // found, and a switch off the path is still not.
+        let mut c = PathCache::default();
+        let path = [(3, 30), (8, 80), (4, 40), (9, 90)];
+        for (node, port) in path {
+            c.remember(7, node, port);
+        }
+        for at in 0..=u8::MAX {
+            for (node, port) in path {
+                assert_eq!(c.lookup(7, node, at), Some(port), "at {at}");
+            }
+            assert_eq!(c.lookup(7, 5, at), None, "at {at}");
+            assert_eq!(c.lookup(6, 3, at), None, "at {at}");
+        }
     }
 
     #[test]

@@ -130,7 +130,7 @@ impl World {
         } else {
             &routes.reverse
         };
-        if let Some(port) = cache.lookup(p.udp_sport, node) {
+        if let Some(port) = cache.lookup(p.udp_sport, node, p.path_hop.wrapping_sub(1)) {
             return Some(port);
         }
         let port = self.routing.select(node, p.src, p.dst, self.l4_ports(p))?;
@@ -148,8 +148,10 @@ impl World {
     pub(crate) fn switch_receive(&mut self, in_port: u32, pkt: PacketId) {
         let node = self.ports[in_port as usize].node;
         let sw = self.node_index[node as usize] as usize;
-        self.pkts.get_mut(pkt).hops += 1;
-        let p = *self.pkts.get(pkt);
+        let p = self.pkts.get_mut(pkt);
+        p.hops += 1;
+        p.path_hop += 1;
+        let p = *p;
         let Some(out_port) = self.route(node, &p) else {
             let local = self.ports[in_port as usize].local;
             self.drop_packet(node, local, "no_route", pkt);

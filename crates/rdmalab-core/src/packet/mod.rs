@@ -96,6 +96,9 @@ pub struct Packet {
     pub ece: bool,
     /// Switches crossed (on an ACK: echoed from the data packet).
     pub hops: u8,
+    /// Switches this frame itself has crossed (never echoed): where along
+    /// its remembered path (see [`crate::net::routing::PathCache`]) it is.
+    pub path_hop: u8,
     /// ECN-capable transport (RoCEv2 data sets ECT; control packets do not).
     pub ect: bool,
     /// When the sender put the first bit of the data packet on the wire (echoed in ACKs for RTT).
@@ -127,6 +130,7 @@ impl Packet {
             msg_last: false,
             ece: false,
             hops: 0,
+            path_hop: 0,
             ecn_ce: false,
             ect: false,
             tx_timestamp: Time::ZERO,
