@@ -270,3 +270,25 @@ def test_out_into_a_directory_of_other_files_is_refused(examples, tmp_path):
 def test_counts_are_written_with_their_plurals(examples):
     r = cli("validate", examples / "incast-pfc.yaml")
     assert r.returncode == 0 and "17 hosts, 1 switch, 17 links, 16 flows, 0 applications" in r.stdout, r.stdout
+
+
+def test_a_single_run_does_not_load_the_sweep_tables_library(examples, tmp_path):
+    # Polars is for sweeps and analysis; a run (and `hpcc run`, which imports
+    # the command line's FCT and sweep errors) paid 0.25 s to load it.
+    code = (
+        "import sys\n"
+        "from rdmalab.cli import main\n"
+        "import rdmalab.hpcc, rdmalab.sweep.spec\n"
+        f"rc = main(['run', {str(examples / 'dumbbell-dcqcn.yaml')!r}, '--out', {str(tmp_path / 'out')!r}, '--quiet'])\n"
+        "assert rc == 0, rc\n"
+        "print(sorted(m for m in sys.modules if m == 'polars' or m.startswith('polars.'))[:3])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip().splitlines()[-1] == "[]", out
+    # The names stay where users import them from.
+    from rdmalab.hpcc.fct import FctFileError
+    from rdmalab.sweep import BACKENDS, NotResults, Results, StoreBusy, run_sweep
+
+    assert BACKENDS == ("local", "ray", "slurm") and issubclass(FctFileError, ValueError)
+    assert callable(run_sweep) and Results.__module__ == "rdmalab.sweep.store"
+    assert issubclass(NotResults, ValueError) and issubclass(StoreBusy, RuntimeError)

@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import TYPE_CHECKING, Mapping, Sequence
 
-import polars as pl
+if TYPE_CHECKING:
+    import polars as pl
 
-from rdmalab.analysis import DEFAULT_QUANTILES, slowdown_by_size
+# Polars and rdmalab.analysis are imported where they are used: the command
+# line imports this module (for FctFileError) on every start, and a run
+# should not pay 0.25 s for tables it never builds.
 
 COLUMNS = ["sip", "dip", "sport", "dport", "size_bytes", "start_ns", "fct_ns", "standalone_fct_ns"]
 
@@ -38,6 +41,8 @@ def node_to_ip(node: int) -> int:
 def read_fct(path: str | os.PathLike) -> pl.DataFrame:
     """One row per line: the 8 columns (IPs as integers), `src`/`dst` node ids and `slowdown`
     (fct / standalone_fct, clamped at ≥ 1 as fct_analysis.py does)."""
+    import polars as pl
+
     p = Path(path)
     try:
         text = p.read_text()
@@ -70,7 +75,7 @@ def fct_slowdown(
     dport: int | None = 100,
     time_limit_ns: int | None = None,
     buckets: int = 20,
-    quantiles: Sequence[float] = DEFAULT_QUANTILES,
+    quantiles: Sequence[float] | None = None,
 ) -> pl.DataFrame:
     """FCT slowdown by flow-size bucket for one or more fct.txt files, one block per `file`.
 
@@ -79,8 +84,15 @@ def fct_slowdown(
     start + fct < T (flows that finished before T). Then 20 buckets of 5 % of
     the flows each by size, with nearest-rank quantiles (see
     `rdmalab.analysis.slowdown_by_size`). Columns: `file`, `bucket`, `flows`,
-    `size_min_bytes`, `size_max_bytes`, `mean`, `p50`, `p95`, `p99`, `p99_9`.
+    `size_min_bytes`, `size_max_bytes`, `mean`, `p50`, `p95`, `p99`, `p99_9`
+    (`quantiles`: None gives `rdmalab.analysis.DEFAULT_QUANTILES`).
     """
+    import polars as pl
+
+    from rdmalab.analysis import DEFAULT_QUANTILES, slowdown_by_size
+
+    if quantiles is None:
+        quantiles = DEFAULT_QUANTILES
     items = files.items() if isinstance(files, Mapping) else ((str(f), f) for f in files)
     frames = []
     for label, f in items:

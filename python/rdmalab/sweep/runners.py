@@ -32,8 +32,6 @@ from rdmalab.scenario import scenario_from_dict
 from rdmalab.sweep.spec import Sweep, describe_params
 from rdmalab.sweep.store import RECORD_FIELDS, RUN_RECORD, Store
 
-BACKENDS = ("local", "ray", "slurm")
-
 
 def _now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds")

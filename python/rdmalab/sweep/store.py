@@ -26,6 +26,7 @@ from pathlib import Path
 import polars as pl
 
 from rdmalab.outputs import SCHEMAS, CorruptOutput, read_json, read_table
+from rdmalab.sweep.common import NotResults, StoreBusy
 
 MANIFEST = "manifest.jsonl"
 PLAN = "plan.jsonl"
@@ -86,14 +87,6 @@ def _alive(pid: int) -> bool:
         except PermissionError:
             pass
         return True
-
-
-class NotResults(ValueError):
-    """A path given for analysis is neither a sweep directory nor a run directory."""
-
-
-class StoreBusy(RuntimeError):
-    """Another sweep process is writing into the same directory."""
 
 
 class Store:
