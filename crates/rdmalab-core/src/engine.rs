@@ -55,7 +55,7 @@ const RANK_SORT_MAX: usize = 32;
 /// order is left as it is: with times in whole ns (ns-3's `tx_time`) most
 /// buckets hold one instant, scheduled in sequence order.
 #[inline]
-fn rank_sort<T: Copy>(v: &mut Vec<T>, spare: &mut Vec<T>, key: impl Fn(&T) -> u64) {
+fn rank_sort<T: Copy>(v: &mut [T], spare: &mut Vec<T>, key: impl Fn(&T) -> u64) {
     let n = v.len();
     let mut keys = [0u64; RANK_SORT_MAX];
     for (k, e) in keys.iter_mut().zip(v.iter()) {
