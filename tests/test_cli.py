@@ -282,9 +282,12 @@ def test_a_single_run_does_not_load_the_sweep_tables_library(examples, tmp_path)
         f"rc = main(['run', {str(examples / 'dumbbell-dcqcn.yaml')!r}, '--out', {str(tmp_path / 'out')!r}, '--quiet'])\n"
         "assert rc == 0, rc\n"
         "print(sorted(m for m in sys.modules if m == 'polars' or m.startswith('polars.'))[:3])\n"
+        "import rdmalab.sweep\n"
+        "print(rdmalab.sweep.store.Results.__name__)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip().splitlines()[-1] == "[]", out
+    # No Polars after the run; the store is still an attribute of the package.
+    assert out.strip().splitlines()[-2:] == ["[]", "Results"], out
     # The names stay where users import them from.
     from rdmalab.hpcc.fct import FctFileError
     from rdmalab.sweep import BACKENDS, NotResults, Results, StoreBusy, run_sweep

@@ -27,19 +27,25 @@ _WHERE = {
 }
 
 
+_SUBMODULES = ("common", "runners", "spec", "store")
+
+
 def __getattr__(name: str):
+    import importlib
+
+    if name in _SUBMODULES:
+        # `rdmalab.sweep.store` after `import rdmalab.sweep`, as before.
+        return importlib.import_module(f"rdmalab.sweep.{name}")
     module = _WHERE.get(name)
     if module is None:
         raise AttributeError(f"module 'rdmalab.sweep' has no attribute {name!r}")
-    import importlib
-
     value = getattr(importlib.import_module(f"rdmalab.sweep.{module}"), name)
     globals()[name] = value
     return value
 
 
 def __dir__():
-    return sorted(set(globals()) | set(_WHERE))
+    return sorted(set(globals()) | set(_WHERE) | set(_SUBMODULES))
 
 
 __all__ = [
