@@ -48,19 +48,4 @@ def __dir__():
     return sorted(set(globals()) | set(_WHERE) | set(_SUBMODULES))
 
 
-__all__ = [
-    "BACKENDS",
-    "NotResults",
-    "Results",
-    "Store",
-    "StoreBusy",
-    "Sweep",
-    "SweepError",
-    "SweepOutcome",
-    "export_slurm",
-    "load_results",
-    "load_sweep",
-    "run_sweep",
-    "run_task",
-    "sweep_from_dict",
-]
+__all__ = sorted(_WHERE)
