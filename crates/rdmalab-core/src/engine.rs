@@ -380,49 +380,38 @@ impl<E: Copy> EventQueue<E> {
 
     /// Renumber the pending events scheduled since the last call, and the
     /// clock's own sequence number, by `renumber`, which must keep their
-    /// order (it maps provisional numbers onto the serial run's, one
-    /// increasing map, and leaves older numbers as they are); and hand each
-    /// of them that `keep` refuses to `take` instead.
-    pub fn renumber(
-        &mut self,
-        mut renumber: impl FnMut(u64) -> u64,
-        mut keep: impl FnMut(&E) -> bool,
-        mut take: impl FnMut(Time, u64, E),
-    ) {
+    /// order: it maps provisional numbers onto the serial run's, one
+    /// increasing map above every older number, and leaves older numbers as
+    /// they are. So no heap or bucket needs reordering.
+    pub fn renumber(&mut self, mut renumber: impl FnMut(u64) -> u64) {
         self.track_renumbering();
         self.now_seq = renumber(self.now_seq);
-        let mut one = |e: &mut Entry<E>| -> bool {
+        for e in &mut self.run[self.run_pos..] {
             e.seq = renumber(e.seq);
-            if keep(&e.event) {
-                true
-            } else {
-                take(e.at, e.seq, e.event);
-                false
+        }
+        let mut heap = |h: &mut BinaryHeap<Entry<E>>| {
+            let mut v = std::mem::take(h).into_vec();
+            for e in &mut v {
+                e.seq = renumber(e.seq);
             }
+            // The map keeps the order, so this finds a heap and moves nothing.
+            *h = BinaryHeap::from(v);
         };
-        self.run.drain(..self.run_pos);
-        self.run_pos = 0;
-        self.run.retain_mut(&mut one);
         if !self.near.is_empty() {
-            let mut near = std::mem::take(&mut self.near).into_vec();
-            near.retain_mut(&mut one);
-            self.near = BinaryHeap::from(near);
+            heap(&mut self.near);
+        }
+        if std::mem::take(&mut self.far_touched) {
+            heap(&mut self.far);
         }
         for w in 0..self.touched.len() {
             let mut bits = std::mem::take(&mut self.touched[w]);
             while bits != 0 {
                 let slot = w * 64 + bits.trailing_zeros() as usize;
                 bits &= bits - 1;
-                let b = &mut self.ring[slot];
-                let before = b.len();
-                b.retain_mut(&mut one);
-                self.ring_len -= before - b.len();
+                for e in &mut self.ring[slot] {
+                    e.seq = renumber(e.seq);
+                }
             }
-        }
-        if std::mem::take(&mut self.far_touched) {
-            let mut far = std::mem::take(&mut self.far).into_vec();
-            far.retain_mut(&mut one);
-            self.far = BinaryHeap::from(far);
         }
     }
 
@@ -598,8 +587,8 @@ mod tests {
     #[test]
     fn renumbering_sees_each_new_event_once_and_keeps_the_order() {
         // As a partition of a parallel run uses it: each window schedules
-        // with provisional numbers, renumbers them onto serial ones (handing
-        // some away), then runs. Over 8 µs the ring's buckets are emptied and
+        // with provisional numbers, renumbers them onto serial ones, then
+        // runs. Over 8 µs the ring's buckets are emptied and
         // reused, and some events wait in the far heap.
         const PROV: u64 = 1 << 40;
         let mut rng = crate::rng::RngStream::new(21, "renumber-test");
@@ -620,25 +609,17 @@ mod tests {
                 next_ev += 1;
             }
             let mut seen = Vec::new();
-            let mut taken = Vec::new();
-            q.renumber(
-                |s| {
-                    if s >= PROV {
-                        seen.push(s - PROV);
-                        serial + (s - PROV)
-                    } else {
-                        s
-                    }
-                },
-                |&e| e % 5 != 0,
-                |at, seq, e| taken.push((at, seq, e)),
-            );
+            q.renumber(|s| {
+                if s >= PROV {
+                    seen.push(s - PROV);
+                    serial + (s - PROV)
+                } else {
+                    s
+                }
+            });
             seen.sort_unstable();
             assert_eq!(seen, (0..k).collect::<Vec<_>>(), "window {window}");
-            let handed: Vec<_> = fresh.iter().filter(|f| f.2 % 5 == 0).copied().collect();
-            taken.sort_unstable_by_key(|t| t.2);
-            assert_eq!(taken, handed, "window {window}");
-            pending.extend(fresh.into_iter().filter(|f| f.2 % 5 != 0));
+            pending.extend(fresh);
             serial += k;
             pending.sort_unstable_by_key(|p| (p.0, p.1));
             now += 100_000;

@@ -685,6 +685,7 @@ impl World {
         let ser = self.run.tx_time.of(port_ref.rate, wire);
         let lost = !is_pfc && (!port_ref.up || port_ref.rng.chance(port_ref.loss));
         let (peer, delay, up, local) = (port_ref.peer, port_ref.delay, port_ref.up, port_ref.local);
+        let elsewhere = port_ref.peer_elsewhere;
         if at_switch {
             // Only a waiting frame needs the port woken when this one ends;
             // otherwise the next enqueue wakes it (fewer events per hop).
@@ -711,6 +712,8 @@ impl World {
                 self.stats.data_payload_dropped += payload;
             }
             self.pkts.free(pkt);
+        } else if elsewhere {
+            self.post_elsewhere(now + ser + delay, peer, pkt);
         } else {
             self.q
                 .schedule(now + ser + delay, Event::Arrive { port: peer, pkt });

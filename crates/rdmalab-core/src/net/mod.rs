@@ -95,6 +95,9 @@ pub struct Port {
     rr_next: u8,
     /// Serve data classes by strict priority (highest first), not round robin.
     pub strict_priority: bool,
+    /// The peer belongs to another partition of a parallel run: a frame
+    /// sent here is posted to it, not scheduled in this partition's queue.
+    pub peer_elsewhere: bool,
     pub node: u32,
     /// Index of this port among its node's ports.
     pub local: u32,
@@ -133,6 +136,7 @@ impl Port {
             queued_mask: 0,
             rr_next: 1,
             strict_priority: false,
+            peer_elsewhere: false,
             node,
             local,
             peer: u32::MAX,

@@ -33,10 +33,11 @@ use crate::nic::qp::{Qp, Verb};
 use crate::packet::MovedPacket;
 use crate::time::{Duration, Time};
 use crate::world::{Event, Progress, RunError, World};
-use barrier::SpinBarrier;
+use barrier::{PartnerPanicked, PoisonOnPanic, SpinBarrier};
 use merge::Merged;
 use part::Part;
 use partition::Partitioning;
+use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -232,7 +233,12 @@ impl ParallelRun {
         let lookahead = coord.lock().expect("coordinator").lookahead;
         let start = coord.lock().expect("coordinator").window_start;
         let thread = |i: usize| -> Verdict {
-            let lock = |j: usize| parts[j].lock().expect("no partition thread panicked");
+            let _poison = PoisonOnPanic(&shared.barrier);
+            let lock = |j: usize| {
+                parts[j]
+                    .lock()
+                    .unwrap_or_else(|_| std::panic::panic_any(PartnerPanicked))
+            };
             let mut window_start = start;
             {
                 let mut p = lock(i);
@@ -325,14 +331,33 @@ impl ParallelRun {
                 }
             }
         };
-        let verdict = std::thread::scope(|s| {
+        let ended = std::thread::scope(|s| {
             let workers: Vec<_> = (1..n).map(|i| s.spawn(move || thread(i))).collect();
-            let v = thread(0);
-            for w in workers {
-                w.join().expect("no partition thread panicked");
-            }
-            v
+            let mut ended = vec![std::panic::catch_unwind(AssertUnwindSafe(|| thread(0)))];
+            ended.extend(workers.into_iter().map(|w| w.join()));
+            ended
         });
+        let mut verdict = None;
+        let mut panicked: Option<Box<dyn std::any::Any + Send>> = None;
+        for e in ended {
+            match e {
+                Ok(v) => verdict = verdict.or(Some(v)),
+                Err(p) => {
+                    // Report the panic that started it, not its partners' echoes.
+                    let echo = p.is::<PartnerPanicked>();
+                    if panicked
+                        .as_ref()
+                        .is_none_or(|q| q.is::<PartnerPanicked>() && !echo)
+                    {
+                        panicked = Some(p);
+                    }
+                }
+            }
+        }
+        if let Some(p) = panicked {
+            std::panic::resume_unwind(p);
+        }
+        let verdict = verdict.expect("thread 0 returned");
         let coord = coord.into_inner().expect("coordinator");
         match verdict {
             Verdict::Failed(e) => return Err(e),
@@ -502,6 +527,9 @@ impl ParallelRun {
         w.q.advance_clock(m.last.0, m.last.1);
         w.q.set_next_seq(m.next_seq);
         w.part = None;
+        for p in w.ports.iter_mut() {
+            p.peer_elsewhere = false;
+        }
         w
     }
 }

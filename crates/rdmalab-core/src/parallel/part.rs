@@ -4,6 +4,7 @@
 
 use super::Posted;
 use super::PROVISIONAL;
+use crate::packet::PacketId;
 use crate::record::{CounterSample, PortSample};
 use crate::time::{Rate, Time};
 use crate::world::{Event, RunError, World, STUCK_EVENTS};
@@ -16,6 +17,9 @@ pub(crate) struct PartCtx {
     pub node_part: Arc<Vec<u16>>,
     /// This window's periodic samples, as far as this partition can take them.
     pub samples: Vec<PartialSample>,
+    /// This window's frames bound for another partition: (arrival time,
+    /// provisional number, receiving port, the packet, still in this pool).
+    pub outbox: Vec<(Time, u64, u32, PacketId)>,
 }
 
 /// A QP's sender half of a periodic sample.
@@ -48,6 +52,21 @@ pub(crate) struct PartialSample {
 }
 
 impl World {
+    /// A frame leaves on a link whose far end another partition owns: it
+    /// takes its number as a scheduled arrival would, and waits in the
+    /// outbox until the window's numbers are serial. Its packet stays live
+    /// here until then, as the merge's count of live packets expects.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn post_elsewhere(&mut self, at: Time, port: u32, pkt: PacketId) {
+        let seq = self.q.reserve_seq();
+        let ctx = self
+            .part
+            .as_mut()
+            .expect("only a partition has a port whose peer is elsewhere");
+        ctx.outbox.push((at, seq, port, pkt));
+    }
+
     /// [`World::take_samples`] in a partition: each QP half and switch port
     /// this partition owns; the coordinator joins the halves.
     pub(crate) fn take_partition_samples(&mut self, now: Time) {
@@ -199,8 +218,14 @@ impl Part {
             id,
             node_part: node_part.clone(),
             samples: Vec::new(),
+            outbox: Vec::new(),
         }));
-        let port_part = w.ports.iter().map(|p| node_part[p.node as usize]).collect();
+        let port_part: Vec<u16> = w.ports.iter().map(|p| node_part[p.node as usize]).collect();
+        for i in 0..w.ports.len() {
+            let peer = w.ports[i].peer as usize;
+            w.ports[i].peer_elsewhere =
+                port_part[i] == id && peer < port_part.len() && port_part[peer] != id;
+        }
         let nic_part = w.nics.iter().map(|n| node_part[n.node as usize]).collect();
         Part {
             w,
@@ -246,6 +271,14 @@ impl Part {
     }
 
     fn step(&mut self, at: Time, seq: u64) {
+        let (_, ev) = self.w.q.pop().expect("peeked");
+        // Only a link crosses partitions, and a frame that crosses one is
+        // posted, not queued here (`World::post_elsewhere`).
+        debug_assert!(
+            self.owner(&ev).is_none_or(|o| o == self.id),
+            "partition {} holds {ev:?}, which another owns",
+            self.id
+        );
         let w = &mut self.w;
         let index = self.log.len();
         let first = provisional(index);
@@ -253,7 +286,6 @@ impl Part {
         let live0 = w.pkts.live();
         w.pkts.mark_peak();
         let (flows0, pfc0) = (w.rec.flows.len(), w.rec.pfc_events.len());
-        let (_, ev) = w.q.pop().expect("peeked");
         let copies = match ev {
             Event::FlowStart { flow } => {
                 let requester = w.workload.flows[flow as usize].src;
@@ -313,31 +345,11 @@ impl Part {
 
 impl Part {
     /// Give the events this window scheduled their serial numbers (`base`:
-    /// per logged event, the serial number of its first), and post those
-    /// that belong to another partition (all at or after `end`) to its inbox.
-    /// Returns the earliest time posted (`u64::MAX`: none).
+    /// per logged event, the serial number of its first), and post the
+    /// frames bound for another partition (all at or after `end`) to its
+    /// inbox. Returns the earliest time posted (`u64::MAX`: none).
     pub fn renumber(&mut self, base: &[u64], end: Time, inbox: &[Mutex<Vec<Posted>>]) -> u64 {
-        let me = self.id;
         let w = &mut self.w;
-        let np = &self.node_part;
-        let (port_part, nic_part, qps, pkts) =
-            (&self.port_part, &self.nic_part, &w.qps, &mut w.pkts);
-        let apps = &w.workload.apps;
-        let owner = |ev: &Event| -> Option<u16> {
-            match *ev {
-                Event::TxDone { port } | Event::Arrive { port, .. } => {
-                    Some(port_part[port as usize])
-                }
-                Event::NicWake { nic } => Some(nic_part[nic as usize]),
-                Event::QpTimer { qp, .. } => Some(np[qps[qp as usize].src_node as usize]),
-                Event::AppPost { app } => Some(np[apps[app as usize].src as usize]),
-                Event::FlowStart { .. }
-                | Event::AppStart { .. }
-                | Event::Sample
-                | Event::QlenSample => None,
-                other => unreachable!("a parallel run admits no {other:?} events"),
-            }
-        };
         let to_serial = |s: u64| {
             if s < PROVISIONAL {
                 s
@@ -346,35 +358,51 @@ impl Part {
                 base[parent as usize] + k as u64
             }
         };
-        let mut first = u64::MAX;
-        let fresh = std::cell::Cell::new(false);
-        w.q.renumber(
-            |s| {
-                // Only what this window scheduled can be bound elsewhere.
-                fresh.set(s >= PROVISIONAL);
-                to_serial(s)
-            },
-            |ev| !fresh.get() || owner(ev).is_none_or(|o| o == me),
-            |at, seq, ev| {
-                let to = owner(&ev).expect("owned");
-                assert!(
-                    at >= end,
-                    "parallel run: an event for partition {to} at {at} inside the window ending {end}"
-                );
-                let moved = match ev {
-                    Event::Arrive { pkt, .. } => Some(pkts.take(pkt)),
-                    _ => None,
-                };
-                first = first.min(at.ps());
-                inbox[to as usize].lock().expect("inbox").push((at, seq, ev, moved));
-            },
-        );
+        w.q.renumber(to_serial);
         for port in w.ports.iter_mut() {
             if let Some(d) = port.skipped_tx_done.as_mut() {
                 d.seq = to_serial(d.seq);
             }
         }
+        let outbox = &mut w.part.as_mut().expect("a partition").outbox;
+        let mut first = u64::MAX;
+        let mut posts: Vec<Vec<Posted>> = (0..inbox.len()).map(|_| Vec::new()).collect();
+        for (at, seq, port, pkt) in outbox.drain(..) {
+            let to = self.port_part[port as usize];
+            assert!(
+                at >= end,
+                "parallel run: a frame for partition {to} at {at} inside the window ending {end}"
+            );
+            first = first.min(at.ps());
+            let moved = w.pkts.take(pkt);
+            posts[to as usize].push((at, to_serial(seq), Event::Arrive { port, pkt }, Some(moved)));
+        }
+        for (to, p) in posts.into_iter().enumerate() {
+            if !p.is_empty() {
+                inbox[to].lock().expect("inbox").extend(p);
+            }
+        }
         first
+    }
+
+    /// Which partition owns `ev`; `None` for an event every partition runs.
+    fn owner(&self, ev: &Event) -> Option<u16> {
+        let w = &self.w;
+        match *ev {
+            Event::TxDone { port } | Event::Arrive { port, .. } => {
+                Some(self.port_part[port as usize])
+            }
+            Event::NicWake { nic } => Some(self.nic_part[nic as usize]),
+            Event::QpTimer { qp, .. } => Some(self.node_part[w.qps[qp as usize].src_node as usize]),
+            Event::AppPost { app } => {
+                Some(self.node_part[w.workload.apps[app as usize].src as usize])
+            }
+            Event::FlowStart { .. }
+            | Event::AppStart { .. }
+            | Event::Sample
+            | Event::QlenSample => None,
+            other => unreachable!("a parallel run admits no {other:?} events"),
+        }
     }
 
     /// Schedule what other partitions posted to this one.
