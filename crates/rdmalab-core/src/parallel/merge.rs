@@ -7,14 +7,121 @@
 //! at the same instant, and two numbered in this one sort as their parents
 //! did, then by which of its parent's numbers each took. Events cross between
 //! partitions only on links, at least one lookahead later, so every parent of
-//! a window's event is in the same partition and already merged when the
-//! event is compared: one pass, partition heads compared with that rule,
-//! gives the serial order, and from it each provisional number's serial one.
+//! a window's event is in the same partition and in the window's logs.
+//!
+//! Every thread settles its own events ([`settle`]): walking its log beside
+//! each other partition's, it counts how many of their events come before
+//! each of its own, and from the logs' prefix sums gets each event's serial
+//! number, its place in the window's serial order and the packets live
+//! around it. Only what must be joined (the shared events, the peaks, the
+//! table rows) is left to one thread ([`Merged::combine`]).
 
-use super::part::{Copies, Origin, Part, PartialSample};
+use super::part::{Copies, Origin, Part, PartialSample, WindowLog};
 use crate::record::{CounterSample, FlowRecord, PfcEvent, PortSample, QpSample};
 use crate::time::Time;
 use std::cmp::Ordering;
+
+/// What one partition's thread works out about its own events of a window.
+pub(crate) struct Settled {
+    /// Per logged event, the serial number of its first provisional number.
+    pub base: Vec<u64>,
+    /// Over its events that it alone ran: the most packets live after one,
+    /// and at any moment during one (`i64::MIN`: no such event).
+    pub peak_live: i64,
+    pub pool_high: i64,
+    /// (place in the window's serial order, index in the log) of its events
+    /// that appended table rows.
+    pub rows: Vec<(u64, u32)>,
+    /// Its last event's (time, serial number).
+    pub last: Option<(Time, u64)>,
+}
+
+/// Numbers taken by the `k`-th shared event: its copies in partitions that
+/// only created a flow's QP may have taken fewer than the owner's.
+fn shared_reserves(logs: &[&WindowLog], k: usize) -> u64 {
+    let mut res = 0;
+    for l in logs {
+        let c = &l.entries[l.shared[k] as usize];
+        if c.copies != (Copies::FlowStart { owner: false }) {
+            debug_assert!(res == 0 || res == c.reserves as u64);
+            res = c.reserves as u64;
+        }
+    }
+    res
+}
+
+/// Thread `p`'s share of the merge: the serial numbers, places and live
+/// packets of partition `p`'s events of the window, given the serial number
+/// the window's first scheduled event takes (`seq0`) and the packets live
+/// at its start (`live0`). Reads every log; writes nothing shared.
+pub(crate) fn settle(p: usize, logs: &[&WindowLog], seq0: u64, live0: i64) -> Settled {
+    let n = logs.len();
+    let own = logs[p];
+    // Numbers taken by the shared events before the k-th.
+    let mut shared_before = Vec::with_capacity(own.shared.len() + 1);
+    shared_before.push(0u64);
+    for k in 0..own.shared.len() {
+        let r = shared_before[k] + shared_reserves(logs, k);
+        shared_before.push(r);
+    }
+    let mut out = Settled {
+        base: Vec::with_capacity(own.entries.len()),
+        peak_live: i64::MIN,
+        pool_high: i64::MIN,
+        rows: Vec::new(),
+        last: None,
+    };
+    // Per other partition: how many of its entries come before the current own one.
+    let mut cursor = vec![0usize; n];
+    let mut shared_seen = 0usize;
+    for (i, e) in own.entries.iter().enumerate() {
+        let (mut res, mut live, mut before) = (0u64, 0i64, 0u64);
+        for q in (0..n).filter(|&q| q != p) {
+            let other = &logs[q].entries;
+            let mut j = cursor[q];
+            while let Some(o) = other.get(j) {
+                if o.at < e.at || (o.at == e.at && earlier(logs, (q, j), (p, i)) == Ordering::Less)
+                {
+                    j += 1;
+                } else {
+                    break;
+                }
+            }
+            cursor[q] = j;
+            res += logs[q].res_at(j);
+            live += logs[q].live_at(j);
+            before += j as u64;
+        }
+        out.base
+            .push(seq0 + e.res_before as u64 + res + shared_before[shared_seen]);
+        if e.copies == Copies::One {
+            let live_before = live0 + e.live_before as i64 + live;
+            out.pool_high = out.pool_high.max(live_before + e.rise as i64);
+            out.peak_live = out.peak_live.max(live_before + e.live_delta as i64);
+            if e.flows > 0 || e.pfc > 0 {
+                let place = i as u64 + before - (n as u64 - 1) * shared_seen as u64;
+                out.rows.push((place, i as u32));
+            }
+        } else {
+            debug_assert!(
+                (0..n).all(|q| q == p || cursor[q] == logs[q].shared[shared_seen] as usize),
+                "shared event {shared_seen} lines up with its copies"
+            );
+            debug_assert!(e.flows == 0 && e.pfc == 0, "a shared event appends no rows");
+            shared_seen += 1;
+        }
+    }
+    out.last = own.entries.last().map(|e| {
+        (
+            e.at,
+            match e.origin() {
+                Origin::Global(s) => s,
+                Origin::Local { parent, k } => out.base[parent as usize] + k as u64,
+            },
+        )
+    });
+    out
+}
 
 /// What the merged windows add up to.
 #[derive(Default)]
@@ -41,110 +148,90 @@ pub(crate) struct Merged {
 }
 
 impl Merged {
-    /// Merge the parts' logs of one window; returns, per part and logged
-    /// event, the serial number of its first provisional number.
-    pub fn window(&mut self, parts: &mut [&mut Part], keep_counters: bool) -> Vec<Vec<u64>> {
+    /// After every thread settled its events of one window: the totals, the
+    /// shared events, the peaks, and the table rows in serial order.
+    pub fn combine(
+        &mut self,
+        parts: &mut [&mut Part],
+        logs: &[&WindowLog],
+        settled: &[Settled],
+        keep_counters: bool,
+    ) {
         let n = parts.len();
-        let mut head = vec![0usize; n];
-        let mut base: Vec<Vec<u64>> = parts.iter().map(|p| vec![0; p.log.len()]).collect();
+        let k_shared = logs[0].shared.len();
+        let at_of = |l: &WindowLog, k: usize| l.entries[l.shared[k] as usize].at;
+        for (q, l) in logs.iter().enumerate() {
+            assert!(
+                l.shared.len() == k_shared
+                    && (0..k_shared).all(|k| at_of(l, k) == at_of(logs[0], k)),
+                "parallel run: partition {q} did not run the events every partition runs"
+            );
+        }
+        let live0 = self.live;
+        let mut sample_at = vec![0usize; n];
+        let mut shared_res = 0;
+        for k in 0..k_shared {
+            let (mut before, mut delta, mut rise) = (live0, 0i64, 0i64);
+            for l in logs {
+                let i = l.shared[k] as usize;
+                before += l.live_at(i);
+                delta += l.entries[i].live_delta as i64;
+                rise += l.entries[i].rise as i64;
+            }
+            self.pool_high = self.pool_high.max((before + rise) as u64);
+            self.peak_live = self.peak_live.max((before + delta) as u64);
+            shared_res += shared_reserves(logs, k);
+            let first = &logs[0].entries[logs[0].shared[k] as usize];
+            if first.copies == Copies::Sample {
+                let taken: Vec<PartialSample> = (0..n)
+                    .map(|q| {
+                        let ctx = parts[q].w.part.as_mut().expect("a partition");
+                        let s = std::mem::take(&mut ctx.samples[sample_at[q]]);
+                        sample_at[q] += 1;
+                        s
+                    })
+                    .collect();
+                self.join_samples(first.at, taken, keep_counters);
+            }
+        }
+        for s in settled {
+            if s.peak_live != i64::MIN {
+                self.peak_live = self.peak_live.max(s.peak_live as u64);
+                self.pool_high = self.pool_high.max(s.pool_high as u64);
+            }
+        }
+        let mut rows: Vec<(u64, usize, u32)> = settled
+            .iter()
+            .enumerate()
+            .flat_map(|(q, s)| s.rows.iter().map(move |&(place, i)| (place, q, i)))
+            .collect();
+        rows.sort_unstable();
         let mut flow_at = vec![0usize; n];
         let mut pfc_at = vec![0usize; n];
-        let mut sample_at = vec![0usize; n];
-        // Each part's head time (`NEVER` once its log is merged): events are
-        // ordered by time first, and ties are rare enough to settle one by one.
-        let at = |p: usize, h: usize, parts: &[&mut Part]| {
-            parts[p].log.get(h).map_or(Time::NEVER, |e| e.at)
-        };
-        let mut times: Vec<Time> = (0..n).map(|p| at(p, 0, parts)).collect();
-        loop {
-            let mut p = 0;
-            for q in 1..n {
-                if times[q] < times[p]
-                    || (times[q] == times[p]
-                        && times[q] != Time::NEVER
-                        && earlier(parts, (q, head[q]), (p, head[p])) == Ordering::Less)
-                {
-                    p = q;
-                }
-            }
-            if times[p] == Time::NEVER {
-                break;
-            }
-            let h = head[p];
-            let e = parts[p].log[h];
-            let before = self.live;
-            let (delta, rise) = if e.copies == Copies::One {
-                base[p][h] = self.next_seq;
-                self.next_seq += e.reserves as u64;
-                let w = &parts[p].w;
-                if e.flows > 0 {
-                    self.flows
-                        .extend_from_slice(&w.rec.flows[flow_at[p]..flow_at[p] + e.flows as usize]);
-                    flow_at[p] += e.flows as usize;
-                }
-                if e.pfc > 0 {
-                    self.pfc_events.extend_from_slice(
-                        &w.rec.pfc_events[pfc_at[p]..pfc_at[p] + e.pfc as usize],
-                    );
-                    pfc_at[p] += e.pfc as usize;
-                }
-                head[p] += 1;
-                times[p] = at(p, head[p], parts);
-                (e.live_delta as i64, e.rise as u64)
-            } else {
-                // Every partition ran this event: each head is a copy of it.
-                let (mut delta, mut rise, mut reserves) = (0i64, 0u64, None);
-                for q in 0..n {
-                    let hq = head[q];
-                    assert!(
-                        hq < parts[q].log.len()
-                            && (q == p || earlier(parts, (q, hq), (p, h)) == Ordering::Equal),
-                        "parallel run: partition {q} did not run the event every partition runs at {}",
-                        e.at
-                    );
-                    let c = parts[q].log[hq];
-                    base[q][hq] = self.next_seq;
-                    delta += c.live_delta as i64;
-                    rise += c.rise as u64;
-                    if !matches!(c.copies, Copies::FlowStart { owner: false }) {
-                        debug_assert!(reserves.is_none_or(|x| x == c.reserves));
-                        reserves = Some(c.reserves);
-                    }
-                    head[q] += 1;
-                    times[q] = at(q, head[q], parts);
-                }
-                self.next_seq += reserves.unwrap_or(0) as u64;
-                if e.copies == Copies::Sample {
-                    let taken: Vec<PartialSample> = (0..n)
-                        .map(|q| {
-                            let ctx = parts[q].w.part.as_mut().expect("a partition");
-                            let s = std::mem::take(&mut ctx.samples[sample_at[q]]);
-                            sample_at[q] += 1;
-                            s
-                        })
-                        .collect();
-                    self.join_samples(e.at, taken, keep_counters);
-                }
-                (delta, rise)
-            };
-            self.pool_high = self.pool_high.max((before as u64) + rise);
-            self.live = before + delta;
-            self.peak_live = self.peak_live.max(self.live as u64);
-            self.last = (
-                e.at,
-                match e.origin() {
-                    Origin::Global(s) => s,
-                    Origin::Local { parent, k } => base[p][parent as usize] + k as u64,
-                },
-            );
-            self.events += 1;
+        for (_, q, i) in rows {
+            let e = &logs[q].entries[i as usize];
+            let rec = &parts[q].w.rec;
+            let f = e.flows as usize;
+            self.flows
+                .extend_from_slice(&rec.flows[flow_at[q]..flow_at[q] + f]);
+            flow_at[q] += f;
+            let c = e.pfc as usize;
+            self.pfc_events
+                .extend_from_slice(&rec.pfc_events[pfc_at[q]..pfc_at[q] + c]);
+            pfc_at[q] += c;
+        }
+        self.next_seq += logs.iter().map(|l| l.res_total).sum::<u64>() + shared_res;
+        let logged: u64 = logs.iter().map(|l| l.entries.len() as u64).sum();
+        self.events += logged - (n as u64 - 1) * k_shared as u64;
+        self.live = live0 + logs.iter().map(|l| l.live_total).sum::<i64>();
+        if let Some(last) = settled.iter().filter_map(|s| s.last).max() {
+            self.last = last;
         }
         for part in parts.iter_mut() {
             part.w.rec.flows.clear();
             part.w.rec.pfc_events.clear();
             part.w.part.as_mut().expect("a partition").samples.clear();
         }
-        base
     }
 
     /// The serial run's rows of one `Sample`, from every partition's part.
@@ -204,8 +291,8 @@ impl Merged {
 /// two such by their numbers, two numbered in it as their parents ran, then
 /// by which of the parent's numbers each took. Copies of one event that
 /// every partition ran are equal.
-fn earlier(parts: &[&mut Part], a: (usize, usize), b: (usize, usize)) -> Ordering {
-    let (ea, eb) = (&parts[a.0].log[a.1], &parts[b.0].log[b.1]);
+fn earlier(logs: &[&WindowLog], a: (usize, usize), b: (usize, usize)) -> Ordering {
+    let (ea, eb) = (&logs[a.0].entries[a.1], &logs[b.0].entries[b.1]);
     if a.0 == b.0 {
         return a.1.cmp(&b.1);
     }
@@ -218,7 +305,7 @@ fn earlier(parts: &[&mut Part], a: (usize, usize), b: (usize, usize)) -> Orderin
         (Origin::Global(_), Origin::Local { .. }) => Ordering::Less,
         (Origin::Local { .. }, Origin::Global(_)) => Ordering::Greater,
         (Origin::Local { parent: pa, k: ka }, Origin::Local { parent: pb, k: kb }) => {
-            earlier(parts, (a.0, pa as usize), (b.0, pb as usize)).then(ka.cmp(&kb))
+            earlier(logs, (a.0, pa as usize), (b.0, pb as usize)).then(ka.cmp(&kb))
         }
     }
 }

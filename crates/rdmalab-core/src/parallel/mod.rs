@@ -5,13 +5,14 @@
 //! Conservative and windowed: a frame from one partition reaches another only
 //! over a link, at least one link delay later, so every partition can process
 //! a window as long as the shortest such delay without hearing from the
-//! others. At the end of each window one thread ([`merge`]) puts the
-//! partitions' events back into the serial order and appends the table rows
-//! the window produced; then every thread renumbers what its partition
-//! scheduled as the serial run would have and hands frames to the
-//! partitions that receive them. docs/parallel.md has the measurements.
+//! others. At the end of each window every thread works out where its
+//! partition's events fall in the serial order ([`merge`]), renumbers what
+//! they scheduled as the serial run would have, and hands frames to the
+//! partitions that receive them; then one thread joins what must be joined
+//! (the table rows, the samples, the peak of live packets).
+//! docs/parallel.md has the measurements.
 //!
-//! What limits it: one barrier and one merge per window (a 1 µs link delay
+//! What limits it: three barriers per window (a 1 µs link delay
 //! makes windows of 1 µs of simulated time, so small fabrics gain little);
 //! the partitions' share of the traffic (hosts by rack block, switches above
 //! them by where their neighbours are); and the end of a run: once every
@@ -34,12 +35,12 @@ use crate::packet::MovedPacket;
 use crate::time::{Duration, Time};
 use crate::world::{Event, Progress, RunError, World};
 use barrier::{PartnerPanicked, PoisonOnPanic, SpinBarrier};
-use merge::Merged;
-use part::Part;
+use merge::{Merged, Settled};
+use part::{Part, WindowLog};
 use partition::Partitioning;
 use std::panic::AssertUnwindSafe;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
 
 /// Provisional sequence numbers start here: above any serial number a run
 /// reaches, below 2^54 so the event queue's packed sort keys still fit.
@@ -88,9 +89,10 @@ struct Timing {
     /// Per window, the slowest thread's events, summed; and all threads'.
     work_max_ns: u64,
     work_sum_ns: u64,
-    /// The merge (one thread), and thread 0's renumbering.
-    merge_ns: u64,
-    renumber_ns: u64,
+    /// Per window, the slowest thread's settling and renumbering, summed;
+    /// and the combine (one thread).
+    settle_max_ns: u64,
+    combine_ns: u64,
 }
 
 /// What the first thread decided at a barrier.
@@ -113,10 +115,17 @@ struct Shared {
     next_event: Vec<AtomicU64>,
     /// Per thread: what others posted to it.
     inbox: Vec<Mutex<Vec<Posted>>>,
-    /// Per thread: the serial number of each logged event's first number.
-    base: Mutex<Vec<Vec<u64>>>,
-    /// Per thread: wall time of its last window's events.
+    /// Per thread: its partition's log of the last window, read by all.
+    logs: Vec<RwLock<WindowLog>>,
+    /// Per thread: what it worked out about its own events of the window.
+    settled: Vec<Mutex<Option<Settled>>>,
+    /// The serial number the window's first scheduled event takes, and the
+    /// packets live at its start (the merged state at the window's start).
+    seq0: AtomicU64,
+    live0: AtomicI64,
+    /// Per thread: CPU time of its last window's events, and settling.
     work_ns: Vec<AtomicU64>,
+    settle_ns: Vec<AtomicU64>,
     verdict: Mutex<Verdict>,
 }
 
@@ -213,10 +222,12 @@ impl ParallelRun {
     /// time), as [`World::run_until`] does, unless the run must fold first.
     ///
     /// Each thread owns one partition. Per window: all run their partition
-    /// to the window's end; the first thread merges the logs (the only
-    /// serial step); all renumber their pending events and post the frames
-    /// bound elsewhere; all take in what was posted to them and, from what
-    /// every thread published, agree on the next window's end.
+    /// to the window's end and publish its log; all settle their own events
+    /// against every log, renumber their pending events and post the frames
+    /// bound elsewhere; all take in what was posted to them, while the first
+    /// thread combines the window (the only serial step, no longer per
+    /// event); and, from what every thread published, all agree on the next
+    /// window's end.
     pub fn run_until(&mut self, until: Time) -> Result<Step, RunError> {
         let until = until.min(self.coord.stop_at);
         let parts = &self.parts;
@@ -226,10 +237,19 @@ impl ParallelRun {
             barrier: SpinBarrier::new(n),
             next_event: (0..n).map(|_| AtomicU64::new(u64::MAX)).collect(),
             inbox: (0..n).map(|_| Mutex::new(Vec::new())).collect(),
-            base: Mutex::new(Vec::new()),
+            logs: (0..n).map(|_| RwLock::new(WindowLog::default())).collect(),
+            settled: (0..n).map(|_| Mutex::new(None)).collect(),
+            seq0: AtomicU64::new(0),
+            live0: AtomicI64::new(0),
             work_ns: (0..n).map(|_| AtomicU64::new(0)).collect(),
+            settle_ns: (0..n).map(|_| AtomicU64::new(0)).collect(),
             verdict: Mutex::new(Verdict::Go),
         };
+        {
+            let c = coord.lock().expect("coordinator");
+            shared.seq0.store(c.merged.next_seq, Ordering::Relaxed);
+            shared.live0.store(c.merged.live, Ordering::Relaxed);
+        }
         let lookahead = coord.lock().expect("coordinator").lookahead;
         let start = coord.lock().expect("coordinator").window_start;
         let thread = |i: usize| -> Verdict {
@@ -274,57 +294,73 @@ impl ParallelRun {
                 let end = Time(begin.saturating_add(lookahead.ps()).min(until.ps() + 1));
                 window_start = end;
                 let t0 = thread_cpu_ns();
-                lock(i).run_window(end);
+                {
+                    let mut p = lock(i);
+                    p.run_window(end);
+                    let mut log = shared.logs[i].write().expect("log");
+                    std::mem::swap(&mut p.log, &mut *log);
+                }
                 shared.work_ns[i].store(thread_cpu_ns() - t0, Ordering::Release);
                 shared.barrier.wait();
+                // Every thread settles its own events, renumbers its queue
+                // and posts the frames bound elsewhere.
+                let t1 = thread_cpu_ns();
+                {
+                    let logs: Vec<_> = shared.logs.iter().map(|l| l.read().expect("log")).collect();
+                    let logs: Vec<&WindowLog> = logs.iter().map(|g| &**g).collect();
+                    let seq0 = shared.seq0.load(Ordering::Acquire);
+                    let live0 = shared.live0.load(Ordering::Acquire);
+                    let settled = merge::settle(i, &logs, seq0, live0);
+                    let mut p = lock(i);
+                    let sent_first = p.renumber(&settled.base, end, &shared.inbox);
+                    let next = p.w.q.peek_key().map_or(u64::MAX, |k| k.0.ps());
+                    shared.next_event[i].store(next.min(sent_first), Ordering::Release);
+                    *shared.settled[i].lock().expect("settled") = Some(settled);
+                }
+                shared.settle_ns[i].store(thread_cpu_ns() - t1, Ordering::Release);
+                shared.barrier.wait();
+                {
+                    let inbound = std::mem::take(&mut *shared.inbox[i].lock().expect("inbox"));
+                    lock(i).take_in(inbound);
+                }
                 if i == 0 {
-                    let t1 = thread_cpu_ns();
+                    let t2 = thread_cpu_ns();
                     let mut c = coord.lock().expect("coordinator");
-                    let work: Vec<u64> = shared
-                        .work_ns
-                        .iter()
-                        .map(|a| a.load(Ordering::Acquire))
-                        .collect();
+                    let ns = |a: &[AtomicU64]| -> Vec<u64> {
+                        a.iter().map(|x| x.load(Ordering::Acquire)).collect()
+                    };
+                    let (work, settle) = (ns(&shared.work_ns), ns(&shared.settle_ns));
                     c.timing.work_max_ns += work.iter().max().copied().unwrap_or(0);
                     c.timing.work_sum_ns += work.iter().sum::<u64>();
+                    c.timing.settle_max_ns += settle.iter().max().copied().unwrap_or(0);
                     let mut all: Vec<_> = (0..n).map(lock).collect();
                     let mut all: Vec<&mut Part> = all.iter_mut().map(|g| &mut **g).collect();
-                    let merged = c.merge(&mut all, end);
-                    c.timing.merge_ns += thread_cpu_ns() - t1;
-                    let verdict = match merged {
+                    let logs: Vec<_> = shared.logs.iter().map(|l| l.read().expect("log")).collect();
+                    let logs: Vec<&WindowLog> = logs.iter().map(|g| &**g).collect();
+                    let settled: Vec<Settled> = shared
+                        .settled
+                        .iter()
+                        .map(|s| {
+                            s.lock()
+                                .expect("settled")
+                                .take()
+                                .expect("every thread settled")
+                        })
+                        .collect();
+                    let verdict = match c.combine(&mut all, &logs, &settled, end) {
                         Err(e) => Verdict::Failed(e),
-                        Ok(base) => {
-                            *shared.base.lock().expect("bases") = base;
-                            if c.flow_may_end(&all) {
-                                Verdict::Fold
-                            } else {
-                                Verdict::Go
-                            }
-                        }
+                        Ok(()) if c.flow_may_end(&all) => Verdict::Fold,
+                        Ok(()) => Verdict::Go,
                     };
+                    shared.seq0.store(c.merged.next_seq, Ordering::Release);
+                    shared.live0.store(c.merged.live, Ordering::Release);
                     *shared.verdict.lock().expect("verdict") = verdict;
+                    c.timing.combine_ns += thread_cpu_ns() - t2;
                 }
                 shared.barrier.wait();
                 let v = shared.verdict.lock().expect("verdict").clone();
                 if matches!(v, Verdict::Failed(_)) {
                     return v;
-                }
-                {
-                    let t2 = thread_cpu_ns();
-                    let base = std::mem::take(&mut shared.base.lock().expect("bases")[i]);
-                    let mut p = lock(i);
-                    let sent_first = p.renumber(&base, end, &shared.inbox);
-                    let next = p.w.q.peek_key().map_or(u64::MAX, |k| k.0.ps());
-                    shared.next_event[i].store(next.min(sent_first), Ordering::Release);
-                    if i == 0 {
-                        coord.lock().expect("coordinator").timing.renumber_ns +=
-                            thread_cpu_ns() - t2;
-                    }
-                }
-                shared.barrier.wait();
-                {
-                    let inbound = std::mem::take(&mut *shared.inbox[i].lock().expect("inbox"));
-                    lock(i).take_in(inbound);
                 }
                 if v == Verdict::Fold {
                     return v;
@@ -385,15 +421,15 @@ impl ParallelRun {
         if std::env::var_os("RDMALAB_PARALLEL_STATS").is_some() {
             let t = &coord.timing;
             eprintln!(
-                "parallel: {} windows, {} events, {:.0} events per window; CPU s: events {:.2} on the slowest thread per window ({:.2} all threads), merge {:.2}, renumber (thread 0) {:.2}; critical path {:.2}",
+                "parallel: {} windows, {} events, {:.0} events per window; CPU s per window, summed: events {:.2} on the slowest thread ({:.2} all threads), settling and renumbering {:.2} on the slowest thread, combine {:.2}; critical path {:.2}",
                 coord.windows,
                 coord.merged.events,
                 coord.merged.events as f64 / coord.windows.max(1) as f64,
                 t.work_max_ns as f64 / 1e9,
                 t.work_sum_ns as f64 / 1e9,
-                t.merge_ns as f64 / 1e9,
-                t.renumber_ns as f64 / 1e9,
-                (t.work_max_ns + t.merge_ns + t.renumber_ns) as f64 / 1e9,
+                t.settle_max_ns as f64 / 1e9,
+                t.combine_ns as f64 / 1e9,
+                (t.work_max_ns + t.settle_max_ns + t.combine_ns) as f64 / 1e9,
             );
         }
         let mut parts: Vec<Part> = self
@@ -632,9 +668,14 @@ impl Coordinator {
         started == self.flows && sent >= self.flow_bytes
     }
 
-    /// Merge the window that ended at `end`; per part and logged event,
-    /// the serial number of its first provisional number.
-    fn merge(&mut self, parts: &mut [&mut Part], end: Time) -> Result<Vec<Vec<u64>>, RunError> {
+    /// Join the window that ended at `end`, once every thread settled its events.
+    fn combine(
+        &mut self,
+        parts: &mut [&mut Part],
+        logs: &[&WindowLog],
+        settled: &[Settled],
+        end: Time,
+    ) -> Result<(), RunError> {
         for p in parts.iter_mut() {
             if let Some(e) = p.error.take() {
                 return Err(e);
@@ -642,14 +683,15 @@ impl Coordinator {
         }
         self.window_start = end;
         self.windows += 1;
-        let base = self.merged.window(parts, self.keep_counters);
+        self.merged
+            .combine(parts, logs, settled, self.keep_counters);
         if self.merged.events >= self.max_events {
             return Err(RunError::EventCap {
                 limit: self.max_events,
                 at: self.merged.last.0,
             });
         }
-        Ok(base)
+        Ok(())
     }
 }
 

@@ -153,6 +153,49 @@ pub(crate) struct Logged {
     pub flows: u16,
     pub pfc: u16,
     pub copies: Copies,
+    /// Numbers taken by the window's earlier events run by this partition
+    /// alone, and packets live after them minus at the window's start:
+    /// prefix sums, so another partition's thread can tell how much of
+    /// this log comes before each of its own events in one lookup.
+    pub res_before: u32,
+    pub live_before: i32,
+}
+
+/// One partition's events of one window, as the settling threads read it.
+#[derive(Default)]
+pub(crate) struct WindowLog {
+    pub entries: Vec<Logged>,
+    /// Indices of the entries that every partition ran (`Copies` other
+    /// than `One`): each log holds the same ones, in the same order.
+    pub shared: Vec<u32>,
+    /// [`Logged::res_before`] and [`Logged::live_before`] past the last entry.
+    pub res_total: u64,
+    pub live_total: i64,
+}
+
+impl WindowLog {
+    fn clear(&mut self) {
+        self.entries.clear();
+        self.shared.clear();
+        self.res_total = 0;
+        self.live_total = 0;
+    }
+
+    /// Numbers taken by the first `c` entries, but the shared ones.
+    #[inline]
+    pub fn res_at(&self, c: usize) -> u64 {
+        self.entries
+            .get(c)
+            .map_or(self.res_total, |e| e.res_before as u64)
+    }
+
+    /// Packets live after the first `c` entries, minus at the window's start.
+    #[inline]
+    pub fn live_at(&self, c: usize) -> i64 {
+        self.entries
+            .get(c)
+            .map_or(self.live_total, |e| e.live_before as i64)
+    }
 }
 
 impl Logged {
@@ -195,7 +238,7 @@ pub(crate) struct Part {
     /// Port and NIC → the partition that owns it.
     port_part: Vec<u16>,
     nic_part: Vec<u16>,
-    pub log: Vec<Logged>,
+    pub log: WindowLog,
     /// Flows this partition has started (it owns their requester).
     pub flows_started: u64,
     /// Events at the instant of the last one, to find a stuck run.
@@ -233,7 +276,7 @@ impl Part {
             node_part,
             port_part,
             nic_part,
-            log: Vec::new(),
+            log: WindowLog::default(),
             flows_started: 0,
             instant: (Time::NEVER, 0),
             error: None,
@@ -280,7 +323,7 @@ impl Part {
             self.id
         );
         let w = &mut self.w;
-        let index = self.log.len();
+        let index = self.log.entries.len();
         let first = provisional(index);
         w.q.set_next_seq(first);
         let live0 = w.pkts.live();
@@ -330,16 +373,32 @@ impl Part {
             reserves < 1 << CHILD_BITS && index < 1 << (50 - CHILD_BITS),
             "parallel run: an event scheduled {reserves} events, or a window holds {index} events; too many to number"
         );
-        self.log.push(Logged {
+        let live_delta = (w.pkts.live() as i64 - live0 as i64) as i32;
+        let log = &mut self.log;
+        log.entries.push(Logged {
             at,
             seq,
             reserves: reserves as u32,
-            live_delta: (w.pkts.live() as i64 - live0 as i64) as i32,
+            live_delta,
             rise: (w.pkts.peak() - live0) as u32,
             flows: (w.rec.flows.len() - flows0) as u16,
             pfc: (w.rec.pfc_events.len() - pfc0) as u16,
             copies,
+            res_before: log.res_total as u32,
+            live_before: log.live_total as i32,
         });
+        if copies == Copies::One {
+            log.res_total += reserves;
+        } else {
+            log.shared.push(index as u32);
+        }
+        log.live_total += live_delta as i64;
+        assert!(
+            log.res_total < 1 << 32 && log.live_total.unsigned_abs() < 1 << 31,
+            "parallel run: a window took {} numbers, or its live packets changed by {}; too many to log",
+            log.res_total,
+            log.live_total
+        );
     }
 }
 
