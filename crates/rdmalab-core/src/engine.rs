@@ -373,6 +373,11 @@ impl<E: Copy> EventQueue<E> {
         }
     }
 
+    /// Events scheduled now are dropped.
+    pub fn is_muted(&self) -> bool {
+        self.muted
+    }
+
     /// Drop (true) or keep (false) the events scheduled from now on.
     pub fn set_muted(&mut self, muted: bool) {
         self.muted = muted;

@@ -696,6 +696,9 @@ impl World {
             } else {
                 port_ref.busy = false;
                 port_ref.skipped_tx_done = Some(crate::net::SkippedTxDone { at: now + ser, seq });
+                if let Some(ctx) = self.part.as_mut() {
+                    ctx.skipped.push(port);
+                }
                 if now + ser > self.skipped_tx_done_max {
                     self.skipped_tx_done_max = now + ser;
                 }

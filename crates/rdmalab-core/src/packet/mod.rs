@@ -154,6 +154,9 @@ pub struct PacketPool {
     hdr_words: usize,
     free: Vec<PacketId>,
     live: usize,
+    /// Packets lent to another pool ([`PacketPool::lend`]): out of their
+    /// slots, still counted in `live` until [`PacketPool::settle_lent`].
+    lent: usize,
     /// The most packets live at once since [`PacketPool::mark_peak`].
     peak: usize,
     /// The most packets ever live at once.
@@ -292,6 +295,51 @@ impl PacketPool {
         };
         self.free(id);
         m
+    }
+
+    /// Copy packet `id` out (its INT records and CC header words onto `int`
+    /// and `hdr`, when this pool keeps them) and free its slot, but go on
+    /// counting it live: a frame on a link to another partition of a
+    /// parallel run is live until the window ends ([`PacketPool::settle_lent`]).
+    pub fn lend(
+        &mut self,
+        id: PacketId,
+        int: &mut Vec<[IntHop; MAX_INT_HOPS]>,
+        hdr: &mut Vec<[u32; crate::control::MAX_CC_HEADER_WORDS]>,
+    ) -> Packet {
+        if self.int_enabled {
+            int.push(self.int[id as usize]);
+        }
+        if self.hdr_words > 0 {
+            hdr.push(self.hdr[id as usize]);
+        }
+        self.free.push(id);
+        self.lent += 1;
+        self.slots[id as usize]
+    }
+
+    /// The packets lent since the last call are no longer live here.
+    pub fn settle_lent(&mut self) {
+        self.live -= self.lent;
+        self.lent = 0;
+    }
+
+    /// Put a packet lent by another pool into this one, with its INT
+    /// records and CC header words if both pools keep them.
+    pub fn put_lent(
+        &mut self,
+        p: Packet,
+        int: Option<&[IntHop; MAX_INT_HOPS]>,
+        hdr: Option<&[u32; crate::control::MAX_CC_HEADER_WORDS]>,
+    ) -> PacketId {
+        let id = self.alloc(p);
+        if let (Some(int), true) = (int, self.int_enabled) {
+            self.int[id as usize] = *int;
+        }
+        if let (Some(h), true) = (hdr, self.hdr_words > 0) {
+            self.hdr[id as usize] = *h;
+        }
+        id
     }
 
     /// Put a packet taken from another pool into this one; returns its id here.

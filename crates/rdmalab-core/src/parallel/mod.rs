@@ -31,12 +31,11 @@ pub(crate) use part::PartCtx;
 use crate::algo::CcConfig;
 use crate::nic::cc_scope::CcScope;
 use crate::nic::qp::{Qp, Verb};
-use crate::packet::MovedPacket;
 use crate::time::{Duration, Time};
 use crate::world::{Event, Progress, RunError, World};
 use barrier::{PartnerPanicked, PoisonOnPanic, SpinBarrier};
 use merge::{Merged, Settled};
-use part::{Part, WindowLog};
+use part::{Batch, Part, WindowLog};
 use partition::Partitioning;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
@@ -103,10 +102,6 @@ enum Verdict {
     Failed(RunError),
 }
 
-/// A frame or event bound for another partition: (time, serial number,
-/// event, the packet it carries).
-pub(crate) type Posted = (Time, u64, Event, Option<MovedPacket>);
-
 /// What the threads of a parallel run share.
 struct Shared {
     barrier: SpinBarrier,
@@ -114,7 +109,7 @@ struct Shared {
     /// earliest it posted to another.
     next_event: Vec<AtomicU64>,
     /// Per thread: what others posted to it.
-    inbox: Vec<Mutex<Vec<Posted>>>,
+    inbox: Vec<Mutex<Vec<Batch>>>,
     /// Per thread: its partition's log of the last window, read by all.
     logs: Vec<RwLock<WindowLog>>,
     /// Per thread: what it worked out about its own events of the window.
@@ -169,7 +164,7 @@ impl ParallelRun {
         let parts = worlds
             .drain(..)
             .enumerate()
-            .map(|(i, w)| Mutex::new(Part::new(w, i as u16, np.clone())))
+            .map(|(i, w)| Mutex::new(Part::new(w, i as u16, n, np.clone())))
             .collect();
         Ok(ParallelRun { parts, coord })
     }

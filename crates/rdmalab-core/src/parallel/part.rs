@@ -2,9 +2,9 @@
 //! only the nodes it owns, logging each event it processes so the
 //! coordinator can put the partitions' events back into the serial order.
 
-use super::Posted;
 use super::PROVISIONAL;
-use crate::packet::PacketId;
+use crate::control::MAX_CC_HEADER_WORDS;
+use crate::packet::{IntHop, Packet, PacketId, MAX_INT_HOPS};
 use crate::record::{CounterSample, PortSample};
 use crate::time::{Rate, Time};
 use crate::world::{Event, RunError, World, STUCK_EVENTS};
@@ -17,9 +17,30 @@ pub(crate) struct PartCtx {
     pub node_part: Arc<Vec<u16>>,
     /// This window's periodic samples, as far as this partition can take them.
     pub samples: Vec<PartialSample>,
-    /// This window's frames bound for another partition: (arrival time,
-    /// provisional number, receiving port, the packet, still in this pool).
-    pub outbox: Vec<(Time, u64, u32, PacketId)>,
+    /// This window's frames bound for each other partition.
+    pub outbox: Vec<Batch>,
+    /// Switch ports whose [`crate::net::SkippedTxDone`] took a number in
+    /// this window (some more than once).
+    pub skipped: Vec<u32>,
+}
+
+/// A frame on a link from one partition to another.
+pub(crate) struct PostedFrame {
+    pub at: Time,
+    /// Provisional until the window's numbers are settled, then serial.
+    pub seq: u64,
+    /// The receiving port.
+    pub port: u32,
+    pub packet: Packet,
+}
+
+/// The frames one partition sends another in one window, with their INT
+/// records and CC header words (one each per frame, when the run keeps them).
+#[derive(Default)]
+pub(crate) struct Batch {
+    pub frames: Vec<PostedFrame>,
+    pub int: Vec<[IntHop; MAX_INT_HOPS]>,
+    pub hdr: Vec<[u32; MAX_CC_HEADER_WORDS]>,
 }
 
 /// A QP's sender half of a periodic sample.
@@ -53,18 +74,30 @@ pub(crate) struct PartialSample {
 
 impl World {
     /// A frame leaves on a link whose far end another partition owns: it
-    /// takes its number as a scheduled arrival would, and waits in the
-    /// outbox until the window's numbers are serial. Its packet stays live
-    /// here until then, as the merge's count of live packets expects.
+    /// takes its number as a scheduled arrival would, and is copied into
+    /// the outbox while it is in cache, to wait there until the window's
+    /// numbers are serial. Its packet is counted live here until then, as
+    /// the merge's count of live packets expects.
     #[cold]
     #[inline(never)]
     pub(crate) fn post_elsewhere(&mut self, at: Time, port: u32, pkt: PacketId) {
         let seq = self.q.reserve_seq();
+        if self.q.is_muted() {
+            return;
+        }
         let ctx = self
             .part
             .as_mut()
             .expect("only a partition has a port whose peer is elsewhere");
-        ctx.outbox.push((at, seq, port, pkt));
+        let to = ctx.node_part[self.ports[port as usize].node as usize];
+        let b = &mut ctx.outbox[to as usize];
+        let packet = self.pkts.lend(pkt, &mut b.int, &mut b.hdr);
+        b.frames.push(PostedFrame {
+            at,
+            seq,
+            port,
+            packet,
+        });
     }
 
     /// [`World::take_samples`] in a partition: each QP half and switch port
@@ -255,13 +288,14 @@ pub(crate) struct Part {
 unsafe impl Send for Part {}
 
 impl Part {
-    pub fn new(mut w: World, id: u16, node_part: Arc<Vec<u16>>) -> Part {
+    pub fn new(mut w: World, id: u16, parts: usize, node_part: Arc<Vec<u16>>) -> Part {
         w.q.track_renumbering();
         w.part = Some(Box::new(PartCtx {
             id,
             node_part: node_part.clone(),
             samples: Vec::new(),
-            outbox: Vec::new(),
+            outbox: (0..parts).map(|_| Batch::default()).collect(),
+            skipped: Vec::new(),
         }));
         let port_part: Vec<u16> = w.ports.iter().map(|p| node_part[p.node as usize]).collect();
         for i in 0..w.ports.len() {
@@ -407,7 +441,7 @@ impl Part {
     /// per logged event, the serial number of its first), and post the
     /// frames bound for another partition (all at or after `end`) to its
     /// inbox. Returns the earliest time posted (`u64::MAX`: none).
-    pub fn renumber(&mut self, base: &[u64], end: Time, inbox: &[Mutex<Vec<Posted>>]) -> u64 {
+    pub fn renumber(&mut self, base: &[u64], end: Time, inbox: &[Mutex<Vec<Batch>>]) -> u64 {
         let w = &mut self.w;
         let to_serial = |s: u64| {
             if s < PROVISIONAL {
@@ -418,29 +452,30 @@ impl Part {
             }
         };
         w.q.renumber(to_serial);
-        for port in w.ports.iter_mut() {
-            if let Some(d) = port.skipped_tx_done.as_mut() {
+        let ctx = w.part.as_mut().expect("a partition");
+        for &p in &ctx.skipped {
+            if let Some(d) = w.ports[p as usize].skipped_tx_done.as_mut() {
                 d.seq = to_serial(d.seq);
             }
         }
-        let outbox = &mut w.part.as_mut().expect("a partition").outbox;
+        ctx.skipped.clear();
         let mut first = u64::MAX;
-        let mut posts: Vec<Vec<Posted>> = (0..inbox.len()).map(|_| Vec::new()).collect();
-        for (at, seq, port, pkt) in outbox.drain(..) {
-            let to = self.port_part[port as usize];
-            assert!(
-                at >= end,
-                "parallel run: a frame for partition {to} at {at} inside the window ending {end}"
-            );
-            first = first.min(at.ps());
-            let moved = w.pkts.take(pkt);
-            posts[to as usize].push((at, to_serial(seq), Event::Arrive { port, pkt }, Some(moved)));
-        }
-        for (to, p) in posts.into_iter().enumerate() {
-            if !p.is_empty() {
-                inbox[to].lock().expect("inbox").extend(p);
+        for (to, batch) in ctx.outbox.iter_mut().enumerate() {
+            if batch.frames.is_empty() {
+                continue;
             }
+            for f in batch.frames.iter_mut() {
+                assert!(
+                    f.at >= end,
+                    "parallel run: a frame for partition {to} at {} inside the window ending {end}",
+                    f.at
+                );
+                first = first.min(f.at.ps());
+                f.seq = to_serial(f.seq);
+            }
+            inbox[to].lock().expect("inbox").push(std::mem::take(batch));
         }
+        w.pkts.settle_lent();
         first
     }
 
@@ -465,16 +500,13 @@ impl Part {
     }
 
     /// Schedule what other partitions posted to this one.
-    pub fn take_in(&mut self, posted: Vec<Posted>) {
-        for (at, seq, ev, moved) in posted {
-            let ev = match (ev, moved) {
-                (Event::Arrive { port, .. }, Some(m)) => Event::Arrive {
-                    port,
-                    pkt: self.w.pkts.put(m),
-                },
-                (ev, _) => ev,
-            };
-            self.w.q.schedule_reserved(at, seq, ev);
+    pub fn take_in(&mut self, batches: Vec<Batch>) {
+        let w = &mut self.w;
+        for b in batches {
+            for (i, f) in b.frames.into_iter().enumerate() {
+                let pkt = w.pkts.put_lent(f.packet, b.int.get(i), b.hdr.get(i));
+                w.q.schedule_reserved(f.at, f.seq, Event::Arrive { port: f.port, pkt });
+            }
         }
     }
 }
