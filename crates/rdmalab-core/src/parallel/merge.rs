@@ -36,6 +36,39 @@ pub(crate) struct Settled {
     pub last: Option<(Time, u64)>,
 }
 
+/// For each entry of log `p`, how many entries of log `q` come before it in
+/// the serial order: a two-way merge of their times that steps either log
+/// without a data-dependent branch; only equal times (copies of a shared
+/// event, or a true tie) ask [`earlier`].
+fn count_before(logs: &[&WindowLog], p: usize, q: usize) -> Vec<u32> {
+    let (a, b) = (&logs[p].times, &logs[q].times);
+    let mut c = vec![0u32; a.len()];
+    let (mut i, mut j) = (0usize, 0usize);
+    while i < a.len() {
+        let Some(&tb) = b.get(j) else {
+            c[i..].fill(j as u32);
+            break;
+        };
+        let ta = a[i];
+        c[i] = j as u32;
+        if ta == tb {
+            match earlier(logs, (q, j), (p, i)) {
+                Ordering::Less => j += 1,
+                Ordering::Greater => i += 1,
+                Ordering::Equal => {
+                    i += 1;
+                    j += 1;
+                }
+            }
+        } else {
+            let take_b = (tb < ta) as usize;
+            j += take_b;
+            i += 1 - take_b;
+        }
+    }
+    c
+}
+
 /// Numbers taken by the `k`-th shared event: its copies in partitions that
 /// only created a flow's QP may have taken fewer than the owner's.
 fn shared_reserves(logs: &[&WindowLog], k: usize) -> u64 {
@@ -71,40 +104,35 @@ pub(crate) fn settle(p: usize, logs: &[&WindowLog], seq0: u64, live0: i64) -> Se
         rows: Vec::new(),
         last: None,
     };
-    // Per other partition: how many of its entries come before the current own one.
-    let mut cursor = vec![0usize; n];
+    // Per other partition and own entry: how many of its entries come first.
+    let before: Vec<(usize, Vec<u32>)> = (0..n)
+        .filter(|&q| q != p)
+        .map(|q| (q, count_before(logs, p, q)))
+        .collect();
     let mut shared_seen = 0usize;
     for (i, e) in own.entries.iter().enumerate() {
-        let (mut res, mut live, mut before) = (0u64, 0i64, 0u64);
-        for q in (0..n).filter(|&q| q != p) {
-            let other = &logs[q].entries;
-            let mut j = cursor[q];
-            while let Some(o) = other.get(j) {
-                if o.at < e.at || (o.at == e.at && earlier(logs, (q, j), (p, i)) == Ordering::Less)
-                {
-                    j += 1;
-                } else {
-                    break;
-                }
-            }
-            cursor[q] = j;
-            res += logs[q].res_at(j);
-            live += logs[q].live_at(j);
-            before += j as u64;
+        let (mut res, mut live, mut earlier_others) = (0u64, 0i64, 0u64);
+        for (q, c) in &before {
+            let j = c[i] as usize;
+            res += logs[*q].res_at(j);
+            live += logs[*q].live_at(j);
+            earlier_others += j as u64;
         }
         out.base
-            .push(seq0 + e.res_before as u64 + res + shared_before[shared_seen]);
+            .push(seq0 + own.res_before[i] as u64 + res + shared_before[shared_seen]);
         if e.copies == Copies::One {
-            let live_before = live0 + e.live_before as i64 + live;
+            let live_before = live0 + own.live_before[i] as i64 + live;
             out.pool_high = out.pool_high.max(live_before + e.rise as i64);
             out.peak_live = out.peak_live.max(live_before + e.live_delta as i64);
             if e.flows > 0 || e.pfc > 0 {
-                let place = i as u64 + before - (n as u64 - 1) * shared_seen as u64;
+                let place = i as u64 + earlier_others - (n as u64 - 1) * shared_seen as u64;
                 out.rows.push((place, i as u32));
             }
         } else {
             debug_assert!(
-                (0..n).all(|q| q == p || cursor[q] == logs[q].shared[shared_seen] as usize),
+                before
+                    .iter()
+                    .all(|(q, c)| c[i] == logs[*q].shared[shared_seen]),
                 "shared event {shared_seen} lines up with its copies"
             );
             debug_assert!(e.flows == 0 && e.pfc == 0, "a shared event appends no rows");
