@@ -38,8 +38,8 @@ pub(crate) struct Settled {
 
 /// For each entry of log `p`, how many entries of log `q` come before it in
 /// the serial order: a two-way merge of their times that steps either log
-/// without a data-dependent branch; only equal times (copies of a shared
-/// event, or a true tie) ask [`earlier`].
+/// without a data-dependent branch; equal times are settled by the logs'
+/// tie keys ([`super::part::tie_key`]), and only equal keys ask [`earlier`].
 fn count_before(logs: &[&WindowLog], p: usize, q: usize) -> Vec<u32> {
     let (a, b) = (&logs[p].times, &logs[q].times);
     let mut c = vec![0u32; a.len()];
@@ -52,7 +52,13 @@ fn count_before(logs: &[&WindowLog], p: usize, q: usize) -> Vec<u32> {
         let ta = a[i];
         c[i] = j as u32;
         if ta == tb {
-            match earlier(logs, (q, j), (p, i)) {
+            let (ka, kb) = (logs[p].ties[i], logs[q].ties[j]);
+            let order = if ka != kb {
+                kb.cmp(&ka)
+            } else {
+                earlier(logs, (q, j), (p, i))
+            };
+            match order {
                 Ordering::Less => j += 1,
                 Ordering::Greater => i += 1,
                 Ordering::Equal => {

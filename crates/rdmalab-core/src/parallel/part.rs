@@ -195,8 +195,9 @@ pub(crate) struct Logged {
 #[derive(Default)]
 pub(crate) struct WindowLog {
     pub entries: Vec<Logged>,
-    /// Per entry: its time (ps).
+    /// Per entry: its time (ps), and what decides most ties ([`tie_key`]).
     pub times: Vec<u64>,
+    pub ties: Vec<u64>,
     /// Per entry, prefix sums: the numbers taken by the earlier entries
     /// that this partition alone ran, and packets live after the earlier
     /// entries minus at the window's start.
@@ -214,6 +215,7 @@ impl WindowLog {
     fn clear(&mut self) {
         self.entries.clear();
         self.times.clear();
+        self.ties.clear();
         self.res_before.clear();
         self.live_before.clear();
         self.shared.clear();
@@ -244,6 +246,22 @@ impl Logged {
             let (parent, k) = parent_of(self.seq);
             Origin::Local { parent, k }
         }
+    }
+}
+
+/// What orders two events of different partitions at the same instant, as
+/// far as it can be told without walking their ancestry: an event numbered
+/// before the window by that number, before any numbered in it; one
+/// numbered in it by when its parent ran (`times`: the log's times so far).
+/// Equal keys need [`super::merge`]'s full comparison: the same event run
+/// by every partition, or two whose parents ran at the same instant.
+#[inline]
+pub(crate) fn tie_key(seq: u64, times: &[u64]) -> u64 {
+    if seq < PROVISIONAL {
+        seq
+    } else {
+        let (parent, _) = parent_of(seq);
+        (1 << 63) | times[parent as usize]
     }
 }
 
@@ -425,6 +443,7 @@ impl Part {
             copies,
         });
         log.times.push(at.ps());
+        log.ties.push(tie_key(seq, &log.times));
         log.res_before.push(log.res_total as u32);
         log.live_before.push(log.live_total as i32);
         if copies == Copies::One {
