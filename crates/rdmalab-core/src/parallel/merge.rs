@@ -343,3 +343,175 @@ fn earlier(logs: &[&WindowLog], a: (usize, usize), b: (usize, usize)) -> Orderin
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parallel::part::{provisional, Logged};
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+
+    /// One window of a made-up run on two partitions, run serially and
+    /// logged per partition as the partitions would log it; with what the
+    /// serial run knows about each logged event.
+    #[derive(Default)]
+    struct Window {
+        logs: [WindowLog; 2],
+        /// Per partition and entry: entries of the other log before it,
+        /// its first number, and its place among the window's events.
+        before: [Vec<u32>; 2],
+        base: [Vec<u64>; 2],
+        place: [Vec<u64>; 2],
+        /// Over the events one partition ran: the most live after one, and during one.
+        peak_live: i64,
+        pool_high: i64,
+        last: (Time, u64),
+        /// Ties between the partitions whose parents ran at different
+        /// times, and at the same time: both must occur.
+        ties_by_parent_time: u32,
+        ties_deeper: u32,
+    }
+
+    const SEQ0: u64 = 40;
+    const LIVE0: i64 = 7;
+
+    /// Times on a 10 ps grid and delays of 0, 10 or 20 ps, so many events
+    /// share an instant, and so do their parents.
+    fn window(seed: u64) -> Window {
+        let mut rng = crate::rng::RngStream::new(seed, "settle-test");
+        let mut w = Window::default();
+        // (time, serial number, partition (2: every one), logged number in each)
+        let mut pending = BinaryHeap::new();
+        for s in 0..SEQ0 {
+            let part = if rng.below(8) == 0 { 2 } else { rng.below(2) };
+            pending.push(Reverse((10 * rng.below(30), s, part, [s, s])));
+        }
+        let mut next = SEQ0;
+        let (mut live, mut serial_place) = (LIVE0, 0u64);
+        let (mut peak, mut pool) = (i64::MIN, i64::MIN);
+        // The last event of each partition at each instant, with its parent's time.
+        let mut last_at: [Option<(u64, Option<u64>)>; 2] = [None, None];
+        while let Some(Reverse((at, serial, part, logged_in))) = pending.pop() {
+            let logged = logged_in[part.min(1) as usize];
+            if at >= 400 || serial_place > 5_000 {
+                break;
+            }
+            let parents_at = |logs: &[WindowLog; 2], p: usize| {
+                (logged >= crate::parallel::PROVISIONAL).then(|| {
+                    let (parent, _) = crate::parallel::part::parent_of(logged);
+                    logs[p].times[parent as usize]
+                })
+            };
+            if part == 2 {
+                let mut delta_sum = 0;
+                let lens = [0, 1].map(|p| w.logs[p].entries.len() as u32);
+                // Like a periodic sample, it may schedule its next copy, in
+                // every partition under the same number.
+                let again = rng.below(2);
+                if again == 1 {
+                    let t = at + 10 * rng.below(3);
+                    let logged = lens.map(|i| provisional(i as usize));
+                    pending.push(Reverse((t, next, 2, logged)));
+                }
+                for p in 0..2 {
+                    let delta = rng.below(3) as i32 - 1;
+                    delta_sum += delta as i64;
+                    // Its copy in the other log does not come before it.
+                    w.before[p].push(lens[1 - p]);
+                    w.base[p].push(next);
+                    w.place[p].push(serial_place);
+                    w.logs[p].push(Logged {
+                        at: Time(at),
+                        seq: logged_in[p],
+                        reserves: again as u32,
+                        live_delta: delta,
+                        rise: delta.max(0) as u32,
+                        flows: 0,
+                        pfc: 0,
+                        copies: Copies::Sample,
+                    });
+                }
+                live += delta_sum;
+                next += again;
+            } else {
+                let p = part as usize;
+                let pa = parents_at(&w.logs, p);
+                if let (Some((t, Some(other_parent))), Some(mine)) = (last_at[1 - p], pa) {
+                    if t == at && other_parent != mine {
+                        w.ties_by_parent_time += 1;
+                    } else if t == at {
+                        w.ties_deeper += 1;
+                    }
+                }
+                let index = w.logs[p].entries.len();
+                // Fewer than one child on average: the window stays small.
+                let children = [0, 0, 1, 1, 1, 2][rng.below(6) as usize];
+                for k in 0..children {
+                    let t = at + 10 * rng.below(3);
+                    let logged = provisional(index) + k;
+                    pending.push(Reverse((t, next + k, part, [logged, logged])));
+                }
+                let delta = rng.below(3) as i32 - 1;
+                let rise = delta.max(0) as u32 + rng.below(2) as u32;
+                let flows = (rng.below(5) == 0) as u16;
+                w.before[p].push(w.logs[1 - p].entries.len() as u32);
+                w.base[p].push(next);
+                w.place[p].push(serial_place);
+                pool = pool.max(live + rise as i64);
+                live += delta as i64;
+                peak = peak.max(live);
+                w.logs[p].push(Logged {
+                    at: Time(at),
+                    seq: logged,
+                    reserves: children as u32,
+                    live_delta: delta,
+                    rise,
+                    flows,
+                    pfc: 0,
+                    copies: Copies::One,
+                });
+                next += children;
+                last_at[p] = Some((at, pa));
+            }
+            w.last = (Time(at), serial);
+            serial_place += 1;
+        }
+        (w.peak_live, w.pool_high) = (peak, pool);
+        w
+    }
+
+    #[test]
+    fn each_partition_settles_its_events_as_the_serial_run_ordered_them() {
+        let (mut by_parent_time, mut deeper) = (0, 0);
+        for seed in 0..300 {
+            let w = window(seed);
+            let logs: Vec<&WindowLog> = w.logs.iter().collect();
+            let (mut peak, mut pool) = (i64::MIN, i64::MIN);
+            let mut last = None;
+            for p in 0..2 {
+                let got = count_before(&logs, p, 1 - p);
+                assert_eq!(got, w.before[p], "seed {seed}, part {p}");
+                let s = settle(p, &logs, SEQ0, LIVE0);
+                assert_eq!(s.base, w.base[p], "seed {seed}, part {p}");
+                let places: Vec<u64> = s.rows.iter().map(|&(place, _)| place).collect();
+                let want: Vec<u64> = (0..w.logs[p].entries.len())
+                    .filter(|&i| w.logs[p].entries[i].flows > 0)
+                    .map(|i| w.place[p][i])
+                    .collect();
+                assert_eq!(places, want, "seed {seed}, part {p}");
+                peak = peak.max(s.peak_live);
+                pool = pool.max(s.pool_high);
+                last = last.max(s.last);
+            }
+            assert_eq!((peak, pool), (w.peak_live, w.pool_high), "seed {seed}");
+            assert_eq!(last, Some(w.last), "seed {seed}");
+            by_parent_time += w.ties_by_parent_time;
+            deeper += w.ties_deeper;
+        }
+        eprintln!("ties: {by_parent_time} by parent time, {deeper} deeper");
+        assert!(
+            by_parent_time > 100 && deeper > 100,
+            "{by_parent_time} {deeper}"
+        );
+    }
+}

@@ -212,6 +212,27 @@ pub(crate) struct WindowLog {
 }
 
 impl WindowLog {
+    /// Log the event just processed, with its prefix sums and tie key.
+    pub fn push(&mut self, e: Logged) {
+        self.times.push(e.at.ps());
+        self.ties.push(tie_key(e.seq, &self.times));
+        self.res_before.push(self.res_total as u32);
+        self.live_before.push(self.live_total as i32);
+        if e.copies == Copies::One {
+            self.res_total += e.reserves as u64;
+        } else {
+            self.shared.push(self.entries.len() as u32);
+        }
+        self.live_total += e.live_delta as i64;
+        assert!(
+            self.res_total < 1 << 32 && self.live_total.unsigned_abs() < 1 << 31,
+            "parallel run: a window took {} numbers, or its live packets changed by {}; too many to log",
+            self.res_total,
+            self.live_total
+        );
+        self.entries.push(e);
+    }
+
     fn clear(&mut self) {
         self.entries.clear();
         self.times.clear();
@@ -430,34 +451,16 @@ impl Part {
             reserves < 1 << CHILD_BITS && index < 1 << (50 - CHILD_BITS),
             "parallel run: an event scheduled {reserves} events, or a window holds {index} events; too many to number"
         );
-        let live_delta = (w.pkts.live() as i64 - live0 as i64) as i32;
-        let log = &mut self.log;
-        log.entries.push(Logged {
+        self.log.push(Logged {
             at,
             seq,
             reserves: reserves as u32,
-            live_delta,
+            live_delta: (w.pkts.live() as i64 - live0 as i64) as i32,
             rise: (w.pkts.peak() - live0) as u32,
             flows: (w.rec.flows.len() - flows0) as u16,
             pfc: (w.rec.pfc_events.len() - pfc0) as u16,
             copies,
         });
-        log.times.push(at.ps());
-        log.ties.push(tie_key(seq, &log.times));
-        log.res_before.push(log.res_total as u32);
-        log.live_before.push(log.live_total as i32);
-        if copies == Copies::One {
-            log.res_total += reserves;
-        } else {
-            log.shared.push(index as u32);
-        }
-        log.live_total += live_delta as i64;
-        assert!(
-            log.res_total < 1 << 32 && log.live_total.unsigned_abs() < 1 << 31,
-            "parallel run: a window took {} numbers, or its live packets changed by {}; too many to log",
-            log.res_total,
-            log.live_total
-        );
     }
 }
 
