@@ -1,5 +1,7 @@
 //! Run a scenario given as a JSON file (no outputs); prints counters.
 //! Used for profiling the core without Python: `cargo run --release --example run_json -- FILE`.
+//! `RDMALAB_THREADS=N` runs it split over N threads (`--threads N`).
+use rdmalab_core::parallel::{ParallelRun, Step};
 use rdmalab_core::scenario::Scenario;
 
 fn main() {
@@ -8,8 +10,23 @@ fn main() {
         .expect("usage: run_json SCENARIO.json");
     let text = std::fs::read_to_string(&path).expect("read scenario");
     let s = Scenario::from_json_str(&text).unwrap_or_else(|e| panic!("{e}"));
+    let threads: usize =
+        std::env::var("RDMALAB_THREADS").map_or(1, |t| t.parse().expect("threads"));
     let mut w = s.build().expect("build");
     let t0 = std::time::Instant::now();
+    if threads > 1 {
+        let mut worlds = vec![w];
+        for _ in 1..threads {
+            worlds.push(s.build().expect("build"));
+        }
+        let mut par = ParallelRun::new(worlds).unwrap_or_else(|e| panic!("{e}"));
+        let stop = par.with_world(|w| w.run.stop_at);
+        let step = par.run_until(stop).unwrap_or_else(|e| panic!("{e}"));
+        w = par.fold();
+        if step == Step::FoldToSerial {
+            w.run_to_end().unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
     if std::env::var("RDMALAB_HIST").is_ok() {
         for i in 1..=6u64 {
             let _ = w.run_until(rdmalab_core::time::Time(w.run.stop_at.ps() * i / 6));

@@ -95,6 +95,9 @@ fn shared_reserves(logs: &[&WindowLog], k: usize) -> u64 {
 /// at its start (`live0`). Reads every log; writes nothing shared.
 pub(crate) fn settle(p: usize, logs: &[&WindowLog], seq0: u64, live0: i64) -> Settled {
     let n = logs.len();
+    for l in logs {
+        l.check_sums();
+    }
     let own = logs[p];
     // Numbers taken by the shared events before the k-th.
     let mut shared_before = Vec::with_capacity(own.shared.len() + 1);
@@ -125,9 +128,9 @@ pub(crate) fn settle(p: usize, logs: &[&WindowLog], seq0: u64, live0: i64) -> Se
             earlier_others += j as u64;
         }
         out.base
-            .push(seq0 + own.res_before[i] as u64 + res + shared_before[shared_seen]);
+            .push(seq0 + own.before[i].res as u64 + res + shared_before[shared_seen]);
         if e.copies == Copies::One {
-            let live_before = live0 + own.live_before[i] as i64 + live;
+            let live_before = live0 + own.before[i].live as i64 + live;
             out.pool_high = out.pool_high.max(live_before + e.rise as i64);
             out.peak_live = out.peak_live.max(live_before + e.live_delta as i64);
             if e.flows > 0 || e.pfc > 0 {

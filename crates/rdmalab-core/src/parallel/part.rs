@@ -188,6 +188,15 @@ pub(crate) struct Logged {
     pub copies: Copies,
 }
 
+/// Prefix sums over a log's earlier entries: the numbers taken by those
+/// that this partition alone ran, and the packets live after them minus at
+/// the window's start.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct PrefixSums {
+    pub res: u32,
+    pub live: i32,
+}
+
 /// One partition's events of one window, as the settling threads read it.
 /// What the other partitions' threads read of it is kept apart, in
 /// compact arrays, so a walk over it touches 16 bytes per event, not a
@@ -198,11 +207,8 @@ pub(crate) struct WindowLog {
     /// Per entry: its time (ps), and what decides most ties ([`tie_key`]).
     pub times: Vec<u64>,
     pub ties: Vec<u64>,
-    /// Per entry, prefix sums: the numbers taken by the earlier entries
-    /// that this partition alone ran, and packets live after the earlier
-    /// entries minus at the window's start.
-    pub res_before: Vec<u32>,
-    pub live_before: Vec<i32>,
+    /// Per entry: the prefix sums before it.
+    pub before: Vec<PrefixSums>,
     /// Indices of the entries that every partition ran (`Copies` other
     /// than `One`): each log holds the same ones, in the same order.
     pub shared: Vec<u32>,
@@ -216,29 +222,35 @@ impl WindowLog {
     pub fn push(&mut self, e: Logged) {
         self.times.push(e.at.ps());
         self.ties.push(tie_key(e.seq, &self.times));
-        self.res_before.push(self.res_total as u32);
-        self.live_before.push(self.live_total as i32);
+        self.before.push(PrefixSums {
+            res: self.res_total as u32,
+            live: self.live_total as i32,
+        });
         if e.copies == Copies::One {
             self.res_total += e.reserves as u64;
         } else {
             self.shared.push(self.entries.len() as u32);
         }
         self.live_total += e.live_delta as i64;
+        self.entries.push(e);
+    }
+
+    /// The prefix sums fit their fields (checked once per window, before
+    /// anyone reads them).
+    pub fn check_sums(&self) {
         assert!(
             self.res_total < 1 << 32 && self.live_total.unsigned_abs() < 1 << 31,
             "parallel run: a window took {} numbers, or its live packets changed by {}; too many to log",
             self.res_total,
             self.live_total
         );
-        self.entries.push(e);
     }
 
     fn clear(&mut self) {
         self.entries.clear();
         self.times.clear();
         self.ties.clear();
-        self.res_before.clear();
-        self.live_before.clear();
+        self.before.clear();
         self.shared.clear();
         self.res_total = 0;
         self.live_total = 0;
@@ -247,15 +259,15 @@ impl WindowLog {
     /// Numbers taken by the first `c` entries, but the shared ones.
     #[inline]
     pub fn res_at(&self, c: usize) -> u64 {
-        self.res_before.get(c).map_or(self.res_total, |&r| r as u64)
+        self.before.get(c).map_or(self.res_total, |b| b.res as u64)
     }
 
     /// Packets live after the first `c` entries, minus at the window's start.
     #[inline]
     pub fn live_at(&self, c: usize) -> i64 {
-        self.live_before
+        self.before
             .get(c)
-            .map_or(self.live_total, |&l| l as i64)
+            .map_or(self.live_total, |b| b.live as i64)
     }
 }
 
@@ -278,12 +290,12 @@ impl Logged {
 /// by every partition, or two whose parents ran at the same instant.
 #[inline]
 pub(crate) fn tie_key(seq: u64, times: &[u64]) -> u64 {
-    if seq < PROVISIONAL {
-        seq
-    } else {
-        let (parent, _) = parent_of(seq);
-        (1 << 63) | times[parent as usize]
-    }
+    // Without a branch (a window mixes both kinds of number unpredictably):
+    // index 0 for a serial number, whose key does not use it.
+    let local = seq >= PROVISIONAL;
+    let parent = (seq.wrapping_sub(PROVISIONAL) >> CHILD_BITS) as usize;
+    let parent = std::hint::select_unpredictable(local, parent, 0);
+    std::hint::select_unpredictable(local, (1 << 63) | times[parent], seq)
 }
 
 /// Bits of a provisional number that count the numbers one event takes.
