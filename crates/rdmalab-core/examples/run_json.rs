@@ -21,7 +21,17 @@ fn main() {
         }
         let mut par = ParallelRun::new(worlds).unwrap_or_else(|e| panic!("{e}"));
         let stop = par.with_world(|w| w.run.stop_at);
-        let step = par.run_until(stop).unwrap_or_else(|e| panic!("{e}"));
+        // `RDMALAB_STEPS=K`: advance in K calls, as the command line's progress does.
+        let steps: u64 = std::env::var("RDMALAB_STEPS").map_or(1, |t| t.parse().expect("steps"));
+        let mut step = Step::Progress(rdmalab_core::world::Progress::Running);
+        for k in 1..=steps {
+            step = par
+                .run_until(rdmalab_core::time::Time(stop.ps() / steps * k))
+                .unwrap_or_else(|e| panic!("{e}"));
+            if step != Step::Progress(rdmalab_core::world::Progress::Running) {
+                break;
+            }
+        }
         w = par.fold();
         if step == Step::FoldToSerial {
             w.run_to_end().unwrap_or_else(|e| panic!("{e}"));

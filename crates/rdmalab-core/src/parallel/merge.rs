@@ -16,10 +16,28 @@
 //! around it. Only what must be joined (the shared events, the peaks, the
 //! table rows) is left to one thread ([`Merged::combine`]).
 
-use super::part::{Copies, Origin, Part, PartialSample, WindowLog};
+use super::part::{Copies, Origin, PartialSample, WindowLog};
 use crate::record::{CounterSample, FlowRecord, PfcEvent, PortSample, QpSample};
 use crate::time::Time;
 use std::cmp::Ordering;
+
+/// What a partition's thread publishes at the end of a window: its log,
+/// and what its events appended to the tables.
+#[derive(Default)]
+pub(crate) struct Published {
+    pub log: WindowLog,
+    pub flows: Vec<FlowRecord>,
+    pub pfc_events: Vec<PfcEvent>,
+    pub samples: Vec<PartialSample>,
+    /// The error its window stopped at, if any.
+    pub error: Option<crate::world::RunError>,
+    /// Flows it has started, and the data payload its NICs have sent for
+    /// the first time, so far: whether a flow may end in the next window.
+    pub flows_started: u64,
+    pub first_sent: u64,
+    /// CPU time of the window's events, ns.
+    pub cpu_ns: u64,
+}
 
 /// What one partition's thread works out about its own events of a window.
 pub(crate) struct Settled {
@@ -34,6 +52,8 @@ pub(crate) struct Settled {
     pub rows: Vec<(u64, u32)>,
     /// Its last event's (time, serial number).
     pub last: Option<(Time, u64)>,
+    /// CPU time of settling and renumbering, ns (set by the caller).
+    pub cpu_ns: u64,
 }
 
 /// For each entry of log `p`, how many entries of log `q` come before it in
@@ -112,6 +132,7 @@ pub(crate) fn settle(p: usize, logs: &[&WindowLog], seq0: u64, live0: i64) -> Se
         pool_high: i64::MIN,
         rows: Vec::new(),
         last: None,
+        cpu_ns: 0,
     };
     // Per other partition and own entry: how many of its entries come first.
     let before: Vec<(usize, Vec<u32>)> = (0..n)
@@ -189,12 +210,17 @@ impl Merged {
     /// shared events, the peaks, and the table rows in serial order.
     pub fn combine(
         &mut self,
-        parts: &mut [&mut Part],
-        logs: &[&WindowLog],
+        pubs: &mut [&mut Published],
         settled: &[Settled],
         keep_counters: bool,
     ) {
-        let n = parts.len();
+        let n = pubs.len();
+        let mut samples: Vec<Vec<PartialSample>> = pubs
+            .iter_mut()
+            .map(|p| std::mem::take(&mut p.samples))
+            .collect();
+        let logs: Vec<&WindowLog> = pubs.iter().map(|p| &p.log).collect();
+        let logs = &logs[..];
         let k_shared = logs[0].shared.len();
         let at_of = |l: &WindowLog, k: usize| l.entries[l.shared[k] as usize].at;
         for (q, l) in logs.iter().enumerate() {
@@ -222,8 +248,7 @@ impl Merged {
             if first.copies == Copies::Sample {
                 let taken: Vec<PartialSample> = (0..n)
                     .map(|q| {
-                        let ctx = parts[q].w.part.as_mut().expect("a partition");
-                        let s = std::mem::take(&mut ctx.samples[sample_at[q]]);
+                        let s = std::mem::take(&mut samples[q][sample_at[q]]);
                         sample_at[q] += 1;
                         s
                     })
@@ -247,14 +272,13 @@ impl Merged {
         let mut pfc_at = vec![0usize; n];
         for (_, q, i) in rows {
             let e = &logs[q].entries[i as usize];
-            let rec = &parts[q].w.rec;
             let f = e.flows as usize;
             self.flows
-                .extend_from_slice(&rec.flows[flow_at[q]..flow_at[q] + f]);
+                .extend_from_slice(&pubs[q].flows[flow_at[q]..flow_at[q] + f]);
             flow_at[q] += f;
             let c = e.pfc as usize;
             self.pfc_events
-                .extend_from_slice(&rec.pfc_events[pfc_at[q]..pfc_at[q] + c]);
+                .extend_from_slice(&pubs[q].pfc_events[pfc_at[q]..pfc_at[q] + c]);
             pfc_at[q] += c;
         }
         self.next_seq += logs.iter().map(|l| l.res_total).sum::<u64>() + shared_res;
@@ -264,10 +288,9 @@ impl Merged {
         if let Some(last) = settled.iter().filter_map(|s| s.last).max() {
             self.last = last;
         }
-        for part in parts.iter_mut() {
-            part.w.rec.flows.clear();
-            part.w.rec.pfc_events.clear();
-            part.w.part.as_mut().expect("a partition").samples.clear();
+        for p in pubs.iter_mut() {
+            p.flows.clear();
+            p.pfc_events.clear();
         }
     }
 

@@ -34,7 +34,7 @@ use crate::nic::qp::{Qp, Verb};
 use crate::time::{Duration, Time};
 use crate::world::{Event, Progress, RunError, World};
 use barrier::{PartnerPanicked, PoisonOnPanic, SpinBarrier};
-use merge::{Merged, Settled};
+use merge::{Merged, Published, Settled};
 use part::{Batch, Part, WindowLog};
 use partition::Partitioning;
 use std::panic::AssertUnwindSafe;
@@ -50,6 +50,11 @@ pub(crate) const PROVISIONAL: u64 = 1 << 50;
 pub struct ParallelRun {
     parts: Vec<Mutex<Part>>,
     coord: Coordinator,
+    /// Per window parity and thread: what its partition published of that
+    /// window, read by all. Two sets, because a thread may publish the next
+    /// window while the first thread still combines this one. Kept between
+    /// calls of [`ParallelRun::run_until`] so the logs keep their memory.
+    published: [Vec<RwLock<Published>>; 2],
 }
 
 /// The coordinator's state between windows.
@@ -94,6 +99,15 @@ struct Timing {
     combine_ns: u64,
 }
 
+/// What every thread decides after settling a window.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Next {
+    Go,
+    Fold,
+    /// A partition failed, or the event cap is reached.
+    Stop,
+}
+
 /// What the first thread decided at a barrier.
 #[derive(Clone, Debug, PartialEq)]
 enum Verdict {
@@ -110,8 +124,8 @@ struct Shared {
     next_event: Vec<AtomicU64>,
     /// Per thread: what others posted to it.
     inbox: Vec<Mutex<Vec<Batch>>>,
-    /// Per thread: its partition's log of the last window, read by all.
-    logs: Vec<RwLock<WindowLog>>,
+    /// Events merged before the current window.
+    events_before: AtomicU64,
     /// Per thread: what it worked out about its own events of the window.
     settled: Vec<Mutex<Option<Settled>>>,
     /// The serial number the window's first scheduled event takes, and the
@@ -119,8 +133,6 @@ struct Shared {
     seq0: AtomicU64,
     live0: AtomicI64,
     /// Per thread: CPU time of its last window's events, and settling.
-    work_ns: Vec<AtomicU64>,
-    settle_ns: Vec<AtomicU64>,
     verdict: Mutex<Verdict>,
 }
 
@@ -166,7 +178,12 @@ impl ParallelRun {
             .enumerate()
             .map(|(i, w)| Mutex::new(Part::new(w, i as u16, n, np.clone())))
             .collect();
-        Ok(ParallelRun { parts, coord })
+        let published = [0, 1].map(|_| (0..n).map(|_| RwLock::default()).collect());
+        Ok(ParallelRun {
+            parts,
+            coord,
+            published,
+        })
     }
 
     /// Threads (partitions) of this run.
@@ -226,25 +243,31 @@ impl ParallelRun {
     pub fn run_until(&mut self, until: Time) -> Result<Step, RunError> {
         let until = until.min(self.coord.stop_at);
         let parts = &self.parts;
+        let slots = &self.published;
         let coord = Mutex::new(&mut self.coord);
         let n = parts.len();
         let shared = Shared {
             barrier: SpinBarrier::new(n),
             next_event: (0..n).map(|_| AtomicU64::new(u64::MAX)).collect(),
             inbox: (0..n).map(|_| Mutex::new(Vec::new())).collect(),
-            logs: (0..n).map(|_| RwLock::new(WindowLog::default())).collect(),
+            events_before: AtomicU64::new(0),
             settled: (0..n).map(|_| Mutex::new(None)).collect(),
             seq0: AtomicU64::new(0),
             live0: AtomicI64::new(0),
-            work_ns: (0..n).map(|_| AtomicU64::new(0)).collect(),
-            settle_ns: (0..n).map(|_| AtomicU64::new(0)).collect(),
             verdict: Mutex::new(Verdict::Go),
         };
         {
             let c = coord.lock().expect("coordinator");
             shared.seq0.store(c.merged.next_seq, Ordering::Relaxed);
             shared.live0.store(c.merged.live, Ordering::Relaxed);
+            shared
+                .events_before
+                .store(c.merged.events, Ordering::Relaxed);
         }
+        let (max_events, may_end) = {
+            let c = coord.lock().expect("coordinator");
+            (c.max_events, c.may_end())
+        };
         let lookahead = coord.lock().expect("coordinator").lookahead;
         let start = coord.lock().expect("coordinator").window_start;
         let thread = |i: usize| -> Verdict {
@@ -255,6 +278,7 @@ impl ParallelRun {
                     .unwrap_or_else(|_| std::panic::panic_any(PartnerPanicked))
             };
             let mut window_start = start;
+            let mut parity = 0;
             {
                 let mut p = lock(i);
                 let next = p.w.q.peek_key().map_or(u64::MAX, |k| k.0.ps());
@@ -288,50 +312,65 @@ impl ParallelRun {
                 let begin = first.max(window_start.ps());
                 let end = Time(begin.saturating_add(lookahead.ps()).min(until.ps() + 1));
                 window_start = end;
+                parity ^= 1;
+                let published = &slots[parity];
                 let t0 = thread_cpu_ns();
                 {
                     let mut p = lock(i);
                     p.run_window(end);
-                    let mut log = shared.logs[i].write().expect("log");
-                    std::mem::swap(&mut p.log, &mut *log);
+                    let mut out = published[i].write().expect("published");
+                    p.publish(&mut out);
+                    out.cpu_ns = thread_cpu_ns() - t0;
                 }
-                shared.work_ns[i].store(thread_cpu_ns() - t0, Ordering::Release);
                 shared.barrier.wait();
                 // Every thread settles its own events, renumbers its queue
                 // and posts the frames bound elsewhere.
                 let t1 = thread_cpu_ns();
-                {
-                    let logs: Vec<_> = shared.logs.iter().map(|l| l.read().expect("log")).collect();
-                    let logs: Vec<&WindowLog> = logs.iter().map(|g| &**g).collect();
+                let next = {
+                    let pubs: Vec<_> = published
+                        .iter()
+                        .map(|l| l.read().expect("published"))
+                        .collect();
+                    let logs: Vec<&WindowLog> = pubs.iter().map(|g| &g.log).collect();
                     let seq0 = shared.seq0.load(Ordering::Acquire);
                     let live0 = shared.live0.load(Ordering::Acquire);
-                    let settled = merge::settle(i, &logs, seq0, live0);
+                    let mut settled = merge::settle(i, &logs, seq0, live0);
                     let mut p = lock(i);
                     let sent_first = p.renumber(&settled.base, end, &shared.inbox);
                     let next = p.w.q.peek_key().map_or(u64::MAX, |k| k.0.ps());
                     shared.next_event[i].store(next.min(sent_first), Ordering::Release);
+                    settled.cpu_ns = thread_cpu_ns() - t1;
                     *shared.settled[i].lock().expect("settled") = Some(settled);
-                }
-                shared.settle_ns[i].store(thread_cpu_ns() - t1, Ordering::Release);
+                    // Every thread tells from what all published whether the
+                    // run goes on, so none waits for the combine.
+                    let events = shared.events_before.load(Ordering::Acquire)
+                        + logs.iter().map(|l| l.entries.len() as u64).sum::<u64>()
+                        - (n as u64 - 1) * logs[0].shared.len() as u64;
+                    if pubs.iter().any(|p| p.error.is_some()) || events >= max_events {
+                        Next::Stop
+                    } else if may_end(
+                        pubs.iter().map(|p| p.flows_started).sum(),
+                        pubs.iter().map(|p| p.first_sent).sum(),
+                    ) {
+                        Next::Fold
+                    } else {
+                        Next::Go
+                    }
+                };
                 shared.barrier.wait();
                 {
                     let inbound = std::mem::take(&mut *shared.inbox[i].lock().expect("inbox"));
                     lock(i).take_in(inbound);
                 }
                 if i == 0 {
+                    // The combine runs while the others start the next window.
                     let t2 = thread_cpu_ns();
                     let mut c = coord.lock().expect("coordinator");
-                    let ns = |a: &[AtomicU64]| -> Vec<u64> {
-                        a.iter().map(|x| x.load(Ordering::Acquire)).collect()
-                    };
-                    let (work, settle) = (ns(&shared.work_ns), ns(&shared.settle_ns));
-                    c.timing.work_max_ns += work.iter().max().copied().unwrap_or(0);
-                    c.timing.work_sum_ns += work.iter().sum::<u64>();
-                    c.timing.settle_max_ns += settle.iter().max().copied().unwrap_or(0);
-                    let mut all: Vec<_> = (0..n).map(lock).collect();
-                    let mut all: Vec<&mut Part> = all.iter_mut().map(|g| &mut **g).collect();
-                    let logs: Vec<_> = shared.logs.iter().map(|l| l.read().expect("log")).collect();
-                    let logs: Vec<&WindowLog> = logs.iter().map(|g| &**g).collect();
+                    let mut pubs: Vec<_> = published
+                        .iter()
+                        .map(|l| l.write().expect("published"))
+                        .collect();
+                    let mut pubs: Vec<&mut Published> = pubs.iter_mut().map(|g| &mut **g).collect();
                     let settled: Vec<Settled> = shared
                         .settled
                         .iter()
@@ -342,23 +381,30 @@ impl ParallelRun {
                                 .expect("every thread settled")
                         })
                         .collect();
-                    let verdict = match c.combine(&mut all, &logs, &settled, end) {
-                        Err(e) => Verdict::Failed(e),
-                        Ok(()) if c.flow_may_end(&all) => Verdict::Fold,
-                        Ok(()) => Verdict::Go,
-                    };
+                    let work = pubs.iter().map(|p| p.cpu_ns);
+                    c.timing.work_max_ns += work.clone().max().unwrap_or(0);
+                    c.timing.work_sum_ns += work.sum::<u64>();
+                    let settling = settled.iter().map(|s| s.cpu_ns).max().unwrap_or(0);
+                    c.timing.settle_max_ns += settling;
+                    let combined = c.combine(&mut pubs, &settled, end);
                     shared.seq0.store(c.merged.next_seq, Ordering::Release);
                     shared.live0.store(c.merged.live, Ordering::Release);
-                    *shared.verdict.lock().expect("verdict") = verdict;
+                    shared
+                        .events_before
+                        .store(c.merged.events, Ordering::Release);
                     c.timing.combine_ns += thread_cpu_ns() - t2;
-                }
-                shared.barrier.wait();
-                let v = shared.verdict.lock().expect("verdict").clone();
-                if matches!(v, Verdict::Failed(_)) {
-                    return v;
-                }
-                if v == Verdict::Fold {
-                    return v;
+                    assert_eq!(
+                        combined.is_err(),
+                        next == Next::Stop,
+                        "parallel run: the threads' verdict and the combine agree"
+                    );
+                    match combined {
+                        Err(e) => return Verdict::Failed(e),
+                        Ok(()) if next == Next::Fold => return Verdict::Fold,
+                        Ok(()) => {}
+                    }
+                } else if next != Next::Go {
+                    return Verdict::Go;
                 }
             }
         };
@@ -651,35 +697,30 @@ impl Coordinator {
     /// that byte and its acknowledgement still need two link delays, and a
     /// window is at most that long.
     fn flow_may_end(&self, parts: &[&mut Part]) -> bool {
-        if self.run_to_stop || self.has_apps {
-            // The serial run ends at its stop time too: perftest applications never finish.
-            return false;
-        }
-        let started: u64 = parts.iter().map(|p| p.flows_started).sum();
-        let sent: u64 = parts
-            .iter()
-            .map(|p| p.w.stats.data_payload_first_sent)
-            .sum();
-        started == self.flows && sent >= self.flow_bytes
+        self.may_end()(
+            parts.iter().map(|p| p.flows_started).sum(),
+            parts
+                .iter()
+                .map(|p| p.w.stats.data_payload_first_sent)
+                .sum(),
+        )
     }
 
     /// Join the window that ended at `end`, once every thread settled its events.
     fn combine(
         &mut self,
-        parts: &mut [&mut Part],
-        logs: &[&WindowLog],
+        pubs: &mut [&mut Published],
         settled: &[Settled],
         end: Time,
     ) -> Result<(), RunError> {
-        for p in parts.iter_mut() {
+        for p in pubs.iter_mut() {
             if let Some(e) = p.error.take() {
                 return Err(e);
             }
         }
         self.window_start = end;
         self.windows += 1;
-        self.merged
-            .combine(parts, logs, settled, self.keep_counters);
+        self.merged.combine(pubs, settled, self.keep_counters);
         if self.merged.events >= self.max_events {
             return Err(RunError::EventCap {
                 limit: self.max_events,
@@ -687,6 +728,15 @@ impl Coordinator {
             });
         }
         Ok(())
+    }
+
+    /// Whether a flow may end within the next window, given the flows
+    /// started and the data payload sent for the first time, so far.
+    fn may_end(&self) -> impl Fn(u64, u64) -> bool + Sync {
+        // The serial run ends at its stop time too: perftest applications never finish.
+        let never = self.run_to_stop || self.has_apps;
+        let (flows, bytes) = (self.flows, self.flow_bytes);
+        move |started, sent| !never && started == flows && sent >= bytes
     }
 }
 

@@ -373,6 +373,20 @@ impl Part {
         }
     }
 
+    /// Hand what the last window produced to the settling threads: the log
+    /// (swapped with `out`'s old one, to reuse it), the table rows and
+    /// samples, the error, and the counters that say whether a flow may end.
+    pub fn publish(&mut self, out: &mut super::merge::Published) {
+        std::mem::swap(&mut self.log, &mut out.log);
+        let w = &mut self.w;
+        out.flows.append(&mut w.rec.flows);
+        out.pfc_events.append(&mut w.rec.pfc_events);
+        out.samples = std::mem::take(&mut w.part.as_mut().expect("a partition").samples);
+        out.error = self.error.take();
+        out.flows_started = self.flows_started;
+        out.first_sent = w.stats.data_payload_first_sent;
+    }
+
     /// Process every event before `end`, numbering what they schedule from
     /// [`PROVISIONAL`] on. Stops at the first error (kept in `error`).
     pub fn run_window(&mut self, end: Time) {
