@@ -12,7 +12,7 @@
 //! (the table rows, the samples, the peak of live packets).
 //! docs/parallel.md has the measurements.
 //!
-//! What limits it: three barriers per window (a 1 µs link delay
+//! What limits it: two barriers per window (a 1 µs link delay
 //! makes windows of 1 µs of simulated time, so small fabrics gain little);
 //! the partitions' share of the traffic (hosts by rack block, switches above
 //! them by where their neighbours are); and the end of a run: once every
@@ -234,12 +234,12 @@ impl ParallelRun {
     /// time), as [`World::run_until`] does, unless the run must fold first.
     ///
     /// Each thread owns one partition. Per window: all run their partition
-    /// to the window's end and publish its log; all settle their own events
-    /// against every log, renumber their pending events and post the frames
-    /// bound elsewhere; all take in what was posted to them, while the first
-    /// thread combines the window (the only serial step, no longer per
-    /// event); and, from what every thread published, all agree on the next
-    /// window's end.
+    /// to the window's end and publish its log (barrier); all settle their
+    /// own events against every log, renumber their pending events, post
+    /// the frames bound elsewhere and decide from what all published whether
+    /// the run goes on (barrier); all take in what was posted to them, and
+    /// the first thread combines the window (the only serial step, per row,
+    /// not per event) while the others start the next one.
     pub fn run_until(&mut self, until: Time) -> Result<Step, RunError> {
         let until = until.min(self.coord.stop_at);
         let parts = &self.parts;
