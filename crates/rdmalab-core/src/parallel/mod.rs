@@ -116,6 +116,12 @@ enum Verdict {
     Failed(RunError),
 }
 
+/// A lock's guard; if the lock is poisoned, the thread that held it
+/// panicked, and that panic is the one to report.
+fn held<G>(r: std::sync::LockResult<G>) -> G {
+    r.unwrap_or_else(|_| std::panic::panic_any(PartnerPanicked))
+}
+
 /// What the threads of a parallel run share.
 struct Shared {
     barrier: SpinBarrier,
@@ -132,7 +138,8 @@ struct Shared {
     /// packets live at its start (the merged state at the window's start).
     seq0: AtomicU64,
     live0: AtomicI64,
-    /// Per thread: CPU time of its last window's events, and settling.
+    /// What thread 0 found before the first window: the run may have to
+    /// fold at once.
     verdict: Mutex<Verdict>,
 }
 
@@ -272,11 +279,7 @@ impl ParallelRun {
         let start = coord.lock().expect("coordinator").window_start;
         let thread = |i: usize| -> Verdict {
             let _poison = PoisonOnPanic(&shared.barrier);
-            let lock = |j: usize| {
-                parts[j]
-                    .lock()
-                    .unwrap_or_else(|_| std::panic::panic_any(PartnerPanicked))
-            };
+            let lock = |j: usize| held(parts[j].lock());
             let mut window_start = start;
             let mut parity = 0;
             {
@@ -318,7 +321,7 @@ impl ParallelRun {
                 {
                     let mut p = lock(i);
                     p.run_window(end);
-                    let mut out = published[i].write().expect("published");
+                    let mut out = held(published[i].write());
                     p.publish(&mut out);
                     out.cpu_ns = thread_cpu_ns() - t0;
                 }
@@ -327,10 +330,7 @@ impl ParallelRun {
                 // and posts the frames bound elsewhere.
                 let t1 = thread_cpu_ns();
                 let next = {
-                    let pubs: Vec<_> = published
-                        .iter()
-                        .map(|l| l.read().expect("published"))
-                        .collect();
+                    let pubs: Vec<_> = published.iter().map(|l| held(l.read())).collect();
                     let logs: Vec<&WindowLog> = pubs.iter().map(|g| &g.log).collect();
                     let seq0 = shared.seq0.load(Ordering::Acquire);
                     let live0 = shared.live0.load(Ordering::Acquire);
@@ -340,7 +340,7 @@ impl ParallelRun {
                     let next = p.w.q.peek_key().map_or(u64::MAX, |k| k.0.ps());
                     shared.next_event[i].store(next.min(sent_first), Ordering::Release);
                     settled.cpu_ns = thread_cpu_ns() - t1;
-                    *shared.settled[i].lock().expect("settled") = Some(settled);
+                    *held(shared.settled[i].lock()) = Some(settled);
                     // Every thread tells from what all published whether the
                     // run goes on, so none waits for the combine.
                     let events = shared.events_before.load(Ordering::Acquire)
@@ -359,27 +359,19 @@ impl ParallelRun {
                 };
                 shared.barrier.wait();
                 {
-                    let inbound = std::mem::take(&mut *shared.inbox[i].lock().expect("inbox"));
+                    let inbound = std::mem::take(&mut *held(shared.inbox[i].lock()));
                     lock(i).take_in(inbound);
                 }
                 if i == 0 {
                     // The combine runs while the others start the next window.
                     let t2 = thread_cpu_ns();
                     let mut c = coord.lock().expect("coordinator");
-                    let mut pubs: Vec<_> = published
-                        .iter()
-                        .map(|l| l.write().expect("published"))
-                        .collect();
+                    let mut pubs: Vec<_> = published.iter().map(|l| held(l.write())).collect();
                     let mut pubs: Vec<&mut Published> = pubs.iter_mut().map(|g| &mut **g).collect();
                     let settled: Vec<Settled> = shared
                         .settled
                         .iter()
-                        .map(|s| {
-                            s.lock()
-                                .expect("settled")
-                                .take()
-                                .expect("every thread settled")
-                        })
+                        .map(|s| held(s.lock()).take().expect("every thread settled"))
                         .collect();
                     let work = pubs.iter().map(|p| p.cpu_ns);
                     c.timing.work_max_ns += work.clone().max().unwrap_or(0);

@@ -1,6 +1,6 @@
 //! One partition of a parallel run: a whole [`World`] of which it advances
-//! only the nodes it owns, logging each event it processes so the
-//! coordinator can put the partitions' events back into the serial order.
+//! only the nodes it owns, logging each event it processes so every
+//! thread can place its partition's events in the serial order.
 
 use super::PROVISIONAL;
 use crate::control::MAX_CC_HEADER_WORDS;
@@ -527,7 +527,7 @@ impl Part {
                 first = first.min(f.at.ps());
                 f.seq = to_serial(f.seq);
             }
-            inbox[to].lock().expect("inbox").push(std::mem::take(batch));
+            super::held(inbox[to].lock()).push(std::mem::take(batch));
         }
         w.pkts.settle_lent();
         first
