@@ -93,6 +93,8 @@ struct Timing {
     /// Per window, the slowest thread's events, summed; and all threads'.
     work_max_ns: u64,
     work_sum_ns: u64,
+    /// Per thread, its events over the whole run: the static balance.
+    work_ns: Vec<u64>,
     /// Per window, the slowest thread's settling and renumbering, summed;
     /// and the combine (one thread).
     settle_max_ns: u64,
@@ -375,7 +377,11 @@ impl ParallelRun {
                         .collect();
                     let work = pubs.iter().map(|p| p.cpu_ns);
                     c.timing.work_max_ns += work.clone().max().unwrap_or(0);
-                    c.timing.work_sum_ns += work.sum::<u64>();
+                    c.timing.work_sum_ns += work.clone().sum::<u64>();
+                    c.timing.work_ns.resize(n, 0);
+                    for (t, w) in c.timing.work_ns.iter_mut().zip(work) {
+                        *t += w;
+                    }
                     let settling = settled.iter().map(|s| s.cpu_ns).max().unwrap_or(0);
                     c.timing.settle_max_ns += settling;
                     let combined = c.combine(&mut pubs, &settled, end);
@@ -454,12 +460,17 @@ impl ParallelRun {
         if std::env::var_os("RDMALAB_PARALLEL_STATS").is_some() {
             let t = &coord.timing;
             eprintln!(
-                "parallel: {} windows, {} events, {:.0} events per window; CPU s per window, summed: events {:.2} on the slowest thread ({:.2} all threads), settling and renumbering {:.2} on the slowest thread, combine {:.2}; critical path {:.2}",
+                "parallel: {} windows, {} events, {:.0} events per window; CPU s per window, summed: events {:.2} on the slowest thread ({:.2} all threads: {}), settling and renumbering {:.2} on the slowest thread, combine {:.2}; critical path {:.2}",
                 coord.windows,
                 coord.merged.events,
                 coord.merged.events as f64 / coord.windows.max(1) as f64,
                 t.work_max_ns as f64 / 1e9,
                 t.work_sum_ns as f64 / 1e9,
+                t.work_ns
+                    .iter()
+                    .map(|w| format!("{:.2}", *w as f64 / 1e9))
+                    .collect::<Vec<_>>()
+                    .join(" + "),
                 t.settle_max_ns as f64 / 1e9,
                 t.combine_ns as f64 / 1e9,
                 (t.work_max_ns + t.settle_max_ns + t.combine_ns) as f64 / 1e9,
