@@ -62,7 +62,6 @@ pub(crate) struct Settled {
 /// tie keys ([`super::part::tie_key`]), and only equal keys ask [`earlier`].
 fn count_before(logs: &[&WindowLog], p: usize, q: usize) -> Vec<u32> {
     let (a, b) = (&logs[p].times, &logs[q].times);
-    let (ka, kb) = (&logs[p].ties, &logs[q].ties);
     let mut c = vec![0u32; a.len()];
     let (mut i, mut j) = (0usize, 0usize);
     while i < a.len() {
@@ -72,12 +71,14 @@ fn count_before(logs: &[&WindowLog], p: usize, q: usize) -> Vec<u32> {
         };
         let ta = a[i];
         c[i] = j as u32;
-        // (time, tie key) compared without a branch: on the ns-3 inputs
-        // equal times are too common to branch on.
-        let (x, y) = (ka[i], kb[j]);
-        let same_time = ta == tb;
-        if same_time & (x == y) {
-            match earlier(logs, (q, j), (p, i)) {
+        if ta == tb {
+            let (ka, kb) = (logs[p].ties[i], logs[q].ties[j]);
+            let order = if ka != kb {
+                kb.cmp(&ka)
+            } else {
+                earlier(logs, (q, j), (p, i))
+            };
+            match order {
                 Ordering::Less => j += 1,
                 Ordering::Greater => i += 1,
                 Ordering::Equal => {
@@ -86,7 +87,7 @@ fn count_before(logs: &[&WindowLog], p: usize, q: usize) -> Vec<u32> {
                 }
             }
         } else {
-            let take_b = ((tb < ta) | (same_time & (y < x))) as usize;
+            let take_b = (tb < ta) as usize;
             j += take_b;
             i += 1 - take_b;
         }
