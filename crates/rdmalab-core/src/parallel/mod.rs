@@ -402,6 +402,8 @@ impl ParallelRun {
                         Ok(()) => {}
                     }
                 } else if next != Next::Go {
+                    // Thread 0 returns the run's verdict (with the error,
+                    // if any); the others only stop.
                     return Verdict::Go;
                 }
             }
