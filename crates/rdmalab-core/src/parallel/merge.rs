@@ -95,6 +95,13 @@ fn count_before(logs: &[&WindowLog], p: usize, q: usize) -> Vec<u32> {
     c
 }
 
+/// Events in one window's logs, each counted once (every partition logs
+/// the shared ones).
+pub(crate) fn events_in(logs: &[&WindowLog]) -> u64 {
+    let logged: u64 = logs.iter().map(|l| l.entries.len() as u64).sum();
+    logged - (logs.len() as u64 - 1) * logs[0].shared.len() as u64
+}
+
 /// Numbers taken by the `k`-th shared event: its copies in partitions that
 /// only created a flow's QP may have taken fewer than the owner's.
 fn shared_reserves(logs: &[&WindowLog], k: usize) -> u64 {
@@ -282,8 +289,7 @@ impl Merged {
             pfc_at[q] += c;
         }
         self.next_seq += logs.iter().map(|l| l.res_total).sum::<u64>() + shared_res;
-        let logged: u64 = logs.iter().map(|l| l.entries.len() as u64).sum();
-        self.events += logged - (n as u64 - 1) * k_shared as u64;
+        self.events += events_in(logs);
         self.live = live0 + logs.iter().map(|l| l.live_total).sum::<i64>();
         if let Some(last) = settled.iter().filter_map(|s| s.last).max() {
             self.last = last;

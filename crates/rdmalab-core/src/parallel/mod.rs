@@ -345,9 +345,8 @@ impl ParallelRun {
                     *held(shared.settled[i].lock()) = Some(settled);
                     // Every thread tells from what all published whether the
                     // run goes on, so none waits for the combine.
-                    let events = shared.events_before.load(Ordering::Acquire)
-                        + logs.iter().map(|l| l.entries.len() as u64).sum::<u64>()
-                        - (n as u64 - 1) * logs[0].shared.len() as u64;
+                    let events =
+                        shared.events_before.load(Ordering::Acquire) + merge::events_in(&logs);
                     if pubs.iter().any(|p| p.error.is_some()) || events >= max_events {
                         Next::Stop
                     } else if may_end(
