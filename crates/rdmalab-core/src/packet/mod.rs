@@ -260,6 +260,18 @@ impl PacketPool {
         self.free.push(id);
     }
 
+    /// Where packet `id` lives (a prefetch hint: `id` may be stale).
+    #[inline]
+    pub fn slot_ptr(&self, id: PacketId) -> *const Packet {
+        self.slots.as_ptr().wrapping_add(id as usize)
+    }
+
+    /// The QP of slot `id` if there is such a slot, live or not (a hint).
+    #[inline]
+    pub fn peek_qp(&self, id: PacketId) -> Option<QpId> {
+        self.slots.get(id as usize).map(|p| p.qp)
+    }
+
     #[inline]
     pub fn get(&self, id: PacketId) -> &Packet {
         &self.slots[id as usize]

@@ -419,6 +419,7 @@ impl Part {
 
     fn step(&mut self, at: Time, seq: u64) {
         let (_, ev) = self.w.q.pop().expect("peeked");
+        self.w.prefetch_ahead();
         // Only a link crosses partitions, and a frame that crosses one is
         // posted, not queued here (`World::post_elsewhere`).
         debug_assert!(
