@@ -379,7 +379,7 @@ impl World {
                     }
                     node_index[i] = nics.len() as u32;
                     let port = node_ports[i][0];
-                    let mut nic = Nic::new(i as u32, port, ports[port as usize].rate);
+                    let mut nic = Nic::new(i as u32, port, ports[port as usize].rate());
                     nic.res = nic_cfg
                         .resources
                         .as_ref()
@@ -396,7 +396,7 @@ impl World {
                     node_index[i] = switches.len() as u32;
                     let port_links: Vec<_> = node_ports[i]
                         .iter()
-                        .map(|&p| (ports[p as usize].rate, ports[p as usize].delay.ps()))
+                        .map(|&p| (ports[p as usize].rate(), ports[p as usize].delay.ps()))
                         .collect();
                     let local = switch_cfg.local(i as u32);
                     let mut bcfg = local.buffer;
@@ -405,7 +405,7 @@ impl World {
                         bcfg.pfc_alpha_reference_rate = topo
                             .hosts()
                             .next()
-                            .map(|h| ports[node_ports[h as usize][0] as usize].rate);
+                            .map(|h| ports[node_ports[h as usize][0] as usize].rate());
                     }
                     let buffer = SharedBuffer::new(bcfg, &port_links);
                     if buffer.cfg.pfc_enabled && buffer.set_aside_bytes() >= buffer.cfg.size_bytes {
@@ -712,7 +712,7 @@ impl World {
         let port_ref = &mut self.ports[port as usize];
         port_ref.busy = true;
         port_ref.tx_bytes += frame as u64;
-        let ser = self.run.tx_time.of(port_ref.rate, wire);
+        let ser = port_ref.serialization(self.run.tx_time, wire);
         let lost = !is_pfc && (!port_ref.up || port_ref.rng.chance(port_ref.loss));
         let (peer, delay, up, local) = (port_ref.peer, port_ref.delay, port_ref.up, port_ref.local);
         let elsewhere = port_ref.peer_elsewhere;
@@ -855,7 +855,7 @@ impl World {
         for &a in &hosts {
             for &b in &hosts {
                 if a != b {
-                    let line = self.ports[self.node_ports[a as usize][0] as usize].rate;
+                    let line = self.ports[self.node_ports[a as usize][0] as usize].rate();
                     max = max.max(
                         self.path_facts(a, b, crate::net::routing::L4Ports::rocev2(10000), line)
                             .base_rtt,

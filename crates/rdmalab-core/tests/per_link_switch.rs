@@ -41,7 +41,7 @@ fn a_tier_rate_sets_every_link_between_the_two_tiers_and_the_flow_runs_at_it() {
         } else {
             Rate::gbps(100)
         };
-        assert_eq!(p.rate, want, "port {a} -> {b}");
+        assert_eq!(p.rate(), want, "port {a} -> {b}");
     }
     // 1 MB in 1000 B packets of 1082 B on the wire: 346 µs at 25 Gb/s, not 87 µs at 100.
     let f = &w.rec.flows[0];

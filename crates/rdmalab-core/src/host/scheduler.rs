@@ -78,7 +78,7 @@ impl World {
                 ..Default::default()
             };
             sig.port_utilization = (port.tx_bytes - sched.tx_bytes) as f64
-                / port.rate.bytes_in(cfg.period).max(1) as f64;
+                / port.rate().bytes_in(cfg.period).max(1) as f64;
             sched.tx_bytes = port.tx_bytes;
             if let Some(r) = &nic.res {
                 let (h0, m0) = sched.qpc;

@@ -14,7 +14,7 @@ pub mod topology;
 
 use crate::packet::{PacketId, PacketPool, NUM_CLASSES};
 use crate::rng::RngStream;
-use crate::time::{Duration, Rate};
+use crate::time::{Duration, Rate, TxTime};
 use buffer::EcnConfig;
 
 /// Traffic class that carries ACK, NACK, CNP and PFC frames: strict priority,
@@ -103,7 +103,11 @@ pub struct Port {
     pub local: u32,
     /// The port at the other end of the link.
     pub peer: u32,
-    pub rate: Rate,
+    /// Picoseconds per byte at `rate` when that is a whole number (as at
+    /// every rate in Gb/s that divides 8,000), else 0: serialising a frame
+    /// is then a multiplication, not a 64-bit division per frame.
+    ps_per_byte: u32,
+    rate: Rate,
     pub delay: Duration,
     /// Frame bytes transmitted since the start (INT's txBytes).
     pub tx_bytes: u64,
@@ -117,6 +121,18 @@ pub struct Port {
     pub ecn: EcnConfig,
     pub link: u32,
     pub rng: RngStream,
+}
+
+/// Picoseconds per byte at `rate` if whole and below 2^32, else 0.
+fn ps_per_byte(rate: Rate) -> u32 {
+    const PS_PER_BYTE_AT_1BPS: u64 = 8 * 1_000_000_000_000;
+    match rate.bps() {
+        0 => 0,
+        bps if PS_PER_BYTE_AT_1BPS % bps == 0 => {
+            u32::try_from(PS_PER_BYTE_AT_1BPS / bps).unwrap_or(0)
+        }
+        _ => 0,
+    }
 }
 
 impl Port {
@@ -140,6 +156,7 @@ impl Port {
             node,
             local,
             peer: u32::MAX,
+            ps_per_byte: ps_per_byte(rate),
             rate,
             delay,
             tx_bytes: 0,
@@ -151,6 +168,24 @@ impl Port {
             link,
             rng,
         }
+    }
+
+    /// The link's rate in this direction.
+    #[inline]
+    pub fn rate(&self) -> Rate {
+        self.rate
+    }
+
+    /// How long a frame of `bytes` (on the wire) occupies the link, timed
+    /// by `tx`: the same as `tx.of(self.rate(), bytes)`.
+    #[inline]
+    pub fn serialization(&self, tx: TxTime, bytes: u64) -> Duration {
+        if tx == TxTime::Exact && self.ps_per_byte != 0 {
+            if let Some(ps) = bytes.checked_mul(self.ps_per_byte as u64) {
+                return Duration(ps);
+            }
+        }
+        tx.of(self.rate, bytes)
     }
 
     /// A frame of any class is queued.
@@ -331,6 +366,41 @@ mod tests {
                 assert_eq!(p.has_queued(), p.queues().iter().any(|q| !q.is_empty()));
             }
         }
+    }
+
+    /// The multiplication a port keeps for whole picoseconds per byte gives
+    /// the division's times, at whole and other rates, up to huge frames.
+    #[test]
+    fn a_port_serialises_as_its_rate_does() {
+        let rates = [
+            Rate(3),
+            Rate(2_000),
+            Rate(8_000_000_000_000),
+            Rate::mbps(100),
+            Rate::gbps(25),
+            Rate::gbps(56),
+            Rate::gbps(100),
+            Rate::gbps(400),
+            Rate(99_999_999_999),
+        ];
+        for rate in rates {
+            let rng = RngStream::new(1, "serialise");
+            let p = Port::new(0, 0, 0, rate, Duration::from_us(1), rng);
+            for bytes in [0u64, 1, 64, 1048, 9000, 2_305_844, 1 << 40, u64::MAX / 8] {
+                for tx in [TxTime::Exact, TxTime::Ns3Truncated] {
+                    if tx == TxTime::Ns3Truncated && bytes > 1 << 40 {
+                        continue; // (ns-3's double overflows its fixed point there)
+                    }
+                    assert_eq!(
+                        p.serialization(tx, bytes),
+                        tx.of(rate, bytes),
+                        "{bytes} B at {rate} ({tx:?})"
+                    );
+                }
+            }
+        }
+        assert_eq!(ps_per_byte(Rate::gbps(100)), 80);
+        assert_eq!(ps_per_byte(Rate::gbps(56)), 0);
     }
 
     /// What every frame touches fits the first cache line, and a port stays

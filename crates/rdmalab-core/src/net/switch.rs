@@ -212,7 +212,7 @@ impl World {
                     qlen_bytes: port_ref.queued_total,
                     tx_bytes: port_ref.tx_bytes + frame,
                     timestamp: self.q.now(),
-                    link_rate: port_ref.rate,
+                    link_rate: port_ref.rate(),
                 };
                 if let Some(m) = self.switch_cfg.int_multi {
                     let (q, b) = (80 * m as u64, 128 * m as u64);

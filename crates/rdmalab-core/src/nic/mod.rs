@@ -1063,7 +1063,7 @@ impl World {
                 None => (0.0, Duration::ZERO),
             };
             let port_utilization =
-                (port.tx_bytes - tx0) as f64 / port.rate.bytes_in(iv).max(1) as f64;
+                (port.tx_bytes - tx0) as f64 / port.rate().bytes_in(iv).max(1) as f64;
             let parked = nic.parked.iter().map(|r| &r.0 .1);
             let active_qps = nic
                 .active

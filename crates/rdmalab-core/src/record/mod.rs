@@ -288,7 +288,7 @@ impl World {
         let mut port = self.node_ports[src as usize][0];
         for _ in 0..64 {
             let p = &self.ports[port as usize];
-            links.push((p.rate, p.delay));
+            links.push((p.rate(), p.delay));
             let next = self.ports[p.peer as usize].node;
             if next == dst || !self.is_switch(next) {
                 break;
