@@ -116,6 +116,13 @@ pub const STUCK_EVENTS: u64 = 20_000_000;
 const PREFETCH_FAR: usize = 4;
 const PREFETCH_NEAR: usize = 2;
 
+/// Prefetch only when the ports and packet slots span more than this: a
+/// core's share of L2 on the machines we measure on (1 MiB). Below it they
+/// stay cached and the hints only cost: on benchmark (a), 96 ports and
+/// 5,751 slots (0.35 MiB), prefetching made a run 4 % slower; on (b), 960
+/// ports and 23,871 slots (1.5 MiB), 6 % faster.
+const PREFETCH_ABOVE_BYTES: usize = 1 << 20;
+
 impl std::fmt::Display for RunError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -610,6 +617,11 @@ impl World {
     #[inline(always)]
     pub(crate) fn prefetch_ahead(&self) {
         use crate::engine::prefetch;
+        let spans =
+            self.ports.len() * std::mem::size_of::<crate::net::Port>() + self.pkts.slot_bytes();
+        if spans <= PREFETCH_ABOVE_BYTES {
+            return;
+        }
         match self.q.upcoming(PREFETCH_FAR) {
             Some(&Event::Arrive { port, pkt } | &Event::RxCoreDone { port, pkt }) => {
                 prefetch(self.pkts.slot_ptr(pkt));

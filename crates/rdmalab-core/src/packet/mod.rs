@@ -282,6 +282,12 @@ impl PacketPool {
         &mut self.slots[id as usize]
     }
 
+    /// Bytes of packet slots, live or free: what the pool spans in memory.
+    #[inline]
+    pub fn slot_bytes(&self) -> usize {
+        self.slots.len() * std::mem::size_of::<Packet>()
+    }
+
     /// Packets currently allocated (in a queue or on a link).
     pub fn live(&self) -> usize {
         self.live
