@@ -314,9 +314,10 @@ impl<E: Copy> EventQueue<E> {
         }
     }
 
-    /// About the `k`-th event after the next one: from the current bucket's
-    /// sorted run, else from the next bucket (unsorted). For prefetching the
-    /// state it will touch, never for logic: a late insert may come first.
+    /// The event `k` places after the next one (0: the next one), from the
+    /// current bucket's sorted run, else one of the next bucket's (which is
+    /// not sorted yet). For prefetching the state it will touch, never for
+    /// logic: an event scheduled later may still come before it.
     #[inline]
     pub fn upcoming(&self, k: usize) -> Option<&E> {
         let i = self.run_pos + k;

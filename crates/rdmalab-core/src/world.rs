@@ -119,7 +119,7 @@ const PREFETCH_NEAR: usize = 2;
 /// Prefetch only when the ports and packet slots span more than this: a
 /// core's share of L2 on the machines we measure on (1 MiB). Below it they
 /// stay cached and the hints only cost: on benchmark (a), 96 ports and
-/// 5,751 slots (0.35 MiB), prefetching made a run 4 % slower; on (b), 960
+/// 5,751 slots (0.33 MiB), prefetching made a run 5 % slower; on (b), 960
 /// ports and 23,871 slots (1.5 MiB), 6 % faster.
 const PREFETCH_ABOVE_BYTES: usize = 1 << 20;
 
@@ -611,7 +611,8 @@ impl World {
     }
 
     /// Start loading what the next few events will read first: an arrival's
-    /// packet and port, and, an event later, its flow's remembered path.
+    /// packet and port four events ahead, its flow's remembered path two
+    /// events ahead (by then the packet, which names the QP, is cached).
     /// These loads missed the cache on almost every arrival (the packet was
     /// last touched a link delay ago); as hints they change no result.
     #[inline(always)]
