@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Compare the simulation core of two revisions on the same scenarios, the
+# way the speed figures in README.md were measured: build the core's
+# `run_json` example at each revision, then run the two binaries in
+# alternation (A, B, A, B, ...) so that both see the same drift of a shared
+# machine, and print every pair and the medians. Simulation only: no Python,
+# no outputs written. Both runs must report the same event count, or the
+# revisions do not simulate the same thing and the comparison is refused.
+#
+#   scripts/ab-core.sh REV_A REV_B [-n PAIRS] SCENARIO.yaml...
+#   scripts/ab-core.sh 3b84254 HEAD -n 5 benchmarks/b-hpcc-320-hosts-websearch-dcqcn.yaml
+#
+# Needs cargo and an installed rdmalab (to turn the YAML into the core's JSON).
+set -euo pipefail
+usage() { echo "usage: $0 REV_A REV_B [-n PAIRS] SCENARIO.yaml..." >&2; exit 2; }
+[ $# -ge 3 ] || usage
+rev_a=$1 rev_b=$2; shift 2
+pairs=5
+if [ "${1:-}" = "-n" ]; then
+    pairs=${2:?-n needs a number}; shift 2
+fi
+[ $# -ge 1 ] || usage
+here=$(cd "$(dirname "$0")/.." && pwd)
+work=$(mktemp -d "${TMPDIR:-/tmp}/ab-core.XXXXXX")
+trap 'rm -rf "$work"; git -C "$here" worktree prune' EXIT
+
+build() { # rev -> path of its run_json
+    local rev=$1 dir="$work/src-$2"
+    git -C "$here" worktree add --quiet --detach "$dir" "$rev"
+    if [ ! -f "$dir/crates/rdmalab-core/examples/run_json.rs" ]; then
+        echo "$rev has no crates/rdmalab-core/examples/run_json.rs" >&2; exit 1
+    fi
+    (cd "$dir" && CARGO_TARGET_DIR="$work/target-$2" cargo build --quiet --release \
+        -p rdmalab-core --example run_json)
+    cp "$work/target-$2/release/examples/run_json" "$work/run_json-$2"
+    git -C "$here" worktree remove --force "$dir"
+    echo "$work/run_json-$2"
+}
+bin_a=$(build "$rev_a" a)
+bin_b=$(build "$rev_b" b)
+
+# "StopTime in 2.82s: 37344754 events (...)": the seconds and the events.
+run() { "$1" "$2" | sed -n 's/.* in \([0-9.]*\)s: \([0-9]*\) events.*/\1 \2/p'; }
+
+printf '%-40s %5s %10s %10s %8s\n' scenario pair "A s" "B s" "B / A"
+for sc in "$@"; do
+    json="$work/$(basename "$sc" .yaml).json"
+    python3 -c 'import sys; from rdmalab.scenario import load_scenario; print(load_scenario(sys.argv[1]).to_json())' "$sc" > "$json"
+    ta=() tb=()
+    for i in $(seq "$pairs"); do
+        read -r sa ea < <(run "$bin_a" "$json") || { echo "$rev_a failed on $sc" >&2; exit 1; }
+        read -r sb eb < <(run "$bin_b" "$json") || { echo "$rev_b failed on $sc" >&2; exit 1; }
+        if [ "$ea" != "$eb" ]; then
+            echo "$sc: $rev_a ran $ea events, $rev_b $eb: not the same simulation" >&2; exit 1
+        fi
+        ta+=("$sa"); tb+=("$sb")
+        printf '%-40s %5d %10s %10s %8.3f\n' "$(basename "$sc" .yaml)" "$i" "$sa" "$sb" "$(awk -v a="$sa" -v b="$sb" 'BEGIN {print b / a}')"
+    done
+    med() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2}'; }
+    ma=$(med "${ta[@]}") mb=$(med "${tb[@]}")
+    printf '%-40s %5s %10s %10s %8.3f\n' "$(basename "$sc" .yaml)" median "$ma" "$mb" "$(awk -v a="$ma" -v b="$mb" 'BEGIN {print b / a}')"
+done
