@@ -179,7 +179,10 @@ impl ParallelRun {
             flows: w0.workload.flows.len() as u64,
             flow_bytes: w0.workload.flows.iter().map(|f| f.bytes).sum(),
             windows: 0,
-            timing: Timing::default(),
+            timing: Timing {
+                work_ns: vec![0; n],
+                ..Default::default()
+            },
             has_apps: !w0.workload.apps.is_empty(),
         };
         let parts = worlds
@@ -250,35 +253,24 @@ impl ParallelRun {
     /// the first thread combines the window (the only serial step, per row,
     /// not per event) while the others start the next one.
     pub fn run_until(&mut self, until: Time) -> Result<Step, RunError> {
-        let until = until.min(self.coord.stop_at);
+        let c = &self.coord;
+        let until = until.min(c.stop_at);
+        let (max_events, may_end) = (c.max_events, c.may_end());
+        let (lookahead, start) = (c.lookahead, c.window_start);
         let parts = &self.parts;
         let slots = &self.published;
-        let coord = Mutex::new(&mut self.coord);
         let n = parts.len();
         let shared = Shared {
             barrier: SpinBarrier::new(n),
             next_event: (0..n).map(|_| AtomicU64::new(u64::MAX)).collect(),
             inbox: (0..n).map(|_| Mutex::new(Vec::new())).collect(),
-            events_before: AtomicU64::new(0),
+            events_before: AtomicU64::new(c.merged.events),
             settled: (0..n).map(|_| Mutex::new(None)).collect(),
-            seq0: AtomicU64::new(0),
-            live0: AtomicI64::new(0),
+            seq0: AtomicU64::new(c.merged.next_seq),
+            live0: AtomicI64::new(c.merged.live),
             verdict: Mutex::new(Verdict::Go),
         };
-        {
-            let c = coord.lock().expect("coordinator");
-            shared.seq0.store(c.merged.next_seq, Ordering::Relaxed);
-            shared.live0.store(c.merged.live, Ordering::Relaxed);
-            shared
-                .events_before
-                .store(c.merged.events, Ordering::Relaxed);
-        }
-        let (max_events, may_end) = {
-            let c = coord.lock().expect("coordinator");
-            (c.max_events, c.may_end())
-        };
-        let lookahead = coord.lock().expect("coordinator").lookahead;
-        let start = coord.lock().expect("coordinator").window_start;
+        let coord = Mutex::new(&mut self.coord);
         let thread = |i: usize| -> Verdict {
             let _poison = PoisonOnPanic(&shared.barrier);
             let lock = |j: usize| held(parts[j].lock());
@@ -377,7 +369,6 @@ impl ParallelRun {
                     let work = pubs.iter().map(|p| p.cpu_ns);
                     c.timing.work_max_ns += work.clone().max().unwrap_or(0);
                     c.timing.work_sum_ns += work.clone().sum::<u64>();
-                    c.timing.work_ns.resize(n, 0);
                     for (t, w) in c.timing.work_ns.iter_mut().zip(work) {
                         *t += w;
                     }
