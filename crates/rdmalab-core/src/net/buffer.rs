@@ -89,11 +89,39 @@ struct ClassAccount {
     paused_upstream: bool,
 }
 
+/// A dynamic-threshold factor α: the share of the free buffer that one
+/// port (and class) may hold. ns-3's α is a power of two (a right shift in
+/// its code); then the threshold is that shift, which for any buffer below
+/// 2^53 bytes is the same integer as the rounded-down float product,
+/// without two float conversions per frame.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Alpha {
+    value: f64,
+    /// k when `value` is 2^-k.
+    shift: Option<u32>,
+}
+
+impl Alpha {
+    fn new(value: f64) -> Alpha {
+        let shift = (0..64).find(|&k| value == 0.5f64.powi(k as i32));
+        Alpha { value, shift }
+    }
+
+    /// α × `free`, rounded down.
+    #[inline]
+    fn of(self, free: u64) -> u64 {
+        match self.shift {
+            Some(k) if free < 1 << f64::MANTISSA_DIGITS => free >> k,
+            _ => (free as f64 * self.value) as u64,
+        }
+    }
+}
+
 /// One local port of a switch: its headroom, PFC α and per-class accounts.
 #[derive(Clone, Copy, Debug)]
 struct PortAccount {
     headroom: u64,
-    alpha: f64,
+    alpha: Alpha,
     class: [ClassAccount; NUM_CLASSES],
 }
 
@@ -106,6 +134,8 @@ pub struct SharedBuffer {
     total_used: u64,
     total_headroom: u64,
     total_reserve: u64,
+    /// `cfg.egress_alpha`, for the lossy egress limit.
+    egress_alpha: Alpha,
 }
 
 impl SharedBuffer {
@@ -158,7 +188,7 @@ impl SharedBuffer {
                 .zip(&alpha)
                 .map(|(&headroom, &alpha)| PortAccount {
                     headroom,
-                    alpha,
+                    alpha: Alpha::new(alpha),
                     class: [ClassAccount::default(); NUM_CLASSES],
                 })
                 .collect(),
@@ -166,6 +196,7 @@ impl SharedBuffer {
             total_used: 0,
             total_headroom,
             total_reserve,
+            egress_alpha: Alpha::new(cfg.egress_alpha),
             cfg,
         }
     }
@@ -177,12 +208,12 @@ impl SharedBuffer {
 
     /// The dynamic PFC threshold for a port with factor `alpha`.
     #[inline]
-    fn threshold_at(&self, alpha: f64) -> u64 {
+    fn threshold_at(&self, alpha: Alpha) -> u64 {
         let free = self
             .cfg
             .size_bytes
             .saturating_sub(self.set_aside_bytes() + self.shared_used);
-        (free as f64 * alpha) as u64
+        alpha.of(free)
     }
 
     /// Offer a packet arriving on `in_port` for `out_port`, class `c`. On success the
@@ -218,7 +249,7 @@ impl SharedBuffer {
             }
         } else {
             let free = self.cfg.size_bytes.saturating_sub(self.total_used);
-            let limit = (free as f64 * self.cfg.egress_alpha) as u64;
+            let limit = self.egress_alpha.of(free);
             if self.total_used + bytes > self.cfg.size_bytes
                 || self.ports[out_port].class[c].egress + bytes > limit
             {
@@ -301,7 +332,7 @@ impl SharedBuffer {
     }
 
     pub fn alpha_of(&self, port: usize) -> f64 {
-        self.ports[port].alpha
+        self.ports[port].alpha.value
     }
 }
 
@@ -457,6 +488,25 @@ mod tests {
         assert_eq!(b.admit(0, 1, 3, 3_000), Admission::Admitted);
         assert_eq!(b.ports[0].class[3].hdrm_used, 3_000);
         assert_eq!(b.admit(0, 1, 3, 1), Admission::Dropped);
+    }
+
+    #[test]
+    fn a_power_of_two_alpha_shifts_to_the_float_products_integer() {
+        for value in [1.0, 0.5, 0.125, 1.0 / 1024.0, 0.3, 0.75, 2.0] {
+            let a = Alpha::new(value);
+            assert_eq!(
+                a.shift.is_some(),
+                [1.0, 0.5, 0.125, 1.0 / 1024.0].contains(&value)
+            );
+            let mut free = 1u64;
+            while free < 1 << 60 {
+                for f in [free - 1, free, free + 1, free * 3 + 7] {
+                    let want = (f as f64 * value) as u64;
+                    assert_eq!(a.of(f), want, "alpha {value}, free {f}");
+                }
+                free = free * 5 / 2 + 1;
+            }
+        }
     }
 
     #[test]
