@@ -201,10 +201,15 @@ impl TxTime {
     }
 
     /// ns-3.17's arithmetic for any duration: int64x64_t(double) keeps
-    /// trunc(secs · 2^64); Time takes the high word of that × 10^9.
+    /// trunc(secs · 2^64); Time takes the high word of that × 10^9. A time
+    /// past what a [`Duration`] holds (about 213 days) is the longest one.
     fn ns3_truncated_wide(secs: f64) -> Duration {
         let fixed = (secs * TWO_TO_64) as u128;
-        Duration::from_ns(((fixed * 1_000_000_000) >> 64) as u64)
+        fixed
+            .checked_mul(1_000_000_000)
+            .and_then(|x| u64::try_from(x >> 64).ok())
+            .and_then(|ns| ns.checked_mul(PS_PER_NS))
+            .map_or(Duration(u64::MAX), Duration)
     }
 }
 
@@ -261,6 +266,11 @@ mod tests {
         assert_eq!(
             TxTime::Ns3Truncated.of(r, 3_000_000).ps(),
             3_000_000_000_000
+        );
+        // Past what a Duration holds: the longest one, not a wrapped one.
+        assert_eq!(
+            TxTime::Ns3Truncated.of(Rate(3), 1 << 40),
+            Duration(u64::MAX)
         );
     }
 
