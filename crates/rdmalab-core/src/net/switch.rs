@@ -88,6 +88,27 @@ pub struct Switch {
     pub ecn_rng: RngStream,
 }
 
+/// `hop` as the ns-3 HPCC simulator's 8-byte hop record holds it with
+/// INT_MULTI = `m`: queue bytes in 80·m B units (a 17-bit field: it wraps),
+/// transmitted bytes in 128·m B, the timestamp in whole ns.
+#[inline]
+pub fn ns3_int_quantised(mut hop: IntHop, m: u32) -> IntHop {
+    let (q, b) = (80 * m as u64, 128 * m as u64);
+    if m.is_power_of_two() {
+        // As ns-3 configures it. 80·m = 5·2^(4+s) and 128·m = 2^(7+s): a
+        // shift and a division by the constant 5 (a multiplication), not
+        // two divisions per hop.
+        let s = m.trailing_zeros();
+        hop.qlen_bytes = (hop.qlen_bytes >> (4 + s)) / 5 % (1 << 17) * q;
+        hop.tx_bytes = hop.tx_bytes >> (7 + s) << (7 + s);
+    } else {
+        hop.qlen_bytes = hop.qlen_bytes / q % (1 << 17) * q;
+        hop.tx_bytes = hop.tx_bytes / b * b;
+    }
+    hop.timestamp = crate::time::Time(hop.timestamp.ps() / 1000 * 1000);
+    hop
+}
+
 impl World {
     /// The UDP ports a switch hashes. rdmalab's hash reads only the source
     /// port; ns-3's reads both, and a packet going back to the data sender
@@ -215,11 +236,7 @@ impl World {
                     link_rate: port_ref.rate(),
                 };
                 if let Some(m) = self.switch_cfg.int_multi {
-                    let (q, b) = (80 * m as u64, 128 * m as u64);
-                    // ns-3's queue field is 17 bits of q-byte units: it wraps.
-                    hop.qlen_bytes = hop.qlen_bytes / q % (1 << 17) * q;
-                    hop.tx_bytes = hop.tx_bytes / b * b;
-                    hop.timestamp = crate::time::Time(hop.timestamp.ps() / 1000 * 1000);
+                    hop = ns3_int_quantised(hop, m);
                 }
                 self.pkts.push_int(pkt, hop);
             }
@@ -264,5 +281,43 @@ impl World {
         self.rec
             .count_drop(node, local_port, reason, p.frame_bytes as u64);
         self.pkts.free(pkt);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::time::Time;
+
+    #[test]
+    fn ns3_int_fields_quantise_by_shifts_as_by_division() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for m in [1, 2, 3, 4, 5, 8, 64, 100, 1 << 20, 1 << 31] {
+            let (q, b) = (80 * m as u64, 128 * m as u64);
+            for i in 0..20_000 {
+                let v = match i % 3 {
+                    0 => next(),
+                    1 => next() >> (next() % 64),
+                    _ => (next() % 4) * q + next() % 3 * b,
+                };
+                let hop = IntHop {
+                    qlen_bytes: v,
+                    tx_bytes: v.rotate_left(7),
+                    timestamp: Time(v >> 3),
+                    link_rate: crate::time::Rate::gbps(100),
+                };
+                let got = ns3_int_quantised(hop, m);
+                assert_eq!(got.qlen_bytes, v / q % (1 << 17) * q, "m {m}, queue {v}");
+                let tx = v.rotate_left(7);
+                assert_eq!(got.tx_bytes, tx / b * b, "m {m}, tx {tx}");
+                assert_eq!(got.timestamp.ps(), (v >> 3) / 1000 * 1000);
+            }
+        }
     }
 }
