@@ -213,6 +213,46 @@ impl TxTime {
     }
 }
 
+/// ns-3's truncated frame times ([`TxTime::Ns3Truncated`]), remembered
+/// for the last few (link rate, frame size) pairs: one takes a float
+/// division and two conversions, and a fabric's ports send few pairs (data
+/// and ACK frames at two or three link rates). A direct-mapped table of
+/// eight; a pair that is not in it is computed, so results are the same.
+#[derive(Clone, Debug)]
+pub struct Ns3FrameTimes {
+    /// (rate in b/s, frame bytes, time in ns); `u64::MAX` b/s: empty.
+    slots: [(u64, u32, u32); 8],
+}
+
+impl Default for Ns3FrameTimes {
+    fn default() -> Self {
+        Ns3FrameTimes {
+            slots: [(u64::MAX, 0, 0); 8],
+        }
+    }
+}
+
+impl Ns3FrameTimes {
+    /// The same as `TxTime::Ns3Truncated.of(rate, bytes)`.
+    #[inline]
+    pub fn of(&mut self, rate: Rate, bytes: u64) -> Duration {
+        let i = (bytes ^ (rate.bps() >> 27)) as usize & 7;
+        let (r, b, ns) = self.slots[i];
+        if r == rate.bps() && b as u64 == bytes {
+            return Duration::from_ns(ns as u64);
+        }
+        let d = TxTime::Ns3Truncated.of(rate, bytes);
+        if let (Ok(b), Ok(ns), 0) = (
+            u32::try_from(bytes),
+            u32::try_from(d.ps() / PS_PER_NS),
+            d.ps() % PS_PER_NS,
+        ) {
+            self.slots[i] = (rate.bps(), b, ns);
+        }
+        d
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -272,6 +312,37 @@ mod tests {
             TxTime::Ns3Truncated.of(Rate(3), 1 << 40),
             Duration(u64::MAX)
         );
+    }
+
+    #[test]
+    fn remembered_ns3_frame_times_are_the_computed_ones() {
+        let mut memo = Ns3FrameTimes::default();
+        // (100 and 50 Mb/s share every size's slot.)
+        let rates = [
+            Rate::mbps(100),
+            Rate::mbps(50),
+            Rate(3),
+            Rate::gbps(25),
+            Rate::gbps(100),
+            Rate::gbps(400),
+            Rate(u64::MAX),
+        ];
+        let sizes = [0u64, 1, 64, 66, 1048, 1114, 9000, 1 << 33, 1 << 40];
+        // Twice round, so the second finds what the first remembered (and
+        // pairs that share a slot evict each other).
+        for _ in 0..2 {
+            for r in rates {
+                for b in sizes {
+                    assert_eq!(
+                        memo.of(r, b),
+                        TxTime::Ns3Truncated.of(r, b),
+                        "{b} B at {r:?}"
+                    );
+                }
+            }
+        }
+        let hits = memo.slots.iter().filter(|s| s.0 != u64::MAX).count();
+        assert!(hits >= 4, "{:?}", memo.slots);
     }
 
     #[test]

@@ -279,6 +279,8 @@ pub struct World {
     instant: (Time, u64),
     /// The latest end of a frame whose TxDone a switch port skipped.
     pub(crate) skipped_tx_done_max: Time,
+    /// Links' frame times under `tx_time: ns3`, remembered.
+    pub(crate) ns3_frame_times: crate::time::Ns3FrameTimes,
     /// Per flow, the flow that starts once its last byte is on the wire
     /// (`u32::MAX`: none; empty when no flow follows another).
     pub followers: Vec<u32>,
@@ -491,6 +493,7 @@ impl World {
             followers,
             instant: (Time::NEVER, 0),
             skipped_tx_done_max: Time::ZERO,
+            ns3_frame_times: Default::default(),
             cc_headers: Vec::new(),
             cc_groups: crate::nic::cc_scope::CcGroups {
                 scope: cc_scope,
@@ -727,7 +730,10 @@ impl World {
         let port_ref = &mut self.ports[port as usize];
         port_ref.busy = true;
         port_ref.tx_bytes += frame as u64;
-        let ser = port_ref.serialization(self.run.tx_time, wire);
+        let ser = match self.run.tx_time {
+            crate::time::TxTime::Ns3Truncated => self.ns3_frame_times.of(port_ref.rate(), wire),
+            tx => port_ref.serialization(tx, wire),
+        };
         let lost = !is_pfc && (!port_ref.up || port_ref.rng.chance(port_ref.loss));
         let (peer, delay, up, local) = (port_ref.peer, port_ref.delay, port_ref.up, port_ref.local);
         let elsewhere = port_ref.peer_elsewhere;
