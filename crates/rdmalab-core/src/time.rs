@@ -220,7 +220,8 @@ impl TxTime {
 /// eight; a pair that is not in it is computed, so results are the same.
 #[derive(Clone, Debug)]
 pub struct Ns3FrameTimes {
-    /// (rate in b/s, frame bytes, time in ns); `u64::MAX` b/s: empty.
+    /// (rate in b/s, frame bytes, time in ns). An unused slot names
+    /// 0 B at `u64::MAX` b/s, whose time (0 ns) it holds.
     slots: [(u64, u32, u32); 8],
 }
 
