@@ -92,7 +92,7 @@ pub struct Switch {
 /// INT_MULTI = `m`: queue bytes in 80·m B units (a 17-bit field: it wraps),
 /// transmitted bytes in 128·m B, the timestamp in whole ns.
 #[inline]
-pub fn ns3_int_quantised(mut hop: IntHop, m: u32) -> IntHop {
+pub(crate) fn ns3_int_quantised(mut hop: IntHop, m: u32) -> IntHop {
     let (q, b) = (80 * m as u64, 128 * m as u64);
     if m.is_power_of_two() {
         // As ns-3 configures it. 80·m = 5·2^(4+s) and 128·m = 2^(7+s): a
