@@ -93,7 +93,7 @@ pub struct Switch {
 /// transmitted bytes in 128·m B, the timestamp in whole ns.
 #[inline]
 pub(crate) fn ns3_int_quantised(mut hop: IntHop, m: u32) -> IntHop {
-    let (q, b) = (80 * m as u64, 128 * m as u64);
+    let q = 80 * m as u64;
     if m.is_power_of_two() {
         // As ns-3 configures it. 80·m = 5·2^(4+s) and 128·m = 2^(7+s): a
         // shift and a division by the constant 5 (a multiplication), not
@@ -102,6 +102,7 @@ pub(crate) fn ns3_int_quantised(mut hop: IntHop, m: u32) -> IntHop {
         hop.qlen_bytes = (hop.qlen_bytes >> (4 + s)) / 5 % (1 << 17) * q;
         hop.tx_bytes = hop.tx_bytes >> (7 + s) << (7 + s);
     } else {
+        let b = 128 * m as u64;
         hop.qlen_bytes = hop.qlen_bytes / q % (1 << 17) * q;
         hop.tx_bytes = hop.tx_bytes / b * b;
     }
