@@ -77,18 +77,6 @@ pub enum Admission {
     Dropped,
 }
 
-/// One (port, class)'s accounts: what arrived on it and is held (reserve
-/// and shared pool, and headroom), what waits to leave by it, and whether
-/// its upstream is paused. Kept together so a frame's admission and release
-/// read one small entry per port instead of four vectors.
-#[derive(Clone, Copy, Debug, Default)]
-struct ClassAccount {
-    ingress: u64,
-    hdrm_used: u64,
-    egress: u64,
-    paused_upstream: bool,
-}
-
 /// A dynamic-threshold factor α: the share of the free buffer that one
 /// port (and class) may hold. ns-3's α is a power of two (a right shift in
 /// its code); then the threshold is that shift, which for any buffer below
@@ -97,43 +85,84 @@ struct ClassAccount {
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Alpha {
     value: f64,
-    /// k when `value` is 2^-k.
-    shift: Option<u32>,
+    /// k when `value` is 2^-k, else [`Alpha::NO_SHIFT`].
+    shift: u8,
 }
 
 impl Alpha {
+    const NO_SHIFT: u8 = u8::MAX;
+
     fn new(value: f64) -> Alpha {
-        let shift = (0..64).find(|&k| value == 0.5f64.powi(k as i32));
+        let shift = (0..64u8)
+            .find(|&k| value == 0.5f64.powi(k as i32))
+            .unwrap_or(Alpha::NO_SHIFT);
         Alpha { value, shift }
     }
 
     /// α × `free`, rounded down.
     #[inline]
     fn of(self, free: u64) -> u64 {
-        match self.shift {
-            Some(k) if free < 1 << f64::MANTISSA_DIGITS => free >> k,
-            _ => (free as f64 * self.value) as u64,
+        Alpha::of_parts(self.shift, self.value, free)
+    }
+
+    /// α × `free` from α's shift (checked first) and value (the slow path).
+    #[inline]
+    fn of_parts(shift: u8, value: f64, free: u64) -> u64 {
+        if shift != Alpha::NO_SHIFT && free < 1 << f64::MANTISSA_DIGITS {
+            free >> shift
+        } else {
+            (free as f64 * value) as u64
         }
     }
 }
 
-/// One local port of a switch: its headroom, PFC α and per-class accounts.
-#[derive(Clone, Copy, Debug)]
-struct PortAccount {
+/// One (ingress port, class)'s accounts, with what deciding on them needs
+/// from its port (headroom, α's shift): a frame's admission, release and
+/// PAUSE/RESUME decisions read this one 32-byte entry and the pool's line.
+/// (What waits to leave by a port is its egress queue's byte count.)
+#[derive(Clone, Copy, Debug, Default)]
+#[repr(C, align(32))]
+struct ClassAccount {
+    /// Reserve and shared-pool bytes held.
+    ingress: u64,
+    /// Headroom bytes held (released first).
+    hdrm_used: u64,
+    /// The port's headroom.
     headroom: u64,
-    alpha: Alpha,
+    /// The port's α as a shift ([`Alpha::NO_SHIFT`]: use `PortAccount::alpha`).
+    alpha_shift: u8,
+    paused_upstream: bool,
+}
+
+/// One local port of a switch: per-class accounts, then its PFC α.
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(64))]
+struct PortAccount {
     class: [ClassAccount; NUM_CLASSES],
+    alpha: Alpha,
+}
+
+/// What every admission and release reads or writes, in one cache line.
+#[derive(Clone, Debug)]
+#[repr(C, align(64))]
+struct Pool {
+    ports: Box<[PortAccount]>,
+    size_bytes: u64,
+    reserve_bytes: u64,
+    /// Headroom and reserves of all ports: the shared pool is the rest.
+    set_aside: u64,
+    shared_used: u64,
+    total_used: u64,
+    pfc_enabled: bool,
+    /// `cfg.egress_alpha` as a shift (lossy mode).
+    egress_shift: u8,
 }
 
 /// Buffer state of one switch. Ports are the switch's local port indices.
 #[derive(Clone)]
 pub struct SharedBuffer {
+    pool: Pool,
     pub cfg: BufferConfig,
-    ports: Vec<PortAccount>,
-    pub(crate) shared_used: u64,
-    total_used: u64,
-    total_headroom: u64,
-    total_reserve: u64,
     /// `cfg.egress_alpha`, for the lossy egress limit.
     egress_alpha: Alpha,
 }
@@ -182,157 +211,163 @@ impl SharedBuffer {
         } else {
             0
         };
+        let egress_alpha = Alpha::new(cfg.egress_alpha);
         SharedBuffer {
-            ports: headroom
-                .iter()
-                .zip(&alpha)
-                .map(|(&headroom, &alpha)| PortAccount {
-                    headroom,
-                    alpha: Alpha::new(alpha),
-                    class: [ClassAccount::default(); NUM_CLASSES],
-                })
-                .collect(),
-            shared_used: 0,
-            total_used: 0,
-            total_headroom,
-            total_reserve,
-            egress_alpha: Alpha::new(cfg.egress_alpha),
+            pool: Pool {
+                ports: headroom
+                    .iter()
+                    .zip(&alpha)
+                    .map(|(&headroom, &alpha)| {
+                        let alpha = Alpha::new(alpha);
+                        let account = ClassAccount {
+                            headroom,
+                            alpha_shift: alpha.shift,
+                            ..ClassAccount::default()
+                        };
+                        PortAccount {
+                            class: [account; NUM_CLASSES],
+                            alpha,
+                        }
+                    })
+                    .collect(),
+                size_bytes: cfg.size_bytes,
+                reserve_bytes: cfg.reserve_bytes,
+                set_aside: total_headroom.saturating_add(total_reserve),
+                shared_used: 0,
+                total_used: 0,
+                pfc_enabled: cfg.pfc_enabled,
+                egress_shift: egress_alpha.shift,
+            },
+            egress_alpha,
             cfg,
         }
     }
 
     #[inline]
     pub fn pfc_threshold(&self, port: usize) -> u64 {
-        self.threshold_at(self.ports[port].alpha)
+        self.threshold_at(&self.pool.ports[port].class[0], port)
     }
 
-    /// The dynamic PFC threshold for a port with factor `alpha`.
+    /// The dynamic PFC threshold of the port of `acc` (local port `port`).
     #[inline]
-    fn threshold_at(&self, alpha: Alpha) -> u64 {
+    fn threshold_at(&self, acc: &ClassAccount, port: usize) -> u64 {
         let free = self
-            .cfg
+            .pool
             .size_bytes
-            .saturating_sub(self.set_aside_bytes() + self.shared_used);
-        alpha.of(free)
+            .saturating_sub(self.pool.set_aside + self.pool.shared_used);
+        if acc.alpha_shift != Alpha::NO_SHIFT {
+            Alpha::of_parts(acc.alpha_shift, 0.0, free)
+        } else {
+            self.pool.ports[port].alpha.of(free)
+        }
     }
 
-    /// Offer a packet arriving on `in_port` for `out_port`, class `c`. On success the
-    /// bytes are accounted until [`SharedBuffer::release`].
+    /// Offer a packet arriving on `in_port`, class `c`, for an egress
+    /// queue that holds `egress_queued` bytes. On success the bytes are
+    /// accounted until [`SharedBuffer::release`].
     #[inline]
     pub fn admit(
         &mut self,
         in_port: usize,
-        out_port: usize,
+        egress_queued: u64,
         c: TrafficClass,
         bytes: u64,
     ) -> Admission {
         let c = c as usize;
-        if self.cfg.pfc_enabled {
+        if self.pool.pfc_enabled {
             // As in ns-3's SwitchMmu: `ingress` counts reserve and shared bytes;
             // headroom bytes are kept apart and released first.
-            let reserve = self.cfg.reserve_bytes;
-            let (headroom, alpha, acc) = {
-                let p = &self.ports[in_port];
-                (p.headroom, p.alpha, p.class[c])
-            };
+            let reserve = self.pool.reserve_bytes;
+            let acc = self.pool.ports[in_port].class[c];
             let new_ingress = acc.ingress + bytes;
-            if new_ingress > reserve && new_ingress - reserve > self.threshold_at(alpha) {
-                if acc.hdrm_used + bytes > headroom {
+            if new_ingress > reserve && new_ingress - reserve > self.threshold_at(&acc, in_port) {
+                if acc.hdrm_used + bytes > acc.headroom {
                     return Admission::Dropped;
                 }
-                self.ports[in_port].class[c].hdrm_used += bytes;
+                self.pool.ports[in_port].class[c].hdrm_used += bytes;
             } else {
                 if new_ingress > reserve {
-                    self.shared_used += bytes.min(new_ingress - reserve);
+                    self.pool.shared_used += bytes.min(new_ingress - reserve);
                 }
-                self.ports[in_port].class[c].ingress = new_ingress;
+                self.pool.ports[in_port].class[c].ingress = new_ingress;
             }
         } else {
-            let free = self.cfg.size_bytes.saturating_sub(self.total_used);
-            let limit = self.egress_alpha.of(free);
-            if self.total_used + bytes > self.cfg.size_bytes
-                || self.ports[out_port].class[c].egress + bytes > limit
+            let free = self.pool.size_bytes.saturating_sub(self.pool.total_used);
+            let limit = Alpha::of_parts(self.pool.egress_shift, self.egress_alpha.value, free);
+            if self.pool.total_used + bytes > self.pool.size_bytes || egress_queued + bytes > limit
             {
                 return Admission::Dropped;
             }
-            self.ports[in_port].class[c].ingress += bytes;
+            self.pool.ports[in_port].class[c].ingress += bytes;
         }
-        self.ports[out_port].class[c].egress += bytes;
-        self.total_used += bytes;
+        self.pool.total_used += bytes;
         Admission::Admitted
     }
 
-    /// Free the bytes of a packet leaving through `out_port` that came in on `in_port`.
+    /// Free the bytes of a packet that came in on `in_port` and leaves now.
     #[inline]
-    pub fn release(&mut self, in_port: usize, out_port: usize, c: TrafficClass, bytes: u64) {
+    pub fn release(&mut self, in_port: usize, c: TrafficClass, bytes: u64) {
         let c = c as usize;
-        let reserve = self.cfg.reserve_bytes;
-        let acc = &mut self.ports[in_port].class[c];
-        if self.cfg.pfc_enabled {
+        let reserve = self.pool.reserve_bytes;
+        let acc = &mut self.pool.ports[in_port].class[c];
+        if self.pool.pfc_enabled {
             let from_hdrm = acc.hdrm_used.min(bytes);
             let rest = bytes - from_hdrm;
             let over_reserve = acc.ingress.saturating_sub(reserve);
             acc.hdrm_used -= from_hdrm;
             acc.ingress -= rest;
-            self.shared_used -= rest.min(over_reserve);
+            self.pool.shared_used -= rest.min(over_reserve);
         } else {
             acc.ingress -= bytes;
         }
-        self.ports[out_port].class[c].egress -= bytes;
-        self.total_used -= bytes;
+        self.pool.total_used -= bytes;
     }
 
     /// Should (port, class) send PAUSE now? (It is in headroom or at the threshold.)
     #[inline]
     pub fn should_pause(&self, port: usize, c: TrafficClass) -> bool {
-        let p = &self.ports[port];
-        let acc = &p.class[c as usize];
-        if !self.cfg.pfc_enabled || acc.paused_upstream {
+        let acc = &self.pool.ports[port].class[c as usize];
+        if !self.pool.pfc_enabled || acc.paused_upstream {
             return false;
         }
-        let shared = acc.ingress.saturating_sub(self.cfg.reserve_bytes);
-        acc.hdrm_used > 0 || shared >= self.threshold_at(p.alpha)
+        let shared = acc.ingress.saturating_sub(self.pool.reserve_bytes);
+        acc.hdrm_used > 0 || shared >= self.threshold_at(acc, port)
     }
 
     /// Should a paused (port, class) send RESUME now?
     #[inline]
     pub fn should_resume(&self, port: usize, c: TrafficClass) -> bool {
-        let p = &self.ports[port];
-        let acc = &p.class[c as usize];
+        let acc = &self.pool.ports[port].class[c as usize];
         if !acc.paused_upstream {
             return false;
         }
-        let shared = acc.ingress.saturating_sub(self.cfg.reserve_bytes);
+        let shared = acc.ingress.saturating_sub(self.pool.reserve_bytes);
         acc.hdrm_used == 0
-            && (shared == 0 || shared + self.cfg.resume_offset_bytes <= self.threshold_at(p.alpha))
+            && (shared == 0
+                || shared + self.cfg.resume_offset_bytes <= self.threshold_at(acc, port))
     }
 
     /// Record that we paused (or resumed) the upstream of (port, class).
     #[inline]
     pub fn set_paused_upstream(&mut self, port: usize, c: TrafficClass, paused: bool) {
-        self.ports[port].class[c as usize].paused_upstream = paused;
-    }
-
-    #[inline]
-    pub fn egress_bytes(&self, port: usize, c: TrafficClass) -> u64 {
-        self.ports[port].class[c as usize].egress
+        self.pool.ports[port].class[c as usize].paused_upstream = paused;
     }
 
     pub fn used_bytes(&self) -> u64 {
-        self.total_used
+        self.pool.total_used
     }
 
     pub fn headroom_of(&self, port: usize) -> u64 {
-        self.ports[port].headroom
+        self.pool.ports[port].class[0].headroom
     }
 
     /// Bytes set aside for headroom and reserves; the shared pool is what is left.
     pub fn set_aside_bytes(&self) -> u64 {
-        self.total_headroom.saturating_add(self.total_reserve)
+        self.pool.set_aside
     }
 
     pub fn alpha_of(&self, port: usize) -> f64 {
-        self.ports[port].alpha.value
+        self.pool.ports[port].alpha.value
     }
 }
 
@@ -358,7 +393,7 @@ mod tests {
         let mut b = SharedBuffer::new(cfg(true), &[(Rate::gbps(100), 1_000_000); 3]);
         let mut admitted = 0;
         while !b.should_pause(0, 3) {
-            assert_eq!(b.admit(0, 2, 3, 1000), Admission::Admitted);
+            assert_eq!(b.admit(0, 0, 3, 1000), Admission::Admitted);
             admitted += 1;
         }
         assert!(
@@ -368,7 +403,7 @@ mod tests {
         b.set_paused_upstream(0, 3, true);
         // Headroom (40 KB) absorbs what is still in flight, then the port drops.
         let mut after_pause = 0;
-        while b.admit(0, 2, 3, 1000) == Admission::Admitted {
+        while b.admit(0, 0, 3, 1000) == Admission::Admitted {
             after_pause += 1;
             assert!(after_pause < 100, "headroom must run out");
         }
@@ -376,7 +411,7 @@ mod tests {
         admitted += after_pause;
         assert!(!b.should_resume(0, 3));
         for _ in 0..admitted {
-            b.release(0, 2, 3, 1000);
+            b.release(0, 3, 1000);
         }
         assert!(b.should_resume(0, 3));
         assert_eq!(b.used_bytes(), 0);
@@ -390,18 +425,18 @@ mod tests {
         c.size_bytes = 3 * 40_000 + 3 * 4_000;
         let mut b = SharedBuffer::new(c, &[(Rate::gbps(100), 1_000_000); 3]);
         for _ in 0..4 {
-            assert_eq!(b.admit(0, 2, 3, 1000), Admission::Admitted);
+            assert_eq!(b.admit(0, 0, 3, 1000), Admission::Admitted);
         }
-        assert_eq!(b.admit(0, 2, 3, 64), Admission::Admitted);
-        assert_eq!(b.admit(0, 2, 3, 1066), Admission::Admitted);
-        b.release(0, 2, 3, 1000);
-        b.release(0, 2, 3, 64);
-        b.release(0, 2, 3, 1000);
-        b.release(0, 2, 3, 1066);
-        b.release(0, 2, 3, 1000);
-        b.release(0, 2, 3, 1000);
+        assert_eq!(b.admit(0, 0, 3, 64), Admission::Admitted);
+        assert_eq!(b.admit(0, 0, 3, 1066), Admission::Admitted);
+        b.release(0, 3, 1000);
+        b.release(0, 3, 64);
+        b.release(0, 3, 1000);
+        b.release(0, 3, 1066);
+        b.release(0, 3, 1000);
+        b.release(0, 3, 1000);
         assert_eq!(b.used_bytes(), 0);
-        assert_eq!(b.shared_used, 0);
+        assert_eq!(b.pool.shared_used, 0);
         assert_eq!(
             b.pfc_threshold(0),
             0,
@@ -436,7 +471,7 @@ mod tests {
     fn lossy_mode_drops_at_the_egress_threshold() {
         let mut b = SharedBuffer::new(cfg(false), &[(Rate::gbps(100), 1_000_000); 2]);
         let mut n = 0;
-        while b.admit(0, 1, 3, 1000) == Admission::Admitted {
+        while b.admit(0, n * 1000, 3, 1000) == Admission::Admitted {
             n += 1;
         }
         // α = 1: a single queue may use half the buffer.
@@ -453,17 +488,17 @@ mod tests {
         c.size_bytes = 1000;
         let b = SharedBuffer::new(c.clone(), &[(Rate::gbps(100), 1_000_000); 2]);
         assert_eq!(
-            b.clone().admit(0, 1, 3, 1000),
+            b.clone().admit(0, 0, 3, 1000),
             Admission::Admitted,
             "size = limit = 1000"
         );
-        assert_eq!(b.clone().admit(0, 1, 3, 1001), Admission::Dropped);
+        assert_eq!(b.clone().admit(0, 0, 3, 1001), Admission::Dropped);
         // Egress share: α = 0.5 of 2000 free is 1000.
         c.size_bytes = 2000;
         c.egress_alpha = 0.5;
         let b = SharedBuffer::new(c, &[(Rate::gbps(100), 1_000_000); 2]);
-        assert_eq!(b.clone().admit(0, 1, 3, 1000), Admission::Admitted);
-        assert_eq!(b.clone().admit(0, 1, 3, 1001), Admission::Dropped);
+        assert_eq!(b.clone().admit(0, 0, 3, 1000), Admission::Admitted);
+        assert_eq!(b.clone().admit(0, 0, 3, 1001), Admission::Dropped);
     }
 
     /// PFC admission at its boundaries: shared bytes up to exactly the
@@ -481,13 +516,45 @@ mod tests {
         assert_eq!(fresh.pfc_threshold(0), 192_000);
         // Reserve + exactly the threshold: all of it in the shared pool.
         let mut b = fresh.clone();
-        assert_eq!(b.admit(0, 1, 3, 1_000 + 192_000), Admission::Admitted);
-        assert_eq!((b.ports[0].class[3].hdrm_used, b.shared_used), (0, 192_000));
+        assert_eq!(b.admit(0, 0, 3, 1_000 + 192_000), Admission::Admitted);
+        assert_eq!(
+            (b.pool.ports[0].class[3].hdrm_used, b.pool.shared_used),
+            (0, 192_000)
+        );
         assert!(b.should_pause(0, 3));
         // Past the threshold: headroom, which takes exactly 3,000 B.
-        assert_eq!(b.admit(0, 1, 3, 3_000), Admission::Admitted);
-        assert_eq!(b.ports[0].class[3].hdrm_used, 3_000);
-        assert_eq!(b.admit(0, 1, 3, 1), Admission::Dropped);
+        assert_eq!(b.admit(0, 0, 3, 3_000), Admission::Admitted);
+        assert_eq!(b.pool.ports[0].class[3].hdrm_used, 3_000);
+        assert_eq!(b.admit(0, 0, 3, 1), Admission::Dropped);
+    }
+
+    /// Each class account carries its port's α as a shift, or none: a
+    /// power-of-two α and any other give the threshold α × free pool, and
+    /// the shared bytes a port holds shrink every port's threshold.
+    #[test]
+    fn the_pfc_threshold_is_alpha_of_the_free_pool_whatever_alpha_is() {
+        for alpha in [0.25, 0.3, 1.0 / 3.0] {
+            let mut c = cfg(true);
+            c.pfc_alpha = alpha;
+            let mut b = SharedBuffer::new(c, &[(Rate::gbps(100), 1_000_000); 3]);
+            let free = 1_000_000 - 3 * 40_000 - 3 * 4_000;
+            let want = |free: u64| (free as f64 * alpha) as u64;
+            assert_eq!(b.pfc_threshold(1), want(free), "alpha {alpha}");
+            // Port 0 holds its reserve and 10 KB of the shared pool.
+            assert_eq!(b.admit(0, 0, 3, 4_000 + 10_000), Admission::Admitted);
+            assert_eq!(b.pfc_threshold(1), want(free - 10_000), "alpha {alpha}");
+            // Port 1 pauses once its shared bytes reach its threshold, which
+            // they themselves lower.
+            assert_eq!(b.admit(1, 0, 3, 4_000), Admission::Admitted);
+            let mut shared = 0;
+            while !b.should_pause(1, 3) {
+                assert!(shared < want(free - 10_000 - shared), "alpha {alpha}");
+                assert_eq!(b.admit(1, 0, 3, 100), Admission::Admitted);
+                shared += 100;
+            }
+            assert!(shared >= want(free - 10_000 - shared), "alpha {alpha}");
+            assert!(shared > 50_000, "alpha {alpha}: paused at {shared}");
+        }
     }
 
     #[test]
@@ -495,7 +562,7 @@ mod tests {
         for value in [1.0, 0.5, 0.125, 1.0 / 1024.0, 0.3, 0.75, 2.0] {
             let a = Alpha::new(value);
             assert_eq!(
-                a.shift.is_some(),
+                a.shift != Alpha::NO_SHIFT,
                 [1.0, 0.5, 0.125, 1.0 / 1024.0].contains(&value)
             );
             let mut free = 1u64;

@@ -180,7 +180,6 @@ impl World {
             return;
         };
         let in_local = self.ports[in_port as usize].local as usize;
-        let out_local = self.ports[out_port as usize].local as usize;
         // ACKs carry their class (control, or data with ns-3's ACK_HIGH_PRIO 0).
         let class = if matches!(p.kind, PacketKind::Cnp | PacketKind::Pfc { .. }) {
             CONTROL_CLASS
@@ -188,10 +187,13 @@ impl World {
             p.class
         };
         if class != CONTROL_CLASS {
-            let adm =
-                self.switches[sw]
-                    .buffer
-                    .admit(in_local, out_local, class, p.frame_bytes as u64);
+            let egress_queued = self.ports[out_port as usize].queue(class).bytes;
+            let adm = self.switches[sw].buffer.admit(
+                in_local,
+                egress_queued,
+                class,
+                p.frame_bytes as u64,
+            );
             if adm == Admission::Dropped {
                 self.drop_packet(node, in_local as u32, "buffer_full", pkt);
                 return;
@@ -214,16 +216,16 @@ impl World {
         }
         let node = self.ports[port as usize].node;
         let sw = self.node_index[node as usize] as usize;
-        let out_local = self.ports[port as usize].local as usize;
         let p: &mut Packet = self.pkts.get_mut(pkt);
         let in_local = p.ingress_port as usize;
         let frame = p.frame_bytes as u64;
         let switch = &mut self.switches[sw];
-        switch.buffer.release(in_local, out_local, class, frame);
+        switch.buffer.release(in_local, class, frame);
         if p.kind == PacketKind::Data {
             let port_ref = &self.ports[port as usize];
             if switch.ecn_enabled && p.ect && !p.ecn_ce {
-                let queued = switch.buffer.egress_bytes(out_local, class);
+                // What waits in this class's queue after this frame left.
+                let queued = port_ref.queue(class).bytes;
                 if port_ref.ecn.should_mark(queued, &mut switch.ecn_rng) {
                     p.ecn_ce = true;
                     self.stats.ecn_marked += 1;
