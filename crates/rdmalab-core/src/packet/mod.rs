@@ -391,26 +391,3 @@ impl PacketPool {
         self.high
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A hop reads most of a packet: each slot is one whole cache line, so
-    /// that read is one line, not two.
-    #[test]
-    fn each_packet_slot_is_one_cache_line() {
-        assert!(
-            std::mem::size_of::<Packet>() <= 64,
-            "a packet outgrew its line"
-        );
-        assert_eq!(std::mem::size_of::<Slot>(), 64);
-        let mut pool = PacketPool::default();
-        let ids: Vec<PacketId> = (0..9)
-            .map(|_| pool.alloc(Packet::new(PacketKind::Data)))
-            .collect();
-        for id in ids {
-            assert_eq!(pool.slot_ptr(id) as usize % 64, 0, "slot {id}");
-        }
-    }
-}
