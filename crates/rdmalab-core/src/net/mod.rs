@@ -74,14 +74,12 @@ impl ClassQueue {
 
 /// One end of a link: the transmitter of that direction and its egress queues.
 ///
-/// Laid out hot first (`repr(C)`, on cache-line boundaries): what every
-/// frame reads or writes sits in the first line, a skipped TxDone and ECN
-/// marking in the second, then the class queues (four to a line), and what
-/// only loss or set-up use at the end. Large fabrics touch few ports per
+/// Laid out hot first (`repr(C)`): what every frame reads or writes sits in
+/// the first cache line, the class queues next, and what only loss, ECN
+/// marking or set-up use at the end. Large fabrics touch few ports per
 /// frame but have hundreds of thousands, so lines touched per frame is
-/// what costs; unaligned (280 B apart) the first "line" of 7 ports in 8
-/// straddled two.
-#[repr(C, align(64))]
+/// what costs.
+#[repr(C)]
 pub struct Port {
     /// A frame is being chosen, or a [`crate::world::Event::TxDone`] is due.
     pub busy: bool,
@@ -119,16 +117,11 @@ pub struct Port {
     /// The end of the frame on the wire when nothing was queued behind it:
     /// its TxDone was not scheduled (see [`SkippedTxDone`]).
     pub skipped_tx_done: Option<SkippedTxDone>,
+    queues: [ClassQueue; NUM_CLASSES],
     pub ecn: EcnConfig,
     pub link: u32,
-    queues: ClassQueues,
     pub rng: RngStream,
 }
-
-/// A port's class queues, starting on a cache line of their own.
-#[derive(Clone, Copy, Debug)]
-#[repr(C, align(64))]
-struct ClassQueues([ClassQueue; NUM_CLASSES]);
 
 /// Picoseconds per byte at `rate` if whole and below 2^32, else 0.
 fn ps_per_byte(rate: Rate) -> u32 {
@@ -170,7 +163,7 @@ impl Port {
             queued_total: 0,
             loss: 0.0,
             skipped_tx_done: None,
-            queues: ClassQueues([ClassQueue::EMPTY; NUM_CLASSES]),
+            queues: [ClassQueue::EMPTY; NUM_CLASSES],
             ecn: EcnConfig::scaled_for(rate),
             link,
             rng,
@@ -204,18 +197,18 @@ impl Port {
     /// The queue of `class`.
     #[inline]
     pub fn queue(&self, class: u8) -> &ClassQueue {
-        &self.queues.0[class as usize]
+        &self.queues[class as usize]
     }
 
     /// The class queues, class 0 first.
     pub fn queues(&self) -> &[ClassQueue; NUM_CLASSES] {
-        &self.queues.0
+        &self.queues
     }
 
     /// Move every queued packet from pool `from` into pool `to`, keeping
     /// each class's order (a parallel run folding its partitions into one).
     pub fn move_queued(&mut self, from: &mut PacketPool, to: &mut PacketPool) {
-        for q in self.queues.0.iter_mut() {
+        for q in self.queues.iter_mut() {
             let ids: Vec<PacketId> = q.iter(from).collect();
             let (mut head, mut tail) = (NO_PACKET, NO_PACKET);
             for id in ids {
@@ -255,7 +248,7 @@ impl Port {
         let p = pkts.get_mut(pkt);
         p.queue_next = NO_PACKET;
         let bytes = p.frame_bytes as u64;
-        let q = &mut self.queues.0[class as usize];
+        let q = &mut self.queues[class as usize];
         if q.tail == NO_PACKET {
             q.head = pkt;
         } else {
@@ -296,7 +289,7 @@ impl Port {
     /// Take the oldest packet of `class`.
     #[inline]
     pub fn dequeue(&mut self, class: u8, pkts: &PacketPool) -> Option<PacketId> {
-        let q = &mut self.queues.0[class as usize];
+        let q = &mut self.queues[class as usize];
         if q.head == NO_PACKET {
             return None;
         }
@@ -410,17 +403,15 @@ mod tests {
         assert_eq!(ps_per_byte(Rate::gbps(56)), 0);
     }
 
-    /// What every frame touches fits the first cache line, what a switch
-    /// frame adds fits the second, each class queue lies within one line,
-    /// and a port stays small: large fabrics have hundreds of thousands.
+    /// What every frame touches fits the first cache line, and a port stays
+    /// small: large fabrics have hundreds of thousands.
     #[test]
     fn a_port_is_small_and_hot_fields_come_first() {
         assert!(
-            std::mem::size_of::<Port>() <= 320,
+            std::mem::size_of::<Port>() <= 280,
             "{} B",
             std::mem::size_of::<Port>()
         );
-        assert_eq!(std::mem::align_of::<Port>(), 64, "ports start on a line");
         let p = Port::new(
             0,
             0,
@@ -433,14 +424,6 @@ mod tests {
         let off = |f: *const u8| f as usize - base;
         assert!(off(&p.loss as *const f64 as *const u8) + 8 <= 64);
         assert!(off(&p.queued_total as *const u64 as *const u8) + 8 <= 64);
-        let skipped = off(&p.skipped_tx_done as *const _ as *const u8);
-        let ecn = off(&p.ecn as *const EcnConfig as *const u8);
-        assert!(skipped >= 64 && ecn + std::mem::size_of::<EcnConfig>() <= 128);
-        for c in 0..NUM_CLASSES as u8 {
-            let q = off(p.queue(c) as *const ClassQueue as *const u8);
-            let end = q + std::mem::size_of::<ClassQueue>() - 1;
-            assert_eq!(q / 64, end / 64, "class {c} queue straddles two lines");
-        }
     }
 
     /// The chained class queues hand packets out as one `VecDeque` per class

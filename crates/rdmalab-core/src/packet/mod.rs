@@ -142,17 +142,10 @@ impl Packet {
     }
 }
 
-/// A packet in the pool, on a cache line of its own: 56 bytes 56 apart
-/// straddle two lines for 6 packets in 8, and a frame's hop reads most of
-/// its fields.
-#[derive(Clone, Copy, Debug)]
-#[repr(C, align(64))]
-struct Slot(Packet);
-
 /// Preallocated packet storage with a free list.
 #[derive(Default)]
 pub struct PacketPool {
-    slots: Vec<Slot>,
+    slots: Vec<Packet>,
     /// INT records per slot, kept only when INT is on.
     int: Vec<[IntHop; MAX_INT_HOPS]>,
     int_enabled: bool,
@@ -192,10 +185,10 @@ impl PacketPool {
         self.peak = self.peak.max(self.live);
         self.high = self.high.max(self.live);
         if let Some(id) = self.free.pop() {
-            self.slots[id as usize] = Slot(p);
+            self.slots[id as usize] = p;
             id
         } else {
-            self.slots.push(Slot(p));
+            self.slots.push(p);
             if self.int_enabled {
                 self.int.push([IntHop::default(); MAX_INT_HOPS]);
             }
@@ -232,7 +225,7 @@ impl PacketPool {
     /// Append an INT hop record to packet `id` (ignored past [`MAX_INT_HOPS`]).
     #[inline]
     pub fn push_int(&mut self, id: PacketId, hop: IntHop) {
-        let p = &mut self.slots[id as usize].0;
+        let p = &mut self.slots[id as usize];
         if self.int_enabled && (p.int_hops as usize) < MAX_INT_HOPS {
             self.int[id as usize][p.int_hops as usize] = hop;
             p.int_hops += 1;
@@ -241,8 +234,8 @@ impl PacketPool {
 
     /// Give packet `to` the INT records of packet `from` (an ACK echoing its data packet).
     pub fn copy_int(&mut self, from: PacketId, to: PacketId) {
-        let n = self.slots[from as usize].0.int_hops;
-        self.slots[to as usize].0.int_hops = n;
+        let n = self.slots[from as usize].int_hops;
+        self.slots[to as usize].int_hops = n;
         if self.int_enabled {
             self.int[to as usize] = self.int[from as usize];
         }
@@ -253,7 +246,7 @@ impl PacketPool {
 
     /// The INT records of packet `id`.
     pub fn int_of(&self, id: PacketId) -> &[IntHop] {
-        let n = self.slots[id as usize].0.int_hops as usize;
+        let n = self.slots[id as usize].int_hops as usize;
         if self.int_enabled {
             &self.int[id as usize][..n]
         } else {
@@ -270,29 +263,29 @@ impl PacketPool {
     /// Where packet `id` lives (a prefetch hint: `id` may be stale).
     #[inline]
     pub fn slot_ptr(&self, id: PacketId) -> *const Packet {
-        self.slots.as_ptr().wrapping_add(id as usize) as *const Packet
+        self.slots.as_ptr().wrapping_add(id as usize)
     }
 
     /// The QP of slot `id` if there is such a slot, live or not (a hint).
     #[inline]
     pub fn peek_qp(&self, id: PacketId) -> Option<QpId> {
-        self.slots.get(id as usize).map(|p| p.0.qp)
+        self.slots.get(id as usize).map(|p| p.qp)
     }
 
     #[inline]
     pub fn get(&self, id: PacketId) -> &Packet {
-        &self.slots[id as usize].0
+        &self.slots[id as usize]
     }
 
     #[inline]
     pub fn get_mut(&mut self, id: PacketId) -> &mut Packet {
-        &mut self.slots[id as usize].0
+        &mut self.slots[id as usize]
     }
 
     /// Bytes of packet slots, live or free: what the pool spans in memory.
     #[inline]
     pub fn slot_bytes(&self) -> usize {
-        self.slots.len() * std::mem::size_of::<Slot>()
+        self.slots.len() * std::mem::size_of::<Packet>()
     }
 
     /// Packets currently allocated (in a queue or on a link).
@@ -314,7 +307,7 @@ impl PacketPool {
     /// words (a frame crossing from one partition of a parallel run to another).
     pub fn take(&mut self, id: PacketId) -> MovedPacket {
         let m = MovedPacket {
-            packet: self.slots[id as usize].0,
+            packet: self.slots[id as usize],
             int: self.int.get(id as usize).copied(),
             header: self.hdr.get(id as usize).copied(),
         };
@@ -340,7 +333,7 @@ impl PacketPool {
         }
         self.free.push(id);
         self.lent += 1;
-        self.slots[id as usize].0
+        self.slots[id as usize]
     }
 
     /// The packets lent since the last call are no longer live here.
