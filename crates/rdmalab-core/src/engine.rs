@@ -175,7 +175,9 @@ impl<E: Copy> EventQueue<E> {
     #[inline(always)]
     fn place(&mut self, e: Entry<E>) {
         let b = Self::bucket_of(e.at);
-        if b > self.cur && b < self.cur + RING_BUCKETS as u64 {
+        // cur < b < cur + RING_BUCKETS, as one unsigned compare (a bucket at
+        // or before `cur` wraps to a huge distance).
+        if b.wrapping_sub(self.cur + 1) < RING_BUCKETS as u64 - 1 {
             let slot = (b as usize) & (RING_BUCKETS - 1);
             self.ring[slot].push(e);
             self.ring_len += 1;

@@ -282,7 +282,8 @@ impl Port {
         } else {
             ready.trailing_zeros()
         } as u8;
-        self.rr_next = 1 + c % (NUM_CLASSES as u8 - 1);
+        // The class after c, data classes only: 1 + c % 7, without the division.
+        self.rr_next = if c == NUM_CLASSES as u8 - 1 { 1 } else { c + 1 };
         Some(c)
     }
 
