@@ -7,17 +7,28 @@
 # no outputs written. Both runs must report the same event count, or the
 # revisions do not simulate the same thing and the comparison is refused.
 #
-#   scripts/ab-core.sh REV_A REV_B [-n PAIRS] SCENARIO.yaml...
+#   scripts/ab-core.sh REV_A REV_B [-n PAIRS | --instructions] SCENARIO.yaml...
 #   scripts/ab-core.sh 3b84254 HEAD -n 5 benchmarks/b-hpcc-320-hosts-websearch-dcqcn.yaml
 #
-# Needs cargo and an installed rdmalab (to turn the YAML into the core's JSON).
+# --instructions: run each binary once under valgrind's cachegrind and
+# print the instructions it executed (set-up included) instead of times.
+# The count is exact and repeatable, where wall time on a shared machine
+# swings by 10-20 %; the event loop runs at about 3.5-4 instructions per
+# cycle on the machine it was measured on, so instructions track its time.
+# Use a scenario cut short (a few seconds of work): cachegrind is ~50x slower.
+#
+# Needs cargo and an installed rdmalab (to turn the YAML into the core's
+# JSON); --instructions also needs valgrind.
 set -euo pipefail
-usage() { echo "usage: $0 REV_A REV_B [-n PAIRS] SCENARIO.yaml..." >&2; exit 2; }
+usage() { echo "usage: $0 REV_A REV_B [-n PAIRS | --instructions] SCENARIO.yaml..." >&2; exit 2; }
 [ $# -ge 3 ] || usage
 rev_a=$1 rev_b=$2; shift 2
-pairs=5
+pairs=5 count=
 if [ "${1:-}" = "-n" ]; then
     pairs=${2:?-n needs a number}; shift 2
+elif [ "${1:-}" = "--instructions" ]; then
+    count=1; shift
+    command -v valgrind > /dev/null || { echo "--instructions needs valgrind" >&2; exit 2; }
 fi
 [ $# -ge 1 ] || usage
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -42,10 +53,39 @@ bin_b=$(build "$rev_b" b)
 # "StopTime in 2.82s: 37344754 events (...)": the seconds and the events.
 run() { "$1" "$2" | sed -n 's/.* in \([0-9.]*\)s: \([0-9]*\) events.*/\1 \2/p'; }
 
+to_json() { python3 -c 'import sys; from rdmalab.scenario import load_scenario; print(load_scenario(sys.argv[1]).to_json())' "$1"; }
+
+# Instructions executed by binary $1 on scenario $2 (and its event count).
+instructions() {
+    local out="$work/cg.txt"
+    valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null \
+        "$1" "$2" > "$out.stdout" 2> "$out"
+    local events
+    events=$(sed -n 's/.* in [0-9.]*s: \([0-9]*\) events.*/\1/p' "$out.stdout")
+    [ -n "$events" ] || { cat "$out" "$out.stdout" >&2; return 1; }
+    echo "$(sed -n 's/.*I *refs: *\([0-9,]*\).*/\1/p' "$out" | tr -d ,) $events"
+}
+
+if [ -n "$count" ]; then
+    printf '%-40s %16s %16s %8s %10s\n' scenario "A instructions" "B instructions" "B / A" "B per event"
+    for sc in "$@"; do
+        json="$work/$(basename "$sc" .yaml).json"
+        to_json "$sc" > "$json"
+        read -r ia ea < <(instructions "$bin_a" "$json") || { echo "$rev_a failed on $sc" >&2; exit 1; }
+        read -r ib eb < <(instructions "$bin_b" "$json") || { echo "$rev_b failed on $sc" >&2; exit 1; }
+        if [ "$ea" != "$eb" ]; then
+            echo "$sc: $rev_a ran $ea events, $rev_b $eb: not the same simulation" >&2; exit 1
+        fi
+        printf '%-40s %16s %16s %8.4f %10.1f\n' "$(basename "$sc" .yaml)" "$ia" "$ib" \
+            "$(awk -v a="$ia" -v b="$ib" 'BEGIN {print b / a}')" "$(awk -v b="$ib" -v e="$eb" 'BEGIN {print b / e}')"
+    done
+    exit 0
+fi
+
 printf '%-40s %5s %10s %10s %8s\n' scenario pair "A s" "B s" "B / A"
 for sc in "$@"; do
     json="$work/$(basename "$sc" .yaml).json"
-    python3 -c 'import sys; from rdmalab.scenario import load_scenario; print(load_scenario(sys.argv[1]).to_json())' "$sc" > "$json"
+    to_json "$sc" > "$json"
     ta=() tb=()
     for i in $(seq "$pairs"); do
         read -r sa ea < <(run "$bin_a" "$json") || { echo "$rev_a failed on $sc" >&2; exit 1; }
