@@ -255,8 +255,8 @@ impl SharedBuffer {
             .pool
             .size_bytes
             .saturating_sub(self.pool.set_aside + self.pool.shared_used);
-        if acc.alpha_shift != Alpha::NO_SHIFT {
-            Alpha::of_parts(acc.alpha_shift, 0.0, free)
+        if acc.alpha_shift != Alpha::NO_SHIFT && free < 1 << f64::MANTISSA_DIGITS {
+            free >> acc.alpha_shift
         } else {
             self.pool.ports[port].alpha.of(free)
         }
@@ -554,6 +554,17 @@ mod tests {
             }
             assert!(shared >= want(free - 10_000 - shared), "alpha {alpha}");
             assert!(shared > 50_000, "alpha {alpha}: paused at {shared}");
+            // Past 2^53 free bytes a shift and the float product differ:
+            // the threshold is the product's, as ns-3's float code gives.
+            let mut c = cfg(true);
+            c.pfc_alpha = alpha;
+            c.size_bytes = (1 << 60) + 12_345;
+            let b = SharedBuffer::new(c, &[(Rate::gbps(100), 1_000_000); 3]);
+            let free = free_pool(&b);
+            assert_eq!(b.pfc_threshold(2), want(free), "alpha {alpha}, 2^60 B");
+        }
+        fn free_pool(b: &SharedBuffer) -> u64 {
+            b.cfg.size_bytes - b.set_aside_bytes()
         }
     }
 
