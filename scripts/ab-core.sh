@@ -13,7 +13,7 @@
 # --instructions: run each binary once under valgrind's cachegrind and
 # print the instructions it executed (set-up included) instead of times.
 # The count is exact and repeatable, where wall time on a shared machine
-# swings by 10-20 %; the event loop runs at about 3.5-4 instructions per
+# swings by 10-20 %; the event loop runs at about 3.5 instructions per
 # cycle on the machine it was measured on, so instructions track its time.
 # Use a scenario cut short (a few seconds of work): cachegrind is ~50x slower.
 #
