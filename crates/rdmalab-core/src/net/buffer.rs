@@ -102,16 +102,10 @@ impl Alpha {
     /// α × `free`, rounded down.
     #[inline]
     fn of(self, free: u64) -> u64 {
-        Alpha::of_parts(self.shift, self.value, free)
-    }
-
-    /// α × `free` from α's shift (checked first) and value (the slow path).
-    #[inline]
-    fn of_parts(shift: u8, value: f64, free: u64) -> u64 {
-        if shift != Alpha::NO_SHIFT && free < 1 << f64::MANTISSA_DIGITS {
-            free >> shift
+        if self.shift != Alpha::NO_SHIFT && free < 1 << f64::MANTISSA_DIGITS {
+            free >> self.shift
         } else {
-            (free as f64 * value) as u64
+            (free as f64 * self.value) as u64
         }
     }
 }
@@ -154,8 +148,6 @@ struct Pool {
     shared_used: u64,
     total_used: u64,
     pfc_enabled: bool,
-    /// `cfg.egress_alpha` as a shift (lossy mode).
-    egress_shift: u8,
 }
 
 /// Buffer state of one switch. Ports are the switch's local port indices.
@@ -211,7 +203,6 @@ impl SharedBuffer {
         } else {
             0
         };
-        let egress_alpha = Alpha::new(cfg.egress_alpha);
         SharedBuffer {
             pool: Pool {
                 ports: headroom
@@ -236,9 +227,8 @@ impl SharedBuffer {
                 shared_used: 0,
                 total_used: 0,
                 pfc_enabled: cfg.pfc_enabled,
-                egress_shift: egress_alpha.shift,
             },
-            egress_alpha,
+            egress_alpha: Alpha::new(cfg.egress_alpha),
             cfg,
         }
     }
@@ -293,7 +283,7 @@ impl SharedBuffer {
             }
         } else {
             let free = self.pool.size_bytes.saturating_sub(self.pool.total_used);
-            let limit = Alpha::of_parts(self.pool.egress_shift, self.egress_alpha.value, free);
+            let limit = self.egress_alpha.of(free);
             if self.pool.total_used + bytes > self.pool.size_bytes || egress_queued + bytes > limit
             {
                 return Admission::Dropped;
