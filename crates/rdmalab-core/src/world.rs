@@ -281,6 +281,10 @@ pub struct World {
     pub(crate) skipped_tx_done_max: Time,
     /// Links' frame times under `tx_time: ns3`, remembered.
     pub(crate) ns3_frame_times: crate::time::Ns3FrameTimes,
+    /// Tests only: queue every frame at a switch, even at an idle port, to
+    /// compare with cutting through.
+    #[cfg(test)]
+    pub(crate) no_cut_through: bool,
     /// Per flow, the flow that starts once its last byte is on the wire
     /// (`u32::MAX`: none; empty when no flow follows another).
     pub followers: Vec<u32>,
@@ -494,6 +498,8 @@ impl World {
             instant: (Time::NEVER, 0),
             skipped_tx_done_max: Time::ZERO,
             ns3_frame_times: Default::default(),
+            #[cfg(test)]
+            no_cut_through: false,
             cc_headers: Vec::new(),
             cc_groups: crate::nic::cc_scope::CcGroups {
                 scope: cc_scope,
@@ -701,11 +707,7 @@ impl World {
         // event at the asic placement) may call back here, and must not start
         // a second frame on the same port.
         self.ports[port as usize].busy = true;
-        let (node, at_switch) = (
-            self.ports[port as usize].node,
-            self.ports[port as usize].at_switch,
-        );
-        let next = if at_switch {
+        let next = if self.ports[port as usize].at_switch {
             self.switch_dequeue(port)
         } else {
             self.nic_dequeue(port)
@@ -714,6 +716,17 @@ impl World {
             self.ports[port as usize].busy = false;
             return;
         };
+        self.start_frame(port, pkt);
+    }
+
+    /// Put frame `pkt`, just chosen by busy port `port`, on the wire:
+    /// schedule its arrival at the peer (or lose it) and the port's TxDone.
+    #[inline]
+    pub(crate) fn start_frame(&mut self, port: u32, pkt: PacketId) {
+        let (node, at_switch) = (
+            self.ports[port as usize].node,
+            self.ports[port as usize].at_switch,
+        );
         if self.capture.is_some() {
             // The frame starts on the wire here: a tap on this port sees it.
             self.capture_frame(port, pkt);

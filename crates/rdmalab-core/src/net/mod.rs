@@ -287,6 +287,19 @@ impl Port {
         Some(c)
     }
 
+    /// What [`Port::pick_class`] does to the round robin when `class` is
+    /// the only one queued (a frame that cuts through an idle port).
+    #[inline]
+    pub fn pick_only(&mut self, class: u8) {
+        if class != CONTROL_CLASS && !self.strict_priority {
+            self.rr_next = if class == NUM_CLASSES as u8 - 1 {
+                1
+            } else {
+                class + 1
+            };
+        }
+    }
+
     /// Take the oldest packet of `class`.
     #[inline]
     pub fn dequeue(&mut self, class: u8, pkts: &PacketPool) -> Option<PacketId> {
