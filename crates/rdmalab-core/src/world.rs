@@ -622,7 +622,7 @@ impl World {
     }
 
     /// Start loading what the next few events will read first: an arrival's
-    /// packet and port four events ahead, its flow's remembered path two
+    /// packet, port and INT records four events ahead, its flow's remembered path two
     /// events ahead (by then the packet, which names the QP, is cached).
     /// These loads missed the cache on almost every arrival (the packet was
     /// last touched a link delay ago); as hints they change no result.
@@ -637,6 +637,7 @@ impl World {
         match self.q.upcoming(PREFETCH_FAR) {
             Some(&Event::Arrive { port, pkt } | &Event::RxCoreDone { port, pkt }) => {
                 prefetch(self.pkts.slot_ptr(pkt));
+                self.pkts.prefetch_int(pkt);
                 prefetch(self.ports.as_ptr().wrapping_add(port as usize));
             }
             Some(&Event::TxDone { port }) => {

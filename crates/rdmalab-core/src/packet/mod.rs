@@ -266,6 +266,23 @@ impl PacketPool {
         self.slots.as_ptr().wrapping_add(id as usize)
     }
 
+    /// Start loading packet `id`'s INT records, when they are kept: the
+    /// next switch writes one, the receiver copies them into its ACK, the
+    /// sender's CC reads them, each long after they were last touched.
+    #[inline(always)]
+    pub fn prefetch_int(&self, id: PacketId) {
+        if self.int_enabled {
+            let at = self.int.as_ptr().wrapping_add(id as usize) as *const u8;
+            let bytes = std::mem::size_of::<[IntHop; MAX_INT_HOPS]>();
+            let mut off = 0;
+            while off < bytes {
+                crate::engine::prefetch(at.wrapping_add(off));
+                off += 64;
+            }
+            crate::engine::prefetch(at.wrapping_add(bytes - 1));
+        }
+    }
+
     /// The QP of slot `id` if there is such a slot, live or not (a hint).
     #[inline]
     pub fn peek_qp(&self, id: PacketId) -> Option<QpId> {
