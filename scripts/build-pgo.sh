@@ -30,6 +30,7 @@
 # PYTHON (default python3) picks the interpreter; PGO_DIR (default
 # target/pgo) the scratch directory.
 set -euo pipefail
+called_from=$PWD
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
 python=${PYTHON:-python3}
@@ -82,6 +83,7 @@ done
 PYTHONPATH="$dir/site${PYTHONPATH:+:$PYTHONPATH}" "$python" scripts/pgo_train_sweeps.py "$dir/train/sweeps" \
     $(grep -l '^base:' examples/*.yaml examples/*/*.yaml)
 for f in ${PGO_TRAIN:-}; do
+    case "$f" in /*) ;; *) f="$called_from/$f" ;; esac   # relative to where the script was called
     train run "$f" --out "$dir/train/own-$(basename "$f" .yaml)" --quiet > /dev/null
 done
 ls "$dir"/raw/*.profraw > /dev/null 2>&1 || { echo "build-pgo: training wrote no profile" >&2; exit 1; }
