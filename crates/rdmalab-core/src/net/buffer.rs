@@ -102,11 +102,14 @@ impl Alpha {
     /// α × `free`, rounded down.
     #[inline]
     fn of(self, free: u64) -> u64 {
-        if self.shift != Alpha::NO_SHIFT && free < 1 << f64::MANTISSA_DIGITS {
-            free >> self.shift
-        } else {
-            (free as f64 * self.value) as u64
-        }
+        Alpha::shifted(self.shift, free).unwrap_or_else(|| (free as f64 * self.value) as u64)
+    }
+
+    /// `free` >> `shift` where that equals the float product: `shift` is
+    /// not [`Alpha::NO_SHIFT`] and `free` is below 2^53.
+    #[inline]
+    fn shifted(shift: u8, free: u64) -> Option<u64> {
+        (shift != Alpha::NO_SHIFT && free < 1 << f64::MANTISSA_DIGITS).then(|| free >> shift)
     }
 }
 
@@ -245,11 +248,9 @@ impl SharedBuffer {
             .pool
             .size_bytes
             .saturating_sub(self.pool.set_aside + self.pool.shared_used);
-        if acc.alpha_shift != Alpha::NO_SHIFT && free < 1 << f64::MANTISSA_DIGITS {
-            free >> acc.alpha_shift
-        } else {
-            self.pool.ports[port].alpha.of(free)
-        }
+        // The account's copy of the shift spares a load of the port's α.
+        Alpha::shifted(acc.alpha_shift, free)
+            .unwrap_or_else(|| self.pool.ports[port].alpha.of(free))
     }
 
     /// Offer a packet arriving on `in_port`, class `c`, for an egress

@@ -135,6 +135,17 @@ fn ps_per_byte(rate: Rate) -> u32 {
     }
 }
 
+/// The data class the round robin serves after `c`: 1 + c % 7, without
+/// the division.
+#[inline]
+fn rr_after(c: u8) -> u8 {
+    if c == NUM_CLASSES as u8 - 1 {
+        1
+    } else {
+        c + 1
+    }
+}
+
 impl Port {
     pub fn new(
         node: u32,
@@ -282,8 +293,7 @@ impl Port {
         } else {
             ready.trailing_zeros()
         } as u8;
-        // The class after c, data classes only: 1 + c % 7, without the division.
-        self.rr_next = if c == NUM_CLASSES as u8 - 1 { 1 } else { c + 1 };
+        self.rr_next = rr_after(c);
         Some(c)
     }
 
@@ -292,11 +302,7 @@ impl Port {
     #[inline]
     pub fn pick_only(&mut self, class: u8) {
         if class != CONTROL_CLASS && !self.strict_priority {
-            self.rr_next = if class == NUM_CLASSES as u8 - 1 {
-                1
-            } else {
-                class + 1
-            };
+            self.rr_next = rr_after(class);
         }
     }
 

@@ -259,6 +259,8 @@ impl World {
 
     /// Data frame `pkt` of `class` leaves switch port `port`'s queue: free
     /// its buffer, mark ECN, push its INT record, resume the upstream.
+    /// Callers skip control frames themselves: the same test in here changed
+    /// the inlining and cost 1.5 % more instructions on (b).
     #[inline]
     fn switch_egress(&mut self, port: u32, class: u8, pkt: PacketId) {
         let node = self.ports[port as usize].node;

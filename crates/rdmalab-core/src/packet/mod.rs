@@ -279,6 +279,7 @@ impl PacketPool {
                 crate::engine::prefetch(at.wrapping_add(off));
                 off += 64;
             }
+            // 160-byte entries start anywhere in a line: they may touch a fourth.
             crate::engine::prefetch(at.wrapping_add(bytes - 1));
         }
     }
