@@ -61,18 +61,21 @@ pub(crate) struct Settled {
 /// without a data-dependent branch; equal times are settled by the logs'
 /// tie keys ([`super::part::tie_key`]), and only equal keys ask [`earlier`].
 fn count_before(logs: &[&WindowLog], p: usize, q: usize) -> Vec<u32> {
-    let (a, b) = (&logs[p].times, &logs[q].times);
+    // Slices, not the logs' vectors: their pointers stay in registers
+    // across the stores into `c`.
+    let (a, b) = (&logs[p].keys[..], &logs[q].keys[..]);
+    let (ea, eb) = (&logs[p].entries[..], &logs[q].entries[..]);
     let mut c = vec![0u32; a.len()];
     let (mut i, mut j) = (0usize, 0usize);
     while i < a.len() {
-        let Some(&tb) = b.get(j) else {
+        let Some(tb) = b.get(j).map(|k| k.time) else {
             c[i..].fill(j as u32);
             break;
         };
-        let ta = a[i];
+        let ta = a[i].time;
         c[i] = j as u32;
         if ta == tb {
-            let (ka, kb) = (logs[p].ties[i], logs[q].ties[j]);
+            let (ka, kb) = (ea[i].tie, eb[j].tie);
             let order = if ka != kb {
                 kb.cmp(&ka)
             } else {
@@ -146,36 +149,31 @@ pub(crate) fn settle(p: usize, logs: &[&WindowLog], seq0: u64, live0: i64) -> Se
         .filter(|&q| q != p)
         .map(|q| (q, count_before(logs, p, q)))
         .collect();
-    let mut shared_seen = 0usize;
-    for (i, e) in own.entries.iter().enumerate() {
-        let (mut res, mut live, mut earlier_others) = (0u64, 0i64, 0u64);
-        for (q, c) in &before {
+    // Two partitions, the common case, walk one count array without a loop per event.
+    if let [(q, c)] = &before[..] {
+        let other = logs[*q];
+        settle_entries(own, n, seq0, live0, &shared_before, &mut out, |i| {
             let j = c[i] as usize;
-            res += logs[*q].res_at(j);
-            live += logs[*q].live_at(j);
-            earlier_others += j as u64;
-        }
-        out.base
-            .push(seq0 + own.before[i].res as u64 + res + shared_before[shared_seen]);
-        if e.copies == Copies::One {
-            let live_before = live0 + own.before[i].live as i64 + live;
-            out.pool_high = out.pool_high.max(live_before + e.rise as i64);
-            out.peak_live = out.peak_live.max(live_before + e.live_delta as i64);
-            if e.flows > 0 || e.pfc > 0 {
-                let place = i as u64 + earlier_others - (n as u64 - 1) * shared_seen as u64;
-                out.rows.push((place, i as u32));
+            (other.res_at(j), other.live_at(j), j as u64)
+        });
+    } else {
+        settle_entries(own, n, seq0, live0, &shared_before, &mut out, |i| {
+            let (mut res, mut live, mut earlier_others) = (0u64, 0i64, 0u64);
+            for (q, c) in &before {
+                let j = c[i] as usize;
+                res += logs[*q].res_at(j);
+                live += logs[*q].live_at(j);
+                earlier_others += j as u64;
             }
-        } else {
-            debug_assert!(
-                before
-                    .iter()
-                    .all(|(q, c)| c[i] == logs[*q].shared[shared_seen]),
-                "shared event {shared_seen} lines up with its copies"
-            );
-            debug_assert!(e.flows == 0 && e.pfc == 0, "a shared event appends no rows");
-            shared_seen += 1;
-        }
+            (res, live, earlier_others)
+        });
     }
+    debug_assert!(
+        own.shared.iter().enumerate().all(|(k, &i)| before
+            .iter()
+            .all(|(q, c)| c[i as usize] == logs[*q].shared[k])),
+        "every shared event lines up with its copies"
+    );
     out.last = own.entries.last().map(|e| {
         (
             e.at,
@@ -186,6 +184,39 @@ pub(crate) fn settle(p: usize, logs: &[&WindowLog], seq0: u64, live0: i64) -> Se
         )
     });
     out
+}
+
+/// [`settle`]'s walk over its own log; `others(i)` gives, for entry `i`,
+/// the numbers taken and packets live by the other partitions' events
+/// before it, and how many of those there are.
+#[inline(always)]
+fn settle_entries(
+    own: &WindowLog,
+    n: usize,
+    seq0: u64,
+    live0: i64,
+    shared_before: &[u64],
+    out: &mut Settled,
+    others: impl Fn(usize) -> (u64, i64, u64),
+) {
+    let mut shared_seen = 0usize;
+    for (i, (e, key)) in own.entries.iter().zip(&own.keys).enumerate() {
+        let (res, live, earlier_others) = others(i);
+        out.base
+            .push(seq0 + key.before.res as u64 + res + shared_before[shared_seen]);
+        if e.copies == Copies::One {
+            let live_before = live0 + key.before.live as i64 + live;
+            out.pool_high = out.pool_high.max(live_before + e.rise as i64);
+            out.peak_live = out.peak_live.max(live_before + e.live_delta as i64);
+            if e.flows > 0 || e.pfc > 0 {
+                let place = i as u64 + earlier_others - (n as u64 - 1) * shared_seen as u64;
+                out.rows.push((place, i as u32));
+            }
+        } else {
+            debug_assert!(e.flows == 0 && e.pfc == 0, "a shared event appends no rows");
+            shared_seen += 1;
+        }
+    }
 }
 
 /// What the merged windows add up to.
@@ -431,7 +462,7 @@ mod tests {
             let parents_at = |logs: &[WindowLog; 2], p: usize| {
                 (logged >= crate::parallel::PROVISIONAL).then(|| {
                     let (parent, _) = crate::parallel::part::parent_of(logged);
-                    logs[p].times[parent as usize]
+                    logs[p].entries[parent as usize].at.ps()
                 })
             };
             if part == 2 {

@@ -191,24 +191,20 @@ pub(crate) struct Logged {
 /// Prefix sums over a log's earlier entries: the numbers taken by those
 /// that this partition alone ran, and the packets live after them minus at
 /// the window's start.
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Copy, Default, Debug)]
 pub(crate) struct PrefixSums {
     pub res: u32,
     pub live: i32,
 }
 
 /// One partition's events of one window, as the settling threads read it.
-/// What the other partitions' threads read of it is kept apart, in
-/// compact arrays, so a walk over it touches 16 bytes per event, not a
-/// whole [`Logged`].
+/// What another partition's thread reads of every entry (its time and the
+/// prefix sums before it) is kept apart in 16-byte keys: that log was
+/// written on another core, and a walk over it should pull few cache lines.
 #[derive(Default)]
 pub(crate) struct WindowLog {
-    pub entries: Vec<Logged>,
-    /// Per entry: its time (ps), and what decides most ties ([`tie_key`]).
-    pub times: Vec<u64>,
-    pub ties: Vec<u64>,
-    /// Per entry: the prefix sums before it.
-    pub before: Vec<PrefixSums>,
+    pub entries: Vec<Entry>,
+    pub keys: Vec<LogKey>,
     /// Indices of the entries that every partition ran (`Copies` other
     /// than `One`): each log holds the same ones, in the same order.
     pub shared: Vec<u32>,
@@ -217,22 +213,45 @@ pub(crate) struct WindowLog {
     pub live_total: i64,
 }
 
+/// A logged event and what decides most of its ties ([`tie_key`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Entry {
+    pub e: Logged,
+    pub tie: u64,
+}
+
+/// A logged event's time (ps) and the prefix sums before it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct LogKey {
+    pub time: u64,
+    pub before: PrefixSums,
+}
+
+impl std::ops::Deref for Entry {
+    type Target = Logged;
+    fn deref(&self) -> &Logged {
+        &self.e
+    }
+}
+
 impl WindowLog {
     /// Log the event just processed, with its prefix sums and tie key.
     pub fn push(&mut self, e: Logged) {
-        self.times.push(e.at.ps());
-        self.ties.push(tie_key(e.seq, &self.times));
-        self.before.push(PrefixSums {
-            res: self.res_total as u32,
-            live: self.live_total as i32,
+        let tie = tie_key(e.seq, e.at, &self.entries);
+        self.entries.push(Entry { e, tie });
+        self.keys.push(LogKey {
+            time: e.at.ps(),
+            before: PrefixSums {
+                res: self.res_total as u32,
+                live: self.live_total as i32,
+            },
         });
         if e.copies == Copies::One {
             self.res_total += e.reserves as u64;
         } else {
-            self.shared.push(self.entries.len() as u32);
+            self.shared.push(self.entries.len() as u32 - 1);
         }
         self.live_total += e.live_delta as i64;
-        self.entries.push(e);
     }
 
     /// The prefix sums fit their fields (checked once per window, before
@@ -248,9 +267,7 @@ impl WindowLog {
 
     fn clear(&mut self) {
         self.entries.clear();
-        self.times.clear();
-        self.ties.clear();
-        self.before.clear();
+        self.keys.clear();
         self.shared.clear();
         self.res_total = 0;
         self.live_total = 0;
@@ -259,15 +276,17 @@ impl WindowLog {
     /// Numbers taken by the first `c` entries, but the shared ones.
     #[inline]
     pub fn res_at(&self, c: usize) -> u64 {
-        self.before.get(c).map_or(self.res_total, |b| b.res as u64)
+        self.keys
+            .get(c)
+            .map_or(self.res_total, |k| k.before.res as u64)
     }
 
     /// Packets live after the first `c` entries, minus at the window's start.
     #[inline]
     pub fn live_at(&self, c: usize) -> i64 {
-        self.before
+        self.keys
             .get(c)
-            .map_or(self.live_total, |b| b.live as i64)
+            .map_or(self.live_total, |k| k.before.live as i64)
     }
 }
 
@@ -285,17 +304,18 @@ impl Logged {
 /// What orders two events of different partitions at the same instant, as
 /// far as it can be told without walking their ancestry: an event numbered
 /// before the window by that number, before any numbered in it; one
-/// numbered in it by when its parent ran (`times`: the log's times so far).
+/// numbered in it by when its parent ran (`entries`: the log so far; an
+/// event is logged after its parent, at `at` if it has none logged yet).
 /// Equal keys need [`super::merge`]'s full comparison: the same event run
 /// by every partition, or two whose parents ran at the same instant.
 #[inline]
-pub(crate) fn tie_key(seq: u64, times: &[u64]) -> u64 {
+pub(crate) fn tie_key(seq: u64, at: Time, entries: &[Entry]) -> u64 {
     // Without a branch (a window mixes both kinds of number unpredictably):
     // index 0 for a serial number, whose key does not use it.
     let local = seq >= PROVISIONAL;
     let parent = (seq.wrapping_sub(PROVISIONAL) >> CHILD_BITS) as usize;
-    let parent = std::hint::select_unpredictable(local, parent, 0);
-    std::hint::select_unpredictable(local, (1 << 63) | times[parent], seq)
+    let parent_at = entries.get(parent).map_or(at.ps(), |p| p.at.ps());
+    std::hint::select_unpredictable(local, (1 << 63) | parent_at, seq)
 }
 
 /// Bits of a provisional number that count the numbers one event takes.
@@ -410,8 +430,8 @@ impl Part {
                 self.instant = (t, 1);
             }
             self.step(t, seq);
-            if let Some(e) = self.w.error.take() {
-                self.error = Some(e);
+            if self.w.error.is_some() {
+                self.error = self.w.error.take();
                 return;
             }
         }
