@@ -1021,15 +1021,23 @@ impl World {
         self.try_transmit(port);
     }
 
-    /// Queue a control frame (ACK, NACK, CNP) at a NIC; an ACK may echo the
-    /// INT records of the data packet `int_from`.
-    pub(crate) fn send_control(&mut self, nic: u32, p: Packet, int_from: Option<PacketId>) {
-        let port = self.nics[nic as usize].port;
-        let class = p.class;
+    /// Queue a control frame (ACK, NACK, CNP) at a NIC.
+    pub(crate) fn send_control(&mut self, nic: u32, p: Packet) {
         let id = self.pkts.alloc(p);
-        if let Some(from) = int_from {
-            self.pkts.copy_int(from, id);
-        }
+        self.queue_control(nic, id);
+    }
+
+    /// Queue an ACK that echoes the INT records (and CC header words) of
+    /// data packet `data`, in that packet's slot ([`PacketPool::echo_into`]):
+    /// the caller retires `data` instead of freeing it.
+    pub(crate) fn send_echo(&mut self, nic: u32, ack: Packet, data: PacketId) {
+        let id = self.pkts.echo_into(data, ack);
+        self.queue_control(nic, id);
+    }
+
+    fn queue_control(&mut self, nic: u32, id: PacketId) {
+        let port = self.nics[nic as usize].port;
+        let class = self.pkts.get(id).class;
         self.ports[port as usize].enqueue(class, id, &mut self.pkts);
         self.try_transmit(port);
     }

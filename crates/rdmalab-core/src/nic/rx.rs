@@ -79,9 +79,13 @@ impl World {
         }
         match p.kind {
             // Data and ACKs stay allocated while handled: their INT records are read.
+            // A data packet's ACK may take its slot (`send_echo`).
             PacketKind::Data => {
-                self.receive_data(&p, pkt);
-                self.pkts.free(pkt);
+                if self.receive_data(&p, pkt) {
+                    self.pkts.retire_echoed();
+                } else {
+                    self.pkts.free(pkt);
+                }
                 return;
             }
             PacketKind::Ack => {
@@ -132,7 +136,8 @@ impl World {
         a
     }
 
-    fn receive_data(&mut self, p: &Packet, pkt: PacketId) {
+    /// Returns whether an ACK took the packet's slot (`send_echo`).
+    fn receive_data(&mut self, p: &Packet, pkt: PacketId) -> bool {
         let now = self.now();
         let qi = p.qp;
         self.stats.data_payload_arrived += p.payload as u64;
@@ -147,7 +152,7 @@ impl World {
                 qp.last_cnp = Some(now);
                 let c = self.control_packet(PacketKind::Cnp, qi, p.psn, wire.cnp_frame);
                 self.stats.cnps_sent += 1;
-                self.send_control(rx_nic, c, None);
+                self.send_control(rx_nic, c);
             }
         }
         if self.nics[rx_nic as usize].res.is_some() {
@@ -195,7 +200,8 @@ impl World {
                 a.ece = ece;
                 a.hops = p.hops;
                 self.stats.acks_sent += 1;
-                self.send_control(rx_nic, a, Some(pkt));
+                self.send_echo(rx_nic, a, pkt);
+                return true;
             }
         } else if p.psn > qp.epsn && self.nic_cfg.selective_repeat() {
             // Placed where its header says; answered with the expected PSN and
@@ -212,7 +218,7 @@ impl World {
                 self.stats.sr_out_of_order += 1;
                 self.sr_loss_event(rx_nic as usize);
             }
-            self.send_control(rx_nic, n, None);
+            self.send_control(rx_nic, n);
         } else if p.psn > qp.epsn {
             // Go-back-N receiver: discard, and ask once per gap (repeat after the interval).
             let epsn = qp.epsn;
@@ -228,7 +234,7 @@ impl World {
                 n.ece = ece;
                 n.tx_timestamp = p.tx_timestamp;
                 self.stats.nacks_sent += 1;
-                self.send_control(rx_nic, n, None);
+                self.send_control(rx_nic, n);
             }
         } else {
             // Duplicate: re-acknowledge so a sender whose ACK was lost moves on.
@@ -237,8 +243,10 @@ impl World {
             a.tx_timestamp = p.tx_timestamp;
             a.hops = p.hops;
             self.stats.acks_sent += 1;
-            self.send_control(rx_nic, a, Some(pkt));
+            self.send_echo(rx_nic, a, pkt);
+            return true;
         }
+        false
     }
 
     /// Complete READ messages whose last byte has arrived at the requester.
