@@ -43,6 +43,19 @@ pub(crate) struct Batch {
     pub hdr: Vec<[u32; MAX_CC_HEADER_WORDS]>,
 }
 
+impl Batch {
+    /// Room for `frames` frames, and their records if `int` and `hdr` (a
+    /// batch of the same run) keep any.
+    fn with_capacity<I, H>(frames: usize, int: &[I], hdr: &[H]) -> Batch {
+        let room = |kept: bool| if kept { frames } else { 0 };
+        Batch {
+            frames: Vec::with_capacity(frames),
+            int: Vec::with_capacity(room(!int.is_empty())),
+            hdr: Vec::with_capacity(room(!hdr.is_empty())),
+        }
+    }
+}
+
 /// A QP's sender half of a periodic sample.
 #[derive(Clone, Copy)]
 pub(crate) struct TxSample {
@@ -548,7 +561,11 @@ impl Part {
                 first = first.min(f.at.ps());
                 f.seq = to_serial(f.seq);
             }
-            super::held(inbox[to].lock()).push(std::mem::take(batch));
+            // The next window's batch starts as large as this one: the
+            // frames crossing a link change little from window to window,
+            // and growing the vector anew each window cost a copy per doubling.
+            let next = Batch::with_capacity(batch.frames.len(), &batch.int, &batch.hdr);
+            super::held(inbox[to].lock()).push(std::mem::replace(batch, next));
         }
         w.pkts.settle_lent();
         first
