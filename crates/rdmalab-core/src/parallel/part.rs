@@ -317,14 +317,16 @@ impl Logged {
 /// What orders two events of different partitions at the same instant, as
 /// far as it can be told without walking their ancestry: an event numbered
 /// before the window by that number, before any numbered in it; one
-/// numbered in it by when its parent ran (`entries`: the log so far; an
-/// event is logged after its parent, at `at` if it has none logged yet).
+/// numbered in it by when its parent ran (`entries`: the log so far, which
+/// holds that parent; `at`: the event's own time).
 /// Equal keys need [`super::merge`]'s full comparison: the same event run
 /// by every partition, or two whose parents ran at the same instant.
 #[inline]
 pub(crate) fn tie_key(seq: u64, at: Time, entries: &[Entry]) -> u64 {
-    // Without a branch (a window mixes both kinds of number unpredictably):
-    // index 0 for a serial number, whose key does not use it.
+    // A serial number's "parent" wraps to an index past the log, so the
+    // lookup gives `at`, which its key does not use. (Selecting index 0
+    // for it instead, to spare the lookup a branch, ran 0.9 % more
+    // instructions on (g) and no faster.)
     let local = seq >= PROVISIONAL;
     let parent = (seq.wrapping_sub(PROVISIONAL) >> CHILD_BITS) as usize;
     let parent_at = entries.get(parent).map_or(at.ps(), |p| p.at.ps());
