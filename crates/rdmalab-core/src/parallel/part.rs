@@ -44,14 +44,13 @@ pub(crate) struct Batch {
 }
 
 impl Batch {
-    /// Room for `frames` frames, and their records if `int` and `hdr` (a
-    /// batch of the same run) keep any.
-    fn with_capacity<I, H>(frames: usize, int: &[I], hdr: &[H]) -> Batch {
-        let room = |kept: bool| if kept { frames } else { 0 };
+    /// An empty batch with room for as many frames, INT records and header
+    /// words as `last` holds.
+    fn sized_like(last: &Batch) -> Batch {
         Batch {
-            frames: Vec::with_capacity(frames),
-            int: Vec::with_capacity(room(!int.is_empty())),
-            hdr: Vec::with_capacity(room(!hdr.is_empty())),
+            frames: Vec::with_capacity(last.frames.len()),
+            int: Vec::with_capacity(last.int.len()),
+            hdr: Vec::with_capacity(last.hdr.len()),
         }
     }
 }
@@ -566,7 +565,7 @@ impl Part {
             // The next window's batch starts as large as this one: the
             // frames crossing a link change little from window to window,
             // and growing the vector anew each window cost a copy per doubling.
-            let next = Batch::with_capacity(batch.frames.len(), &batch.int, &batch.hdr);
+            let next = Batch::sized_like(batch);
             super::held(inbox[to].lock()).push(std::mem::replace(batch, next));
         }
         w.pkts.settle_lent();
