@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Build and install rdmalab with profile-guided optimisation (PGO): for a
 # sweep of hundreds of runs, 12-15 % fewer instructions per event and
-# 10-25 % less time, with the same outputs byte for byte (README.md, Speed).
+# 4-27 % less time (4-8 % in the calmest measurement, 2026-11-27), with the
+# same outputs byte for byte (README.md, Speed).
 #
 #   scripts/build-pgo.sh            # from the repository root, instead of `pip install .`
 #

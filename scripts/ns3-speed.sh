@@ -51,6 +51,9 @@ timed() {
     awk '{printf "%.2f %d\n", $1 + $2, $3 / 1024}' "$out/time.txt" > "$out/last.txt"
 }
 
+# ns-3's CPU time N over the mean of two rdmalab runs X and Y.
+ratio() { awk -v n="$1" -v x="$2" -v y="$3" 'BEGIN { printf "%.1f", n / ((x + y) / 2) }'; }
+
 report="$out/speed.txt"
 : > "$report"
 log() { echo "$*" | tee -a "$report"; }
@@ -68,10 +71,9 @@ for round in $(seq 1 "$ROUNDS"); do
             timed "$out/rdmalab" $RDMALAB_B hpcc run "$cfg" --quiet; read -r b2 _ < "$out/last.txt"; log "rdmalab B: $b2 s"
         fi
         timed "$out/rdmalab" $RDMALAB hpcc run "$cfg" --quiet; read -r a2 _ < "$out/last.txt"; log "rdmalab: $a2 s"
-        ratio() { awk -v n="$n" -v x="$1" -v y="$2" 'BEGIN { printf "%.1f", n / ((x + y) / 2) }'; }
-        row="| $cc | $round | $n s | $a1, $a2 s | $(ratio "$a1" "$a2")x |"
+        row="| $cc | $round | $n s | $a1, $a2 s | $(ratio "$n" "$a1" "$a2")x |"
         if [ -n "$RDMALAB_B" ]; then
-            row="| $cc | $round | $n s | $a1, $a2 s | $(ratio "$a1" "$a2")x | $b1, $b2 s | $(ratio "$b1" "$b2")x |"
+            row="| $cc | $round | $n s | $a1, $a2 s | $(ratio "$n" "$a1" "$a2")x | $b1, $b2 s | $(ratio "$n" "$b1" "$b2")x |"
         fi
         rows+=("$row $nm MB vs $am MB |")
     done
