@@ -25,6 +25,10 @@ out=$(realpath -m "${2:-runs/ns3-speed}")
 here=$(cd "$(dirname "$0")/.." && pwd)
 SEED=${SEED:-11}; WINDOW=${WINDOW:-0.005}; LOAD=${LOAD:-0.3}; CDF=${CDF:-websearch}
 CCS=${CCS:-dcqcn hpcc}; ROUNDS=${ROUNDS:-1}; RDMALAB=${RDMALAB:-rdmalab}; RDMALAB_B=${RDMALAB_B:-}
+for cc in $CCS; do
+    case "$cc" in dcqcn|hpcc) ;; *) echo "ns3-speed: CCS: '$cc' is not a CC with a config in examples/hpcc/mix; allowed: dcqcn, hpcc" >&2; exit 2 ;; esac
+done
+case "$ROUNDS" in ''|*[!0-9]*|0) echo "ns3-speed: ROUNDS: '$ROUNDS' is not a positive whole number" >&2; exit 2 ;; esac
 if [ ! -x /usr/bin/time ]; then
     echo "ns3-speed: needs /usr/bin/time (GNU time; Debian package 'time') for CPU time and peak memory" >&2
     exit 2

@@ -51,3 +51,11 @@ def test_ns3_speed_alternates_runs_and_divides_by_the_mean(tmp_path):
     assert row, report
     assert (float(row[1]), float(row[2]), float(row[3])) == (n, a1, a2)
     assert row[4] == f"{n / ((a1 + a2) / 2):.1f}"
+
+
+@pytest.mark.parametrize("env, says", [({"CCS": "dcqcn timely"}, "CCS: 'timely'"), ({"ROUNDS": "0"}, "ROUNDS: '0'")])
+def test_ns3_speed_refuses_bad_settings_before_running(tmp_path, env, says):
+    res = subprocess.run(["bash", str(ROOT / "scripts" / "ns3-speed.sh"), "/bin/true", str(tmp_path / "out")],
+                         cwd=ROOT, env=dict(os.environ, **env), capture_output=True, text=True)
+    assert res.returncode == 2 and says in res.stderr
+    assert not (tmp_path / "out").exists()  # nothing generated or run
