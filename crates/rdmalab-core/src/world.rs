@@ -277,7 +277,7 @@ pub struct World {
     pub cc_headers: Vec<[u32; crate::control::MAX_CC_HEADER_WORDS]>,
     /// The instant of the last event, and how many events it has had.
     instant: (Time, u64),
-    /// The latest end of a frame whose TxDone a switch port skipped.
+    /// The latest end of a frame whose TxDone a port skipped.
     pub(crate) skipped_tx_done_max: Time,
     /// Links' frame times under `tx_time: ns3`, remembered.
     pub(crate) ns3_frame_times: crate::time::Ns3FrameTimes,
@@ -285,6 +285,9 @@ pub struct World {
     /// compare with cutting through.
     #[cfg(test)]
     pub(crate) no_cut_through: bool,
+    /// Tests only: schedule every NIC port's TxDone, to compare with skipping.
+    #[cfg(test)]
+    pub(crate) nic_always_tx_done: bool,
     /// Per flow, the flow that starts once its last byte is on the wire
     /// (`u32::MAX`: none; empty when no flow follows another).
     pub followers: Vec<u32>,
@@ -500,6 +503,8 @@ impl World {
             ns3_frame_times: Default::default(),
             #[cfg(test)]
             no_cut_through: false,
+            #[cfg(test)]
+            nic_always_tx_done: false,
             cc_headers: Vec::new(),
             cc_groups: crate::nic::cc_scope::CcGroups {
                 scope: cc_scope,
@@ -601,7 +606,7 @@ impl World {
         Ok(Progress::Running)
     }
 
-    /// Leave the clock where the TxDones switch ports skipped (up to `until`)
+    /// Leave the clock where the TxDones ports skipped (up to `until`)
     /// would have left it had they run: the run's end time is an output.
     pub(crate) fn settle_skipped_tx_done(&mut self, until: Time) {
         if self.skipped_tx_done_max <= self.q.now() {
@@ -751,26 +756,32 @@ impl World {
         let lost = !is_pfc && (!port_ref.up || port_ref.rng.chance(port_ref.loss));
         let (peer, delay, up, local) = (port_ref.peer, port_ref.delay, port_ref.up, port_ref.local);
         let elsewhere = port_ref.peer_elsewhere;
-        if at_switch {
-            // Only a waiting frame needs the port woken when this one ends;
-            // otherwise the next enqueue wakes it (fewer events per hop).
-            let seq = self.q.reserve_seq();
-            if port_ref.has_queued() {
-                self.q
-                    .schedule_reserved(now + ser, seq, Event::TxDone { port });
-            } else {
-                port_ref.busy = false;
-                port_ref.skipped_tx_done = Some(crate::net::SkippedTxDone { at: now + ser, seq });
-                if let Some(ctx) = self.part.as_mut() {
-                    ctx.skipped.push(port);
-                }
-                if now + ser > self.skipped_tx_done_max {
-                    self.skipped_tx_done_max = now + ser;
-                }
+        // Only a waiting frame, or a NIC with more to send, needs the port
+        // woken when this one ends; otherwise the TxDone would find nothing,
+        // and whatever gives the port a frame wakes it (fewer events per hop).
+        let seq = self.q.reserve_seq();
+        let idle = !port_ref.has_queued()
+            && (at_switch
+                || self.nics[self.node_index[node as usize] as usize]
+                    .has_nothing_to_send(&self.nic_cfg, now + ser));
+        #[cfg(test)]
+        let idle = idle && (at_switch || !self.nic_always_tx_done);
+        if idle {
+            port_ref.busy = false;
+            port_ref.skipped_tx_done = Some(crate::net::SkippedTxDone { at: now + ser, seq });
+            if let Some(ctx) = self.part.as_mut() {
+                ctx.skipped.push(port);
             }
+            if now + ser > self.skipped_tx_done_max {
+                self.skipped_tx_done_max = now + ser;
+            }
+        } else {
+            self.q
+                .schedule_reserved(now + ser, seq, Event::TxDone { port });
+        }
+        if at_switch {
             self.stats.switch_tx_packets += 1;
         } else {
-            self.q.schedule(now + ser, Event::TxDone { port });
             self.stats.nic_tx_packets += 1;
         }
         if lost {
@@ -949,5 +960,115 @@ impl World {
             }
         }
         total
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::time::Time;
+
+    /// Skipping the TxDones of NICs with nothing to send changes nothing but
+    /// the event count: the run is the one in which every NIC's TxDone is
+    /// scheduled.
+    #[test]
+    fn a_nic_with_nothing_to_send_skips_its_tx_done_and_changes_nothing_else() {
+        let perftest = r#""cc": {"algorithm": "dcqcn"}, "switch": {"pfc": {"enabled": true}},
+            "workload": {"perftest": [
+                {"name": "a", "src": "h0", "dst": "h3", "verb": "write", "message_size": "64KiB", "queue_depth": 8},
+                {"name": "b", "src": "h1", "dst": "h3", "verb": "read", "message_size": "16KiB", "queue_depth": 4},
+                {"name": "c", "src": "h2", "dst": "h4", "verb": "write", "message_size": "1000B", "queue_depth": 1},
+                {"name": "d", "src": "h4", "dst": "h0", "verb": "write", "message_size": "300B", "queue_depth": 1}]}"#;
+        let flows = r#""cc": {"algorithm": "hpcc"}, "nic": {"qp_scheduler": "ns3-hpcc"},
+            "switch": {"int": true, "pfc": {"enabled": true}},
+            "workload": {"poisson": {"cdf": "fbhdp", "load": 0.5, "duration": "200us"}}"#;
+        for body in [perftest, flows] {
+            let json = format!(
+                r#"{{"name": "skip", "seed": 5, "duration": "300us",
+                "topology": {{"kind": "dumbbell", "left_hosts": 3, "right_hosts": 4,
+                    "host_link": {{"rate": "100Gbps", "delay": "1us"}},
+                    "bottleneck_link": {{"rate": "100Gbps", "delay": "1us"}}}},
+                {body}}}"#
+            );
+            let run = |always: bool| {
+                let mut w = crate::scenario::Scenario::from_json_str(&json)
+                    .unwrap()
+                    .build()
+                    .unwrap();
+                w.nic_always_tx_done = always;
+                w.run_to_end().unwrap();
+                let flows: Vec<_> = w.rec.flows.iter().map(|f| format!("{f:?}")).collect();
+                let apps: Vec<_> = w
+                    .apps
+                    .iter()
+                    .map(|a| (a.completed_bytes, a.latencies_ps.clone()))
+                    .collect();
+                let pfc: Vec<_> = w
+                    .rec
+                    .pfc_events
+                    .iter()
+                    .map(|e| (e.time, e.node, e.port, e.pause))
+                    .collect();
+                let stats = format!("{:?}", w.stats);
+                (w.q.processed(), w.now(), flows, apps, pfc, stats)
+            };
+            let (skip, all) = (run(false), run(true));
+            assert!(
+                skip.2.len() + skip.3.len() > 3 && skip.5.contains("nic_tx_packets"),
+                "{body}: {:?}",
+                skip.5
+            );
+            assert!(
+                skip.0 < all.0,
+                "{body}: {} events skipping, {} not",
+                skip.0,
+                all.0
+            );
+            assert_eq!(skip.1, all.1, "{body}: end time");
+            assert_eq!(skip.2, all.2, "{body}: flow records");
+            assert_eq!(
+                skip.3, all.3,
+                "{body}: per application, bytes and latencies"
+            );
+            assert_eq!(skip.4, all.4, "{body}: PAUSEs and RESUMEs");
+            assert_eq!(skip.5, all.5, "{body}: counters");
+        }
+    }
+
+    /// A NIC whose only QP waits for its TX core, or whose DMA engine is
+    /// behind, still has a TxDone to run: the dequeue there would take the
+    /// QP back, or schedule a wake-up.
+    #[test]
+    fn a_nic_waiting_for_its_tx_core_or_its_dma_engine_has_something_to_send() {
+        use crate::nic::{Nic, NicConfig, PcieConfig};
+        use crate::time::{Duration, Rate};
+        let json = r#"{"name": "nic", "duration": "10us",
+            "topology": {"kind": "dumbbell", "left_hosts": 1, "right_hosts": 1,
+                "host_link": {"rate": "100Gbps", "delay": "1us"},
+                "bottleneck_link": {"rate": "100Gbps", "delay": "1us"}},
+            "workload": {"flows": [{"src": "h0", "dst": "h1", "size": "1KiB"}]}}"#;
+        let w = crate::scenario::Scenario::from_json_str(json)
+            .unwrap()
+            .build()
+            .unwrap();
+        let cfg = w.nic_cfg.clone();
+        let at = Time(1_000_000);
+        let nic = || Nic::new(0, 0, Rate::gbps(100));
+        assert!(nic().has_nothing_to_send(&cfg, at));
+        let mut parked = nic();
+        parked.parked.push(std::cmp::Reverse((Time(500_000), 7)));
+        assert!(!parked.has_nothing_to_send(&cfg, at));
+        let pcie = PcieConfig {
+            bandwidth: Rate::gbps(252),
+            latency: Duration(900_000),
+        };
+        let with_pcie = NicConfig {
+            pcie: Some(pcie),
+            ..cfg
+        };
+        let mut behind = nic();
+        behind.pcie_free_at = at + pcie.latency + Duration(1);
+        assert!(!behind.has_nothing_to_send(&with_pcie, at));
+        behind.pcie_free_at = at + pcie.latency;
+        assert!(behind.has_nothing_to_send(&with_pcie, at));
     }
 }

@@ -21,11 +21,13 @@ use buffer::EcnConfig;
 /// never paused, never ECN-marked (queue 0 in the ns-3 HPCC simulator).
 pub const CONTROL_CLASS: u8 = 0;
 
-/// A switch port's TxDone that was not scheduled: when a frame starts and
-/// nothing waits behind it, the event would only find an empty queue. Its
-/// place in the event order (time and reserved sequence number) is kept, so
-/// a frame queued before that place schedules it after all, exactly where it
-/// would have run, and one queued after it starts at once, as it would have.
+/// A port's TxDone that was not scheduled: when a frame starts and nothing
+/// waits behind it (a switch port's queue is empty; a NIC has nothing else
+/// to send, [`crate::nic::Nic::has_nothing_to_send`]), the event would find
+/// nothing to do. Its place in the event order (time and reserved sequence
+/// number) is kept, so a frame given to the port before that place
+/// schedules it after all, exactly where it would have run, and one given
+/// after it starts at once, as it would have.
 #[derive(Clone, Copy, Debug)]
 pub struct SkippedTxDone {
     pub at: crate::time::Time,

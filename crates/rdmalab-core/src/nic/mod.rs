@@ -360,6 +360,24 @@ pub struct Nic {
 }
 
 impl Nic {
+    /// Whether a TxDone of this NIC's port at `at` would find nothing to
+    /// send and change nothing, its port's queues being empty: no READ
+    /// request, no QP with packets to send or with its TX core (the
+    /// [`World::nic_dequeue`] scan touches no other QP), and no DMA backlog
+    /// that would schedule a wake-up. Anything that gives it a packet
+    /// before then calls [`World::try_transmit`], which wakes the port.
+    pub fn has_nothing_to_send(&self, cfg: &NicConfig, at: Time) -> bool {
+        let dma_backlog = match (cfg.pcie, cfg.device_pcie) {
+            (Some(p), None) => self.pcie_free_at > at + p.latency,
+            _ => false,
+        };
+        self.requests.is_empty()
+            && self.active.is_empty()
+            && self.ns3_qps.is_empty()
+            && self.parked.is_empty()
+            && !dma_backlog
+    }
+
     pub fn new(node: u32, port: u32, line_rate: Rate) -> Self {
         Nic {
             node,
