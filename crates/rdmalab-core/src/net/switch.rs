@@ -382,44 +382,21 @@ mod tests {
                     .unwrap();
                 w.no_cut_through = queue_all;
                 w.run_to_end().unwrap();
-                let apps: Vec<_> = w
-                    .apps
-                    .iter()
-                    .map(|a| (a.completed_bytes, a.latencies_ps.clone()))
-                    .collect();
-                let pfc: Vec<_> = w
-                    .rec
-                    .pfc_events
-                    .iter()
-                    .map(|e| (e.time, e.node, e.port, e.pause))
-                    .collect();
-                (
-                    w.q.processed(),
-                    w.now(),
-                    apps,
-                    format!("{:?}", w.stats),
-                    pfc,
-                )
+                (w.q.processed(), crate::world::tests::Observed::of(&w))
             };
-            let (cut, queued) = (run(false), run(true));
+            let ((cut_events, cut), (queued_events, queued)) = (run(false), run(true));
             assert!(
-                cut.2.iter().all(|(bytes, l)| *bytes > 0 && l.len() > 3),
+                cut.apps.iter().all(|&(bytes, n)| bytes > 0 && n > 3),
                 "{cc}: {:?}",
-                cut.2
+                cut.apps
             );
             assert!(
-                !cut.3.contains(&format!("{counter}: 0,")),
+                !cut.counters.contains(&format!("{counter}: 0,")),
                 "{cc}: {counter} > 0: {}",
-                cut.3
+                cut.counters
             );
-            assert_eq!(cut.0, queued.0, "{cc}: events");
-            assert_eq!(cut.1, queued.1, "{cc}: end time");
-            assert_eq!(
-                cut.2, queued.2,
-                "{cc}: per application, bytes and latencies"
-            );
-            assert_eq!(cut.3, queued.3, "{cc}: counters");
-            assert_eq!(cut.4, queued.4, "{cc}: when each PAUSE and RESUME arrived");
+            assert_eq!(cut_events, queued_events, "{cc}: events");
+            assert_eq!(cut, queued, "{cc}");
         }
     }
 
