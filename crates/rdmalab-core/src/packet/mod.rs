@@ -75,7 +75,7 @@ pub struct IntHop {
 pub const MAX_INT_HOPS: usize = 5;
 
 /// A frame in flight or in a queue. Aligned to a cache line (56 bytes
-/// become 64): unaligned, seven of eight slots straddled two lines, and an
+/// become 64): unaligned, six of eight slots straddled two lines, and an
 /// arrival, which finds its packet cold (last touched a link delay
 /// earlier), missed on both while the event loop prefetched only the first.
 #[derive(Clone, Copy, Debug)]
