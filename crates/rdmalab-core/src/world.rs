@@ -976,8 +976,8 @@ pub(crate) mod tests {
     pub(crate) struct Observed {
         pub end: Time,
         pub flows: Vec<String>,
-        pub apps: Vec<(u64, usize)>,
-        pub app_latencies: Vec<String>,
+        /// Per application: bytes completed, and each operation's latency (ps).
+        pub apps: Vec<(u64, Vec<u64>)>,
         pub pfc: Vec<String>,
         pub counters: String,
     }
@@ -990,12 +990,7 @@ pub(crate) mod tests {
                 apps: w
                     .apps
                     .iter()
-                    .map(|a| (a.completed_bytes, a.latencies_ps.len()))
-                    .collect(),
-                app_latencies: w
-                    .apps
-                    .iter()
-                    .map(|a| format!("{:?}", a.latencies_ps))
+                    .map(|a| (a.completed_bytes, a.latencies_ps.clone()))
                     .collect(),
                 pfc: w
                     .rec

@@ -386,7 +386,7 @@ mod tests {
             };
             let ((cut_events, cut), (queued_events, queued)) = (run(false), run(true));
             assert!(
-                cut.apps.iter().all(|&(bytes, n)| bytes > 0 && n > 3),
+                cut.apps.iter().all(|(bytes, l)| *bytes > 0 && l.len() > 3),
                 "{cc}: {:?}",
                 cut.apps
             );
