@@ -93,6 +93,47 @@ pub fn prefetch<T>(at: *const T) {
     let _ = at;
 }
 
+/// An event that usually fits in one 64-bit word. The ring and the sorted
+/// run hold such words, so that a queued event takes 16 bytes (its time's
+/// low bits and sequence number in one word, the event in the other), not
+/// 32: the queue's stores and loads are a quarter of the lines a packet
+/// hop touches. An event that does not fit (`pack` gives `None`) waits in
+/// a heap instead, which keeps the order and is only slower.
+pub trait Packed: Copy {
+    /// The event as one word, if it fits.
+    fn pack(self) -> Option<u64>;
+    /// The event [`Packed::pack`] gave `word` for.
+    fn unpack(word: u64) -> Self;
+}
+
+/// Bits of a slot's key below the time's low bits: the sequence number.
+const SEQ_BITS: u32 = 64 - BUCKET_SHIFT;
+const SEQ_MASK: u64 = (1 << SEQ_BITS) - 1;
+/// A time's bits within its bucket.
+const LOW_MASK: u64 = (1 << BUCKET_SHIFT) - 1;
+
+/// A packed event in a ring bucket or the sorted run. One bucket's times
+/// differ only in their low [`BUCKET_SHIFT`] bits, so (those bits, seq) in
+/// one word orders exactly as (time, seq), with one compare.
+#[derive(Clone, Copy)]
+struct Slot {
+    key: u64,
+    word: u64,
+}
+
+impl Slot {
+    #[inline]
+    fn seq(self) -> u64 {
+        self.key & SEQ_MASK
+    }
+
+    /// Its time, given the bucket it is in.
+    #[inline]
+    fn at(self, bucket: u64) -> Time {
+        Time((bucket << BUCKET_SHIFT) | (self.key >> SEQ_BITS))
+    }
+}
+
 /// A min-queue of events of type `E`.
 ///
 /// A calendar queue: the current bucket's events are sorted once into a run
@@ -102,15 +143,20 @@ pub fn prefetch<T>(at: *const T) {
 /// events are dense in time, so most work is a push onto a bucket and a
 /// short sort. The order is exactly that of one heap keyed by (time, sequence).
 pub struct EventQueue<E> {
-    /// The current bucket's events, sorted by (time, seq), consumed from `run_pos`.
-    run: Vec<Entry<E>>,
+    /// The current bucket's events, sorted by key, consumed from `run_pos`.
+    run: Vec<Slot>,
     run_pos: usize,
-    /// Events scheduled into the current bucket after it was sorted.
+    /// Events of the current bucket that are not in `run`: scheduled after
+    /// it was sorted, or too wide for a slot.
     near: BinaryHeap<Entry<E>>,
-    ring: Vec<Vec<Entry<E>>>,
+    ring: Vec<Vec<Slot>>,
     ring_len: usize,
+    /// Events beyond the ring's horizon that fit in a slot.
     far: BinaryHeap<Entry<E>>,
-    /// Absolute index of the bucket whose events are in `near`.
+    /// Events after the current bucket that do not fit in a slot: they move
+    /// to `near` when their bucket comes.
+    wide: BinaryHeap<Entry<E>>,
+    /// Absolute index of the bucket whose events are in `run` and `near`.
     cur: u64,
     next_seq: u64,
     now: Time,
@@ -120,24 +166,25 @@ pub struct EventQueue<E> {
     /// Drop what is scheduled (a partition replaying an event it does not
     /// own, see [`crate::parallel`]); sequence numbers are still taken.
     muted: bool,
-    /// Ring buckets, and the far heap, that took an event since the last
-    /// [`EventQueue::renumber`]: only they can hold provisional numbers.
+    /// Ring buckets, and the far and wide heaps, that took an event since
+    /// the last [`EventQueue::renumber`]: only they can hold provisional numbers.
     touched: [u64; RING_BUCKETS / 64],
     far_touched: bool,
+    wide_touched: bool,
     /// Scratch space for [`rank_sort`], kept to reuse its allocation.
-    spare: Vec<Entry<E>>,
+    spare: Vec<Slot>,
     /// Keep `touched` up to date: only a partition of a parallel run
     /// renumbers, so a serial run skips the bookkeeping.
     tracking: bool,
 }
 
-impl<E: Copy> Default for EventQueue<E> {
+impl<E: Packed> Default for EventQueue<E> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<E: Copy> EventQueue<E> {
+impl<E: Packed> EventQueue<E> {
     pub fn new() -> Self {
         EventQueue {
             run: Vec::with_capacity(1 << 10),
@@ -146,6 +193,7 @@ impl<E: Copy> EventQueue<E> {
             ring: (0..RING_BUCKETS).map(|_| Vec::new()).collect(),
             ring_len: 0,
             far: BinaryHeap::new(),
+            wide: BinaryHeap::new(),
             cur: 0,
             next_seq: 0,
             now: Time::ZERO,
@@ -154,6 +202,7 @@ impl<E: Copy> EventQueue<E> {
             muted: false,
             touched: [0; RING_BUCKETS / 64],
             far_touched: false,
+            wide_touched: false,
             tracking: false,
             spare: Vec::with_capacity(RANK_SORT_MAX),
         }
@@ -170,6 +219,26 @@ impl<E: Copy> EventQueue<E> {
         at.0 >> BUCKET_SHIFT
     }
 
+    /// `e` as a slot, if its event packs and its number fits the key.
+    #[inline(always)]
+    fn slot_of(e: &Entry<E>) -> Option<Slot> {
+        let word = e.event.pack()?;
+        (e.seq <= SEQ_MASK).then_some(Slot {
+            key: ((e.at.0 & LOW_MASK) << SEQ_BITS) | e.seq,
+            word,
+        })
+    }
+
+    /// The event of a slot of the current bucket, as an entry.
+    #[inline(always)]
+    fn entry_of(&self, s: Slot) -> Entry<E> {
+        Entry {
+            at: s.at(self.cur),
+            seq: s.seq(),
+            event: E::unpack(s.word),
+        }
+    }
+
     /// Most events go to a ring bucket: that path is inlined into every
     /// caller, the rest is not.
     #[inline(always)]
@@ -178,24 +247,29 @@ impl<E: Copy> EventQueue<E> {
         // cur < b < cur + RING_BUCKETS, as one unsigned compare (a bucket at
         // or before `cur` wraps to a huge distance).
         if b.wrapping_sub(self.cur + 1) < RING_BUCKETS as u64 - 1 {
-            let slot = (b as usize) & (RING_BUCKETS - 1);
-            self.ring[slot].push(e);
-            self.ring_len += 1;
-            if self.tracking {
-                self.touched[slot / 64] |= 1 << (slot % 64);
+            if let Some(s) = Self::slot_of(&e) {
+                let slot = (b as usize) & (RING_BUCKETS - 1);
+                self.ring[slot].push(s);
+                self.ring_len += 1;
+                if self.tracking {
+                    self.touched[slot / 64] |= 1 << (slot % 64);
+                }
+                return;
             }
-        } else {
-            self.place_off_ring(e);
         }
+        self.place_off_ring(e);
     }
 
     #[inline(never)]
     fn place_off_ring(&mut self, e: Entry<E>) {
         if Self::bucket_of(e.at) <= self.cur {
             self.near.push(e);
-        } else {
+        } else if Self::slot_of(&e).is_some() {
             self.far.push(e);
             self.far_touched = true;
+        } else {
+            self.wide.push(e);
+            self.wide_touched = true;
         }
     }
 
@@ -255,11 +329,15 @@ impl<E: Copy> EventQueue<E> {
     fn advance(&mut self) -> bool {
         while self.current_empty() {
             if self.ring_len == 0 {
-                // Nothing within the horizon: jump straight to the earliest far event.
-                let Some(first) = self.far.peek() else {
-                    return false;
+                // Nothing within the horizon: jump straight to the earliest
+                // far or wide event.
+                let first = match (self.far.peek(), self.wide.peek()) {
+                    (Some(f), Some(w)) => f.at.min(w.at),
+                    (Some(f), None) => f.at,
+                    (None, Some(w)) => w.at,
+                    (None, None) => return false,
                 };
-                self.cur = Self::bucket_of(first.at);
+                self.cur = Self::bucket_of(first);
             } else {
                 self.cur += 1;
             }
@@ -271,6 +349,13 @@ impl<E: Copy> EventQueue<E> {
                 let e = self.far.pop().expect("peeked");
                 self.place(e);
             }
+            while let Some(w) = self.wide.peek() {
+                if Self::bucket_of(w.at) > self.cur {
+                    break;
+                }
+                let e = self.wide.pop().expect("peeked");
+                self.near.push(e);
+            }
             let slot = (self.cur as usize) & (RING_BUCKETS - 1);
             if !self.ring[slot].is_empty() {
                 // Swap the bucket in as the sorted run (reusing both allocations).
@@ -278,73 +363,76 @@ impl<E: Copy> EventQueue<E> {
                 self.run_pos = 0;
                 std::mem::swap(&mut self.run, &mut self.ring[slot]);
                 self.ring_len -= self.run.len();
-                if self.next_seq < 1 << (64 - BUCKET_SHIFT) {
-                    // One bucket's times differ only in their low BUCKET_SHIFT
-                    // bits: (those bits, seq) packed in one u64 orders exactly
-                    // as (time, seq), with one compare instead of two.
-                    const LOW: u64 = (1 << BUCKET_SHIFT) - 1;
-                    let key = |e: &Entry<E>| ((e.at.0 & LOW) << (64 - BUCKET_SHIFT)) | e.seq;
-                    if self.run.len() <= RANK_SORT_MAX {
-                        rank_sort(&mut self.run, &mut self.spare, key);
-                    } else {
-                        self.run.sort_unstable_by_key(key);
-                    }
+                if self.run.len() <= RANK_SORT_MAX {
+                    rank_sort(&mut self.run, &mut self.spare, |s| s.key);
                 } else {
-                    self.run
-                        .sort_unstable_by(|a, b| a.at.cmp(&b.at).then(a.seq.cmp(&b.seq)));
+                    self.run.sort_unstable_by_key(|s| s.key);
                 }
             }
         }
         true
     }
 
+    /// Whether the sorted run's head, not the heap's top, comes next (both
+    /// of the current bucket; one of them is there).
+    #[inline(always)]
+    fn run_first(&self) -> Option<bool> {
+        match (self.run.get(self.run_pos), self.near.peek()) {
+            (Some(r), Some(n)) => Some((r.at(self.cur), r.seq()) < (n.at, n.seq)),
+            (Some(_), None) => Some(true),
+            (None, Some(_)) => Some(false),
+            (None, None) => None,
+        }
+    }
+
     /// The earliest of the sorted run's head and the late-insert heap's top.
-    #[inline]
+    #[inline(always)]
     fn take_next(&mut self) -> Option<Entry<E>> {
-        let from_run = match (self.run.get(self.run_pos), self.near.peek()) {
-            (Some(r), Some(n)) => (r.at, r.seq) < (n.at, n.seq),
-            (Some(_), None) => true,
-            (None, Some(_)) => false,
-            (None, None) => return None,
-        };
-        if from_run {
-            let e = self.run[self.run_pos];
+        if self.run_first()? {
+            let s = self.run[self.run_pos];
             self.run_pos += 1;
-            Some(e)
+            Some(self.entry_of(s))
         } else {
             self.near.pop()
         }
     }
 
-    /// The event `k` places after the next one (0: the next one), from the
-    /// current bucket's sorted run, else one of the next bucket's (which is
-    /// not sorted yet). For prefetching the state it will touch, never for
-    /// logic: an event scheduled later may still come before it.
-    #[inline]
-    pub fn upcoming(&self, k: usize) -> Option<&E> {
+    /// The packed word ([`Packed::pack`]) of the event `k` places after the
+    /// next one (0: the next one), from the current bucket's sorted run, else
+    /// one of the next bucket's (which is not sorted yet). For prefetching
+    /// the state it will touch, never for logic: an event scheduled later may
+    /// still come before it, and events waiting in a heap are not seen.
+    #[inline(always)]
+    pub fn upcoming(&self, k: usize) -> Option<u64> {
         let i = self.run_pos + k;
-        if let Some(e) = self.run.get(i) {
-            return Some(&e.event);
+        if let Some(s) = self.run.get(i) {
+            return Some(s.word);
         }
         let next = (self.cur as usize + 1) & (RING_BUCKETS - 1);
-        self.ring[next].get(i - self.run.len()).map(|e| &e.event)
+        self.ring[next].get(i - self.run.len()).map(|s| s.word)
+    }
+
+    /// (time, sequence) of the earliest pending event.
+    #[inline(always)]
+    fn head_key(&mut self) -> Option<(Time, u64)> {
+        if self.current_empty() && !self.advance() {
+            return None;
+        }
+        if self.run_first()? {
+            let r = self.run[self.run_pos];
+            Some((r.at(self.cur), r.seq()))
+        } else {
+            self.near.peek().map(|n| (n.at, n.seq))
+        }
     }
 
     /// Time of the earliest pending event.
     pub fn peek_time(&mut self) -> Option<Time> {
-        if self.current_empty() && !self.advance() {
-            return None;
-        }
-        match (self.run.get(self.run_pos), self.near.peek()) {
-            (Some(r), Some(n)) => Some(r.at.min(n.at)),
-            (Some(r), None) => Some(r.at),
-            (None, Some(n)) => Some(n.at),
-            (None, None) => None,
-        }
+        self.head_key().map(|(at, _)| at)
     }
 
     /// Remove the earliest event and advance the clock to its time.
-    #[inline]
+    #[inline(always)]
     pub fn pop(&mut self) -> Option<(Time, E)> {
         if self.current_empty() && !self.advance() {
             return None;
@@ -367,20 +455,16 @@ impl<E: Copy> EventQueue<E> {
     }
 
     pub fn pending(&self) -> usize {
-        (self.run.len() - self.run_pos) + self.near.len() + self.ring_len + self.far.len()
+        (self.run.len() - self.run_pos)
+            + self.near.len()
+            + self.ring_len
+            + self.far.len()
+            + self.wide.len()
     }
 
     /// The (time, sequence) of the earliest pending event.
     pub fn peek_key(&mut self) -> Option<(Time, u64)> {
-        if self.current_empty() && !self.advance() {
-            return None;
-        }
-        match (self.run.get(self.run_pos), self.near.peek()) {
-            (Some(r), Some(n)) => Some((r.at, r.seq).min((n.at, n.seq))),
-            (Some(r), None) => Some((r.at, r.seq)),
-            (None, Some(n)) => Some((n.at, n.seq)),
-            (None, None) => None,
-        }
+        self.head_key()
     }
 
     /// The sequence number the next scheduled event will take.
@@ -401,6 +485,7 @@ impl<E: Copy> EventQueue<E> {
             self.tracking = true;
             self.touched = [u64::MAX; RING_BUCKETS / 64];
             self.far_touched = true;
+            self.wide_touched = true;
         }
     }
 
@@ -418,12 +503,28 @@ impl<E: Copy> EventQueue<E> {
     /// clock's own sequence number, by `renumber`, which must keep their
     /// order: it maps provisional numbers onto the serial run's, one
     /// increasing map above every older number, and leaves older numbers as
-    /// they are. So no heap or bucket needs reordering.
+    /// they are. So no heap or bucket needs reordering. (A slot's new
+    /// number is never larger than its old one, so it still fits the key.)
     pub fn renumber(&mut self, mut renumber: impl FnMut(u64) -> u64) {
         self.track_renumbering();
         self.now_seq = renumber(self.now_seq);
-        for e in &mut self.run[self.run_pos..] {
-            e.seq = renumber(e.seq);
+        let mut slot = |s: &mut Slot| {
+            let seq = renumber(s.seq());
+            debug_assert!(seq <= s.seq(), "renumbering raised a number");
+            s.key = (s.key & !SEQ_MASK) | seq;
+        };
+        for s in &mut self.run[self.run_pos..] {
+            slot(s);
+        }
+        for w in 0..self.touched.len() {
+            let mut bits = std::mem::take(&mut self.touched[w]);
+            while bits != 0 {
+                let b = w * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                for s in &mut self.ring[b] {
+                    slot(s);
+                }
+            }
         }
         let mut heap = |h: &mut BinaryHeap<Entry<E>>| {
             let mut v = std::mem::take(h).into_vec();
@@ -439,51 +540,96 @@ impl<E: Copy> EventQueue<E> {
         if std::mem::take(&mut self.far_touched) {
             heap(&mut self.far);
         }
-        for w in 0..self.touched.len() {
-            let mut bits = std::mem::take(&mut self.touched[w]);
-            while bits != 0 {
-                let slot = w * 64 + bits.trailing_zeros() as usize;
-                bits &= bits - 1;
-                for e in &mut self.ring[slot] {
-                    e.seq = renumber(e.seq);
-                }
-            }
+        if std::mem::take(&mut self.wide_touched) {
+            heap(&mut self.wide);
         }
+    }
+
+    /// The bucket that ring slot `slot` holds: the one after `cur` that maps
+    /// to it (the current bucket's own slot is always empty).
+    fn bucket_in_slot(&self, slot: usize) -> u64 {
+        let ahead = (slot as u64).wrapping_sub(self.cur) & (RING_BUCKETS as u64 - 1);
+        self.cur + ahead
     }
 
     /// Take every pending event out, in no particular order.
     pub fn drain_all(&mut self) -> Vec<(Time, u64, E)> {
         let mut out: Vec<(Time, u64, E)> = Vec::with_capacity(self.pending());
-        out.extend(
-            self.run
-                .drain(self.run_pos..)
-                .map(|e| (e.at, e.seq, e.event)),
-        );
+        for i in self.run_pos..self.run.len() {
+            let e = self.entry_of(self.run[i]);
+            out.push((e.at, e.seq, e.event));
+        }
         self.run.clear();
         self.run_pos = 0;
         out.extend(self.near.drain().map(|e| (e.at, e.seq, e.event)));
-        for b in &mut self.ring {
-            out.extend(b.drain(..).map(|e| (e.at, e.seq, e.event)));
+        for slot in 0..RING_BUCKETS {
+            let bucket = self.bucket_in_slot(slot);
+            for s in self.ring[slot].drain(..) {
+                out.push((s.at(bucket), s.seq(), E::unpack(s.word)));
+            }
         }
         self.ring_len = 0;
         out.extend(self.far.drain().map(|e| (e.at, e.seq, e.event)));
+        out.extend(self.wide.drain().map(|e| (e.at, e.seq, e.event)));
         out
     }
 
     /// Pending events in no particular order (for end-of-run accounting).
-    pub fn iter_pending(&self) -> impl Iterator<Item = &E> {
+    pub fn iter_pending(&self) -> impl Iterator<Item = E> + '_ {
         self.run[self.run_pos..]
             .iter()
-            .chain(self.near.iter())
             .chain(self.ring.iter().flat_map(|b| b.iter()))
-            .chain(self.far.iter())
-            .map(|e| &e.event)
+            .map(|s| E::unpack(s.word))
+            .chain(
+                self.near
+                    .iter()
+                    .chain(self.far.iter())
+                    .chain(self.wide.iter())
+                    .map(|e| e.event),
+            )
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Test events: a `u32` fits in a word unless it is a multiple of five,
+    /// so that every test below also runs events through the heaps that
+    /// hold what does not fit (the ring's `wide` path) beside the ring.
+    impl Packed for u32 {
+        fn pack(self) -> Option<u64> {
+            (self % 5 != 0).then_some(self as u64)
+        }
+        fn unpack(word: u64) -> u32 {
+            word as u32
+        }
+    }
+
+    impl Packed for usize {
+        fn pack(self) -> Option<u64> {
+            Some(self as u64)
+        }
+        fn unpack(word: u64) -> usize {
+            word as usize
+        }
+    }
+
+    impl Packed for char {
+        fn pack(self) -> Option<u64> {
+            Some(self as u64)
+        }
+        fn unpack(word: u64) -> char {
+            char::from_u32(word as u32).expect("packed from a char")
+        }
+    }
+
+    impl Packed for () {
+        fn pack(self) -> Option<u64> {
+            Some(0)
+        }
+        fn unpack(_: u64) {}
+    }
 
     /// The prefetch hint names the events that will in fact come next while
     /// they are in the current bucket, and events of the next bucket after it.
@@ -501,7 +647,10 @@ mod tests {
         let mut hints = Vec::new();
         while let Some((_, e)) = q.pop() {
             order.push(e);
-            hints.push([q.upcoming(0).copied(), q.upcoming(1).copied()]);
+            hints.push([
+                q.upcoming(0).map(usize::unpack),
+                q.upcoming(1).map(usize::unpack),
+            ]);
         }
         let second_bucket = &order[5..];
         for (i, hint) in hints.iter().enumerate() {
@@ -715,6 +864,72 @@ mod tests {
         assert!(!q.is_ahead(Time(10), r), "its place has passed");
         q.advance_clock(Time(12), r + 5);
         assert_eq!(q.now(), Time(12));
+    }
+
+    #[test]
+    fn numbers_too_large_for_a_slot_keep_their_order() {
+        // A number at or above 2^54 does not fit a slot's key beside the
+        // time's low bits: such events wait in a heap, and must still come
+        // out in (time, number) order among those that fit.
+        let mut q = EventQueue::new();
+        let mut reference = BinaryHeap::new();
+        let mut rng = crate::rng::RngStream::new(31, "large-seq-test");
+        for (i, first) in [0u64, SEQ_MASK - 20, SEQ_MASK + 100, 1 << 62]
+            .into_iter()
+            .enumerate()
+        {
+            q.set_next_seq(first);
+            for k in 0..40u64 {
+                let at = Time(1_000 + rng.below(8) * 512);
+                let ev = (100 * i as u64 + k + 1) as u32 * 7 % 1000 * 5 + 1;
+                reference.push(Entry {
+                    at,
+                    seq: first + k,
+                    event: ev,
+                });
+                q.schedule(at, ev);
+            }
+        }
+        while let Some(r) = reference.pop() {
+            assert_eq!(q.peek_key(), Some((r.at, r.seq)));
+            assert_eq!(q.pop(), Some((r.at, r.event)));
+        }
+        assert_eq!(q.pop(), None);
+    }
+
+    #[test]
+    fn draining_gives_every_pending_event_with_its_time_and_number() {
+        // Events in the sorted run, its late heap, ring buckets on either
+        // side of the ring's wrap, the far heap and the wide heap.
+        let mut q = EventQueue::new();
+        let mut want = Vec::new();
+        let schedule = |q: &mut EventQueue<u32>, want: &mut Vec<_>, at: u64, ev: u32| {
+            want.push((Time(at), q.next_seq(), ev));
+            q.schedule(Time(at), ev);
+        };
+        let start = (RING_BUCKETS as u64 - 3) << BUCKET_SHIFT;
+        schedule(&mut q, &mut want, start, 1);
+        for (i, at) in [
+            start + 10,
+            start + 700,
+            start + 5_000,
+            start + 1_500_000,
+            start + 9_000_000,
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            schedule(&mut q, &mut want, at, 2 + i as u32 * 5); // fits
+            schedule(&mut q, &mut want, at + 1, 5 + i as u32 * 5); // wide
+        }
+        assert_eq!(q.pop(), Some((Time(start), 1)));
+        want.remove(0);
+        schedule(&mut q, &mut want, start + 20, 3); // the current bucket's late heap
+        let mut got = q.drain_all();
+        got.sort_unstable_by_key(|g| (g.0, g.1));
+        want.sort_unstable_by_key(|w| (w.0, w.1));
+        assert_eq!(got, want);
+        assert_eq!(q.pending(), 0);
     }
 
     #[test]

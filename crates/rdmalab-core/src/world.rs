@@ -64,6 +64,107 @@ pub enum Event {
     PolicyAct { host: u32, policy: u32 },
 }
 
+/// An event in one word for the event queue's ring ([`crate::engine::Packed`]):
+/// the variant in the low 5 bits, a field below 2^27 (a port; the policy;
+/// the link's state) in the next 27, a 32-bit field (a packet, or the one
+/// index an event names) in the high 32. A QP timer (three fields), or an
+/// index past its field, does not fit and waits in one of the queue's heaps.
+mod packing {
+    use super::Event;
+
+    const TAG_BITS: u32 = 5;
+    const TAG_MASK: u64 = (1 << TAG_BITS) - 1;
+    const A_BITS: u32 = 32 - TAG_BITS;
+    const TX_DONE: u64 = 0;
+    const ARRIVE: u64 = 1;
+    const RX_CORE_DONE: u64 = 17;
+
+    /// The 27-bit and the 32-bit field of a packed event.
+    #[inline(always)]
+    fn fields(w: u64) -> (u32, u32) {
+        ((w as u32) >> TAG_BITS, (w >> 32) as u32)
+    }
+
+    /// (port, packet) of a packed [`Event::Arrive`] or [`Event::RxCoreDone`]
+    /// (for prefetching: without building the event).
+    #[inline(always)]
+    pub(super) fn arrival(w: u64) -> Option<(u32, u32)> {
+        matches!(w & TAG_MASK, ARRIVE | RX_CORE_DONE).then(|| fields(w))
+    }
+
+    /// The port of a packed [`Event::TxDone`].
+    #[inline(always)]
+    pub(super) fn tx_done(w: u64) -> Option<u32> {
+        (w & TAG_MASK == TX_DONE).then(|| fields(w).0)
+    }
+
+    #[inline(always)]
+    fn word(tag: u64, a: u32, b: u32) -> Option<u64> {
+        (a >> A_BITS == 0).then_some(tag | (a as u64) << TAG_BITS | (b as u64) << 32)
+    }
+
+    impl crate::engine::Packed for Event {
+        #[inline(always)]
+        fn pack(self) -> Option<u64> {
+            match self {
+                Event::TxDone { port } => word(TX_DONE, port, 0),
+                Event::Arrive { port, pkt } => word(ARRIVE, port, pkt),
+                Event::NicWake { nic } => word(2, 0, nic),
+                Event::FlowStart { flow } => word(3, 0, flow),
+                Event::AppStart { app } => word(4, 0, app),
+                Event::AppPost { app } => word(5, 0, app),
+                Event::QpTimer { .. } => None,
+                Event::Sample => word(7, 0, 0),
+                Event::LinkState { link, up } => word(8, up as u32, link),
+                Event::Reroute => word(9, 0, 0),
+                Event::CtrlTrigger { entry } => word(10, 0, entry),
+                Event::CtrlDone { thread } => word(11, 0, thread),
+                Event::CtrlInstall { qp } => word(12, 0, qp),
+                Event::ThreadSend { slot } => word(13, 0, slot),
+                Event::QlenSample => word(14, 0, 0),
+                Event::HostReport => word(15, 0, 0),
+                Event::HostSchedule => word(16, 0, 0),
+                Event::RxCoreDone { port, pkt } => word(RX_CORE_DONE, port, pkt),
+                Event::PolicyAct { host, policy } => word(18, policy, host),
+            }
+        }
+
+        #[inline(always)]
+        fn unpack(w: u64) -> Event {
+            let (a, b) = fields(w);
+            // Arrivals and TxDones are almost all events: test for them
+            // first, so that the dispatch that follows knows the variant.
+            match w & TAG_MASK {
+                ARRIVE => return Event::Arrive { port: a, pkt: b },
+                TX_DONE => return Event::TxDone { port: a },
+                _ => {}
+            }
+            match w & TAG_MASK {
+                2 => Event::NicWake { nic: b },
+                3 => Event::FlowStart { flow: b },
+                4 => Event::AppStart { app: b },
+                5 => Event::AppPost { app: b },
+                7 => Event::Sample,
+                8 => Event::LinkState {
+                    link: b,
+                    up: a != 0,
+                },
+                9 => Event::Reroute,
+                10 => Event::CtrlTrigger { entry: b },
+                11 => Event::CtrlDone { thread: b },
+                12 => Event::CtrlInstall { qp: b },
+                13 => Event::ThreadSend { slot: b },
+                14 => Event::QlenSample,
+                15 => Event::HostReport,
+                16 => Event::HostSchedule,
+                RX_CORE_DONE => Event::RxCoreDone { port: a, pkt: b },
+                18 => Event::PolicyAct { host: b, policy: a },
+                t => unreachable!("no event packs to tag {t}"),
+            }
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct RunConfig {
     pub seed: u64,
@@ -639,18 +740,16 @@ impl World {
         if spans <= PREFETCH_ABOVE_BYTES {
             return;
         }
-        match self.q.upcoming(PREFETCH_FAR) {
-            Some(&Event::Arrive { port, pkt } | &Event::RxCoreDone { port, pkt }) => {
+        if let Some(w) = self.q.upcoming(PREFETCH_FAR) {
+            if let Some((port, pkt)) = packing::arrival(w) {
                 prefetch(self.pkts.slot_ptr(pkt));
                 self.pkts.prefetch_int(pkt);
                 prefetch(self.ports.as_ptr().wrapping_add(port as usize));
-            }
-            Some(&Event::TxDone { port }) => {
+            } else if let Some(port) = packing::tx_done(w) {
                 prefetch(self.ports.as_ptr().wrapping_add(port as usize))
             }
-            _ => {}
         }
-        if let Some(&Event::Arrive { pkt, .. }) = self.q.upcoming(PREFETCH_NEAR) {
+        if let Some((_, pkt)) = self.q.upcoming(PREFETCH_NEAR).and_then(packing::arrival) {
             if let Some(qp) = self.pkts.peek_qp(pkt) {
                 prefetch(self.flow_routes.as_ptr().wrapping_add(qp as usize));
             }
@@ -953,7 +1052,7 @@ impl World {
         // On links, and with a NIC's receive cores (`control.on_path.rx_data`).
         for ev in self.q.iter_pending() {
             if let Event::Arrive { pkt, .. } | Event::RxCoreDone { pkt, .. } = ev {
-                let pk = self.pkts.get(*pkt);
+                let pk = self.pkts.get(pkt);
                 if pk.kind == PacketKind::Data {
                     total += pk.payload as u64;
                 }
@@ -965,8 +1064,67 @@ impl World {
 
 #[cfg(test)]
 pub(crate) mod tests {
-    use super::World;
+    use super::{Event, World};
+    use crate::engine::Packed;
     use crate::time::Time;
+
+    /// Every event that packs comes back from its word as it was, with
+    /// each field at its widest; those that cannot fit say so.
+    #[test]
+    fn events_come_back_from_their_packed_words_unchanged() {
+        const A: u32 = (1 << 27) - 1;
+        const B: u32 = u32::MAX;
+        let fits = [
+            Event::TxDone { port: A },
+            Event::Arrive { port: A, pkt: B },
+            Event::Arrive { port: 1, pkt: 0 },
+            Event::NicWake { nic: B },
+            Event::FlowStart { flow: B },
+            Event::AppStart { app: B },
+            Event::AppPost { app: B },
+            Event::Sample,
+            Event::LinkState { link: B, up: true },
+            Event::LinkState { link: 0, up: false },
+            Event::Reroute,
+            Event::CtrlTrigger { entry: B },
+            Event::CtrlDone { thread: B },
+            Event::CtrlInstall { qp: B },
+            Event::ThreadSend { slot: B },
+            Event::QlenSample,
+            Event::HostReport,
+            Event::HostSchedule,
+            Event::RxCoreDone { port: A, pkt: B },
+            Event::PolicyAct { host: B, policy: A },
+        ];
+        let mut words = std::collections::BTreeSet::new();
+        for ev in fits {
+            let w = ev.pack().unwrap_or_else(|| panic!("{ev:?} should pack"));
+            assert!(
+                words.insert(w),
+                "{ev:?} packs to a word taken by another event"
+            );
+            assert_eq!(format!("{:?}", Event::unpack(w)), format!("{ev:?}"));
+        }
+        for ev in [
+            Event::TxDone { port: A + 1 },
+            Event::Arrive {
+                port: A + 1,
+                pkt: 0,
+            },
+            Event::RxCoreDone { port: B, pkt: 0 },
+            Event::PolicyAct {
+                host: 0,
+                policy: A + 1,
+            },
+            Event::QpTimer {
+                qp: 0,
+                slot: 0,
+                gen: 0,
+            },
+        ] {
+            assert_eq!(ev.pack(), None, "{ev:?} cannot fit in a word");
+        }
+    }
 
     /// What a finished run shows of itself: its outputs (end time, flow
     /// records, per application bytes and latencies, PAUSEs and RESUMEs,
