@@ -714,7 +714,7 @@ impl World {
             return;
         }
         for p in &self.ports {
-            if let Some(d) = p.skipped_tx_done {
+            if let Some(d) = p.skipped_tx_done() {
                 if d.at <= until {
                     self.q.advance_clock(d.at, d.seq);
                 }
@@ -799,7 +799,7 @@ impl World {
         if self.ports[port as usize].busy {
             return;
         }
-        if let Some(d) = self.ports[port as usize].skipped_tx_done.take() {
+        if let Some(d) = self.ports[port as usize].take_skipped_tx_done() {
             if self.q.is_ahead(d.at, d.seq) {
                 // Still on the wire: the skipped TxDone is due after all.
                 self.ports[port as usize].busy = true;
@@ -867,7 +867,7 @@ impl World {
         let idle = idle && (at_switch || !self.nic_always_tx_done);
         if idle {
             port_ref.busy = false;
-            port_ref.skipped_tx_done = Some(crate::net::SkippedTxDone { at: now + ser, seq });
+            port_ref.set_skipped_tx_done(crate::net::SkippedTxDone { at: now + ser, seq });
             if let Some(ctx) = self.part.as_mut() {
                 ctx.skipped.push(port);
             }

@@ -34,6 +34,14 @@ pub struct SkippedTxDone {
     pub seq: u64,
 }
 
+impl SkippedTxDone {
+    /// No TxDone skipped (a port's own marker, never handed out).
+    const NONE: SkippedTxDone = SkippedTxDone {
+        at: crate::time::Time::NEVER,
+        seq: 0,
+    };
+}
+
 /// No packet: the end of an egress queue's chain.
 pub const NO_PACKET: PacketId = PacketId::MAX;
 
@@ -77,12 +85,14 @@ impl ClassQueue {
 /// One end of a link: the transmitter of that direction and its egress queues.
 ///
 /// Laid out hot first (`repr(C)`): what every frame reads or writes sits in
-/// the first cache line, the class queues next, and what only loss, ECN
-/// marking or set-up use at the end. Large fabrics touch few ports per
+/// the first cache line (the flags, where the frame goes, the skipped
+/// TxDone), then what a data frame's ECN and INT read, then the class
+/// queues, and the loss generator last. Large fabrics touch few ports per
 /// frame but have hundreds of thousands, so lines touched per frame is
-/// what costs. Aligned to the line (280 bytes become 320), so that the
-/// first line is one line: unaligned, most ports' hot bytes straddled two,
-/// and the event loop's prefetch of a port fetched only the first.
+/// what costs: a data frame at a switch reads three of the port's five
+/// lines (until the skipped TxDone moved into the first and the ECN
+/// thresholds next to it, four). Aligned to the line (so that the first
+/// line is one line, and the event loop's prefetch of a port fetches it).
 #[repr(C, align(64))]
 pub struct Port {
     /// A frame is being chosen, or a [`crate::world::Event::TxDone`] is due.
@@ -111,19 +121,21 @@ pub struct Port {
     /// every rate in Gb/s that divides 8,000), else 0: serialising a frame
     /// is then a multiplication, not a 64-bit division per frame.
     ps_per_byte: u32,
-    rate: Rate,
     pub delay: Duration,
     /// Frame bytes transmitted since the start (INT's txBytes).
     pub tx_bytes: u64,
-    /// Frame bytes queued, all classes.
-    pub queued_total: u64,
     pub loss: f64,
     /// The end of the frame on the wire when nothing was queued behind it:
-    /// its TxDone was not scheduled (see [`SkippedTxDone`]).
-    pub skipped_tx_done: Option<SkippedTxDone>,
-    queues: [ClassQueue; NUM_CLASSES],
+    /// its TxDone was not scheduled (see [`SkippedTxDone`]). `at` is
+    /// [`crate::time::Time::NEVER`] when there is none (an `Option` would
+    /// take 8 bytes more, past the first line).
+    skipped: SkippedTxDone,
+    /// Frame bytes queued, all classes.
+    pub queued_total: u64,
+    rate: Rate,
     pub ecn: EcnConfig,
     pub link: u32,
+    queues: [ClassQueue; NUM_CLASSES],
     pub rng: RngStream,
 }
 
@@ -172,16 +184,45 @@ impl Port {
             local,
             peer: u32::MAX,
             ps_per_byte: ps_per_byte(rate),
-            rate,
             delay,
             tx_bytes: 0,
-            queued_total: 0,
             loss: 0.0,
-            skipped_tx_done: None,
-            queues: [ClassQueue::EMPTY; NUM_CLASSES],
+            skipped: SkippedTxDone::NONE,
+            queued_total: 0,
+            rate,
             ecn: EcnConfig::scaled_for(rate),
             link,
+            queues: [ClassQueue::EMPTY; NUM_CLASSES],
             rng,
+        }
+    }
+
+    /// The TxDone this port skipped ([`SkippedTxDone`]), if any.
+    #[inline]
+    pub fn skipped_tx_done(&self) -> Option<SkippedTxDone> {
+        (self.skipped.at != crate::time::Time::NEVER).then_some(self.skipped)
+    }
+
+    /// Forget the skipped TxDone, returning it.
+    #[inline]
+    pub fn take_skipped_tx_done(&mut self) -> Option<SkippedTxDone> {
+        let d = self.skipped_tx_done();
+        self.skipped = SkippedTxDone::NONE;
+        d
+    }
+
+    /// Remember that this port skipped the TxDone `d`.
+    #[inline]
+    pub fn set_skipped_tx_done(&mut self, d: SkippedTxDone) {
+        debug_assert!(d.at != crate::time::Time::NEVER);
+        self.skipped = d;
+    }
+
+    /// Renumber the skipped TxDone's place, if any (a parallel run's
+    /// partition, see [`crate::engine::EventQueue::renumber`]).
+    pub fn renumber_skipped_tx_done(&mut self, renumber: impl FnOnce(u64) -> u64) {
+        if self.skipped.at != crate::time::Time::NEVER {
+            self.skipped.seq = renumber(self.skipped.seq);
         }
     }
 
@@ -428,8 +469,9 @@ mod tests {
     }
 
     /// What every frame touches fits the first cache line, which is one
-    /// line (the port is aligned to it), and a port stays small: large
-    /// fabrics have hundreds of thousands.
+    /// line (the port is aligned to it), what a data frame's ECN marking
+    /// reads the second, and a port stays small: large fabrics have
+    /// hundreds of thousands.
     #[test]
     fn a_port_is_small_and_hot_fields_come_first() {
         assert!(
@@ -448,8 +490,15 @@ mod tests {
         );
         let base = &p as *const Port as usize;
         let off = |f: *const u8| f as usize - base;
+        // Every frame: the first line.
         assert!(off(&p.loss as *const f64 as *const u8) + 8 <= 64);
-        assert!(off(&p.queued_total as *const u64 as *const u8) + 8 <= 64);
+        let skipped = &p.skipped as *const SkippedTxDone as *const u8;
+        assert!(off(skipped) + std::mem::size_of::<SkippedTxDone>() <= 64);
+        // A data frame's ECN marking and queue accounting: the second.
+        let ecn = &p.ecn as *const EcnConfig as *const u8;
+        assert!(off(ecn) >= 64 && off(ecn) + std::mem::size_of::<EcnConfig>() <= 128);
+        let total = &p.queued_total as *const u64 as *const u8;
+        assert!(off(total) >= 64 && off(total) + 8 <= 128);
     }
 
     /// The chained class queues hand packets out as one `VecDeque` per class

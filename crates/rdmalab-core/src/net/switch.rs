@@ -234,14 +234,14 @@ impl World {
         if p.busy || p.has_queued() || p.is_paused(class) {
             return false;
         }
-        if let Some(d) = p.skipped_tx_done {
+        if let Some(d) = p.skipped_tx_done() {
             if self.q.is_ahead(d.at, d.seq) {
                 // Its frame is still on the wire: the queue's way wakes it.
                 return false;
             }
         }
         let p = &mut self.ports[port as usize];
-        p.skipped_tx_done = None;
+        p.take_skipped_tx_done();
         p.busy = true;
         p.pick_only(class);
         true

@@ -543,9 +543,7 @@ impl Part {
         w.q.renumber(to_serial);
         let ctx = w.part.as_mut().expect("a partition");
         for &p in &ctx.skipped {
-            if let Some(d) = w.ports[p as usize].skipped_tx_done.as_mut() {
-                d.seq = to_serial(d.seq);
-            }
+            w.ports[p as usize].renumber_skipped_tx_done(&to_serial);
         }
         ctx.skipped.clear();
         let mut first = u64::MAX;
