@@ -75,9 +75,15 @@ mod packing {
     const TAG_BITS: u32 = 5;
     const TAG_MASK: u64 = (1 << TAG_BITS) - 1;
     const A_BITS: u32 = 32 - TAG_BITS;
-    const TX_DONE: u64 = 0;
-    const ARRIVE: u64 = 1;
+    pub(super) const TX_DONE: u64 = 0;
+    pub(super) const ARRIVE: u64 = 1;
     const RX_CORE_DONE: u64 = 17;
+
+    /// The kind of a packed event.
+    #[inline(always)]
+    pub(super) fn tag(w: u64) -> u64 {
+        w & TAG_MASK
+    }
 
     /// The 27-bit and the 32-bit field of a packed event.
     #[inline(always)]
@@ -672,9 +678,12 @@ impl World {
             } else {
                 self.instant = (t, 1);
             }
-            let (_, ev) = self.q.pop().expect("peeked");
+            let (_, ev) = self.q.pop_packed().expect("peeked");
             self.prefetch_ahead();
-            self.dispatch(ev);
+            match ev {
+                crate::engine::Popped::Packed(w) => self.dispatch_packed(w),
+                crate::engine::Popped::Wide(ev) => self.dispatch(ev),
+            }
             if let Some(e) = self.error.take() {
                 return Err(e);
             }
@@ -739,13 +748,45 @@ impl World {
         }
     }
 
+    /// [`World::dispatch`] for an event packed in `w`: arrivals and
+    /// TxDones (almost all events) straight from the word.
+    #[inline(always)]
+    fn dispatch_packed(&mut self, w: u64) {
+        match packing::tag(w) {
+            packing::ARRIVE => {
+                let (port, pkt) = packing::fields(w);
+                self.on_arrive(port, pkt);
+                self.note_live_packets();
+            }
+            packing::TX_DONE => {
+                let (port, _) = packing::fields(w);
+                self.on_tx_done(port);
+                self.note_live_packets();
+            }
+            _ => self.dispatch(<Event as crate::engine::Packed>::unpack(w)),
+        }
+    }
+
+    /// `port` finished serialising its frame: it may start the next.
+    #[inline(always)]
+    fn on_tx_done(&mut self, port: u32) {
+        self.ports[port as usize].busy = false;
+        self.try_transmit(port);
+    }
+
+    /// Keep the most packets live after any event (`summary.json`).
+    #[inline(always)]
+    fn note_live_packets(&mut self) {
+        let live = self.pkts.live() as u64;
+        if live > self.stats.peak_live_packets {
+            self.stats.peak_live_packets = live;
+        }
+    }
+
     #[inline(always)]
     pub(crate) fn dispatch(&mut self, ev: Event) {
         match ev {
-            Event::TxDone { port } => {
-                self.ports[port as usize].busy = false;
-                self.try_transmit(port);
-            }
+            Event::TxDone { port } => self.on_tx_done(port),
             Event::Arrive { port, pkt } => self.on_arrive(port, pkt),
             Event::NicWake { nic } => {
                 let n = &mut self.nics[nic as usize];
@@ -770,10 +811,7 @@ impl World {
             Event::RxCoreDone { port, pkt } => self.nic_handle(port, pkt),
             Event::PolicyAct { host, policy } => self.policy_act(host, policy),
         }
-        let live = self.pkts.live() as u64;
-        if live > self.stats.peak_live_packets {
-            self.stats.peak_live_packets = live;
-        }
+        self.note_live_packets();
     }
 
     /// Start sending the next frame on `port` if it is idle and has one.
