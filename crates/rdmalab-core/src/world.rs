@@ -125,7 +125,7 @@ mod packing {
         #[inline(always)]
         fn unpack(w: u64) -> Event {
             let (a, b) = fields(w);
-            match w & TAG_MASK {
+            match tag(w) {
                 TX_DONE => Event::TxDone { port: a },
                 ARRIVE => Event::Arrive { port: a, pkt: b },
                 2 => Event::NicWake { nic: b },
