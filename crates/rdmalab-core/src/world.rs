@@ -75,9 +75,27 @@ mod packing {
     const TAG_BITS: u32 = 5;
     const TAG_MASK: u64 = (1 << TAG_BITS) - 1;
     const A_BITS: u32 = 32 - TAG_BITS;
+    // One tag per variant. TxDone and arrivals, nearly every event, are
+    // acted on straight from the word (`World::dispatch_packed`).
     pub(super) const TX_DONE: u64 = 0;
     pub(super) const ARRIVE: u64 = 1;
+    const NIC_WAKE: u64 = 2;
+    const FLOW_START: u64 = 3;
+    const APP_START: u64 = 4;
+    const APP_POST: u64 = 5;
+    // 6: a QP timer, which never packs.
+    const SAMPLE: u64 = 7;
+    const LINK_STATE: u64 = 8;
+    const REROUTE: u64 = 9;
+    const CTRL_TRIGGER: u64 = 10;
+    const CTRL_DONE: u64 = 11;
+    const CTRL_INSTALL: u64 = 12;
+    const THREAD_SEND: u64 = 13;
+    const QLEN_SAMPLE: u64 = 14;
+    const HOST_REPORT: u64 = 15;
+    const HOST_SCHEDULE: u64 = 16;
     const RX_CORE_DONE: u64 = 17;
+    const POLICY_ACT: u64 = 18;
 
     /// The kind of a packed event.
     #[inline(always)]
@@ -102,23 +120,23 @@ mod packing {
             match self {
                 Event::TxDone { port } => word(TX_DONE, port, 0),
                 Event::Arrive { port, pkt } => word(ARRIVE, port, pkt),
-                Event::NicWake { nic } => word(2, 0, nic),
-                Event::FlowStart { flow } => word(3, 0, flow),
-                Event::AppStart { app } => word(4, 0, app),
-                Event::AppPost { app } => word(5, 0, app),
+                Event::NicWake { nic } => word(NIC_WAKE, 0, nic),
+                Event::FlowStart { flow } => word(FLOW_START, 0, flow),
+                Event::AppStart { app } => word(APP_START, 0, app),
+                Event::AppPost { app } => word(APP_POST, 0, app),
                 Event::QpTimer { .. } => None,
-                Event::Sample => word(7, 0, 0),
-                Event::LinkState { link, up } => word(8, up as u32, link),
-                Event::Reroute => word(9, 0, 0),
-                Event::CtrlTrigger { entry } => word(10, 0, entry),
-                Event::CtrlDone { thread } => word(11, 0, thread),
-                Event::CtrlInstall { qp } => word(12, 0, qp),
-                Event::ThreadSend { slot } => word(13, 0, slot),
-                Event::QlenSample => word(14, 0, 0),
-                Event::HostReport => word(15, 0, 0),
-                Event::HostSchedule => word(16, 0, 0),
+                Event::Sample => word(SAMPLE, 0, 0),
+                Event::LinkState { link, up } => word(LINK_STATE, up as u32, link),
+                Event::Reroute => word(REROUTE, 0, 0),
+                Event::CtrlTrigger { entry } => word(CTRL_TRIGGER, 0, entry),
+                Event::CtrlDone { thread } => word(CTRL_DONE, 0, thread),
+                Event::CtrlInstall { qp } => word(CTRL_INSTALL, 0, qp),
+                Event::ThreadSend { slot } => word(THREAD_SEND, 0, slot),
+                Event::QlenSample => word(QLEN_SAMPLE, 0, 0),
+                Event::HostReport => word(HOST_REPORT, 0, 0),
+                Event::HostSchedule => word(HOST_SCHEDULE, 0, 0),
                 Event::RxCoreDone { port, pkt } => word(RX_CORE_DONE, port, pkt),
-                Event::PolicyAct { host, policy } => word(18, policy, host),
+                Event::PolicyAct { host, policy } => word(POLICY_ACT, policy, host),
             }
         }
 
@@ -128,25 +146,25 @@ mod packing {
             match tag(w) {
                 TX_DONE => Event::TxDone { port: a },
                 ARRIVE => Event::Arrive { port: a, pkt: b },
-                2 => Event::NicWake { nic: b },
-                3 => Event::FlowStart { flow: b },
-                4 => Event::AppStart { app: b },
-                5 => Event::AppPost { app: b },
-                7 => Event::Sample,
-                8 => Event::LinkState {
+                NIC_WAKE => Event::NicWake { nic: b },
+                FLOW_START => Event::FlowStart { flow: b },
+                APP_START => Event::AppStart { app: b },
+                APP_POST => Event::AppPost { app: b },
+                SAMPLE => Event::Sample,
+                LINK_STATE => Event::LinkState {
                     link: b,
                     up: a != 0,
                 },
-                9 => Event::Reroute,
-                10 => Event::CtrlTrigger { entry: b },
-                11 => Event::CtrlDone { thread: b },
-                12 => Event::CtrlInstall { qp: b },
-                13 => Event::ThreadSend { slot: b },
-                14 => Event::QlenSample,
-                15 => Event::HostReport,
-                16 => Event::HostSchedule,
+                REROUTE => Event::Reroute,
+                CTRL_TRIGGER => Event::CtrlTrigger { entry: b },
+                CTRL_DONE => Event::CtrlDone { thread: b },
+                CTRL_INSTALL => Event::CtrlInstall { qp: b },
+                THREAD_SEND => Event::ThreadSend { slot: b },
+                QLEN_SAMPLE => Event::QlenSample,
+                HOST_REPORT => Event::HostReport,
+                HOST_SCHEDULE => Event::HostSchedule,
                 RX_CORE_DONE => Event::RxCoreDone { port: a, pkt: b },
-                18 => Event::PolicyAct { host: b, policy: a },
+                POLICY_ACT => Event::PolicyAct { host: b, policy: a },
                 t => unreachable!("no event packs to tag {t}"),
             }
         }
