@@ -766,6 +766,24 @@ impl World {
         }
     }
 
+    /// Act on a popped arrival or TxDone straight from its word (as the
+    /// serial loop does); give back any other event, unpacked, for the
+    /// caller to dispatch (a partition of a parallel run, which treats
+    /// flow starts and samples its own way).
+    #[inline(always)]
+    pub(crate) fn dispatch_hop(&mut self, popped: crate::engine::Popped<Event>) -> Option<Event> {
+        match popped {
+            crate::engine::Popped::Packed(w)
+                if matches!(packing::tag(w), packing::ARRIVE | packing::TX_DONE) =>
+            {
+                self.dispatch_packed(w);
+                None
+            }
+            crate::engine::Popped::Packed(w) => Some(<Event as crate::engine::Packed>::unpack(w)),
+            crate::engine::Popped::Wide(ev) => Some(ev),
+        }
+    }
+
     /// [`World::dispatch`] for an event packed in `w`: arrivals and
     /// TxDones (almost all events) straight from the word.
     #[inline(always)]

@@ -4,6 +4,7 @@
 
 use super::PROVISIONAL;
 use crate::control::MAX_CC_HEADER_WORDS;
+use crate::engine::Popped;
 use crate::packet::{IntHop, Packet, PacketId, MAX_INT_HOPS};
 use crate::record::{CounterSample, PortSample};
 use crate::time::{Rate, Time};
@@ -452,15 +453,21 @@ impl Part {
     }
 
     fn step(&mut self, at: Time, seq: u64) {
-        let (_, ev) = self.w.q.pop().expect("peeked");
+        let (_, popped) = self.w.q.pop_packed().expect("peeked");
         self.w.prefetch_ahead();
         // Only a link crosses partitions, and a frame that crosses one is
         // posted, not queued here (`World::post_elsewhere`).
-        debug_assert!(
-            self.owner(&ev).is_none_or(|o| o == self.id),
-            "partition {} holds {ev:?}, which another owns",
-            self.id
-        );
+        if cfg!(debug_assertions) {
+            let ev = match popped {
+                Popped::Packed(word) => <Event as crate::engine::Packed>::unpack(word),
+                Popped::Wide(ev) => ev,
+            };
+            assert!(
+                self.owner(&ev).is_none_or(|o| o == self.id),
+                "partition {} holds {ev:?}, which another owns",
+                self.id
+            );
+        }
         let w = &mut self.w;
         let index = self.log.entries.len();
         let first = provisional(index);
@@ -468,13 +475,47 @@ impl Part {
         let live0 = w.pkts.live();
         w.pkts.mark_peak();
         let (flows0, pfc0) = (w.rec.flows.len(), w.rec.pfc_events.len());
-        let copies = match ev {
+        // Arrivals and TxDones, nearly every event, straight from their word.
+        let copies = match w.dispatch_hop(popped) {
+            None => Copies::One,
+            Some(ev) => {
+                Self::dispatch_other(w, ev, self.id, &self.node_part, &mut self.flows_started)
+            }
+        };
+        let reserves = w.q.next_seq() - first;
+        assert!(
+            reserves < 1 << CHILD_BITS && index < 1 << (50 - CHILD_BITS),
+            "parallel run: an event scheduled {reserves} events, or a window holds {index} events; too many to number"
+        );
+        self.log.push(Logged {
+            at,
+            seq,
+            reserves: reserves as u32,
+            live_delta: (w.pkts.live() as i64 - live0 as i64) as i32,
+            rise: (w.pkts.peak() - live0) as u32,
+            flows: (w.rec.flows.len() - flows0) as u16,
+            pfc: (w.rec.pfc_events.len() - pfc0) as u16,
+            copies,
+        });
+    }
+
+    /// Dispatch an event that is not an arrival or a TxDone: a flow or
+    /// application start runs in every partition (only the requester's
+    /// posts), samples in every partition for what it owns.
+    fn dispatch_other(
+        w: &mut World,
+        ev: Event,
+        id: u16,
+        node_part: &[u16],
+        flows_started: &mut u64,
+    ) -> Copies {
+        match ev {
             Event::FlowStart { flow } => {
                 let requester = w.workload.flows[flow as usize].src;
-                let owner = self.node_part[requester as usize] == self.id;
+                let owner = node_part[requester as usize] == id;
                 if owner {
                     w.dispatch(ev);
-                    self.flows_started += 1;
+                    *flows_started += 1;
                 } else {
                     w.q.set_muted(true);
                     w.create_flow_qp(flow);
@@ -484,7 +525,7 @@ impl Part {
             }
             Event::AppStart { app } => {
                 let requester = w.workload.apps[app as usize].src;
-                let owner = self.node_part[requester as usize] == self.id;
+                let owner = node_part[requester as usize] == id;
                 if owner {
                     w.dispatch(ev);
                 } else {
@@ -506,22 +547,7 @@ impl Part {
                 w.dispatch(ev);
                 Copies::One
             }
-        };
-        let reserves = w.q.next_seq() - first;
-        assert!(
-            reserves < 1 << CHILD_BITS && index < 1 << (50 - CHILD_BITS),
-            "parallel run: an event scheduled {reserves} events, or a window holds {index} events; too many to number"
-        );
-        self.log.push(Logged {
-            at,
-            seq,
-            reserves: reserves as u32,
-            live_delta: (w.pkts.live() as i64 - live0 as i64) as i32,
-            rise: (w.pkts.peak() - live0) as u32,
-            flows: (w.rec.flows.len() - flows0) as u16,
-            pfc: (w.rec.pfc_events.len() - pfc0) as u16,
-            copies,
-        });
+        }
     }
 }
 
