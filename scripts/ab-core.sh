@@ -9,8 +9,14 @@
 # comparison is refused. (The event count may differ: an engine that skips
 # events which would do nothing, such as an idle port's TxDone, runs fewer.)
 #
-#   scripts/ab-core.sh REV_A REV_B [-n PAIRS | --instructions] SCENARIO.yaml...
+#   scripts/ab-core.sh REV_A REV_B [-n PAIRS | --instructions] [--threads-a N] [--threads-b N] SCENARIO.yaml...
 #   scripts/ab-core.sh 3b84254 HEAD -n 5 benchmarks/b-hpcc-320-hosts-websearch-dcqcn.yaml
+#
+# --threads-a N, --threads-b N: run that side on N threads (RDMALAB_THREADS,
+# default 1). With the same revision on both sides this measures the
+# parallel speed-up the way docs/parallel.md reports it (A / B), and the
+# revision is built once:
+#   scripts/ab-core.sh HEAD HEAD --threads-b 2 -n 4 benchmarks/g-fat-tree-k16-websearch-dcqcn.yaml
 #
 # --instructions: run each binary once under valgrind's cachegrind and
 # print the instructions it executed (set-up included) instead of times.
@@ -22,16 +28,25 @@
 # Needs cargo and an installed rdmalab (to turn the YAML into the core's
 # JSON); --instructions also needs valgrind.
 set -euo pipefail
-usage() { echo "usage: $0 REV_A REV_B [-n PAIRS | --instructions] SCENARIO.yaml..." >&2; exit 2; }
+usage() { echo "usage: $0 REV_A REV_B [-n PAIRS | --instructions] [--threads-a N] [--threads-b N] SCENARIO.yaml..." >&2; exit 2; }
 [ $# -ge 3 ] || usage
 rev_a=$1 rev_b=$2; shift 2
-pairs=5 count=
-if [ "${1:-}" = "-n" ]; then
-    pairs=${2:?-n needs a number}; shift 2
-elif [ "${1:-}" = "--instructions" ]; then
-    count=1; shift
-    command -v valgrind > /dev/null || { echo "--instructions needs valgrind" >&2; exit 2; }
-fi
+pairs=5 count= threads_a=1 threads_b=1
+while [ $# -gt 0 ]; do
+    case "$1" in
+        -n) pairs=${2:?-n needs a number}; shift 2 ;;
+        --instructions)
+            count=1; shift
+            command -v valgrind > /dev/null || { echo "--instructions needs valgrind" >&2; exit 2; } ;;
+        --threads-a) threads_a=${2:?--threads-a needs a number}; shift 2 ;;
+        --threads-b) threads_b=${2:?--threads-b needs a number}; shift 2 ;;
+        -*) usage ;;
+        *) break ;;
+    esac
+done
+for t in "$pairs" "$threads_a" "$threads_b"; do
+    case "$t" in ''|*[!0-9]*|0) echo "$0: -n and --threads-* take a whole number of at least 1, not '$t'" >&2; exit 2 ;; esac
+done
 [ $# -ge 1 ] || usage
 here=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/ab-core.XXXXXX")
@@ -50,19 +65,25 @@ build() { # rev -> path of its run_json
     echo "$work/run_json-$2"
 }
 bin_a=$(build "$rev_a" a)
-bin_b=$(build "$rev_b" b)
+if [ "$(git -C "$here" rev-parse "$rev_a^{commit}")" = "$(git -C "$here" rev-parse "$rev_b^{commit}")" ]; then
+    bin_b=$bin_a   # one revision: build it once
+else
+    bin_b=$(build "$rev_b" b)
+fi
 
 # "StopTime in 2.82s: 37344754 events (...), 21244280 switch hops (...),
 # 1882 of 2105 flows": the seconds, and what was simulated (hops, flows).
 what='s/.* in \([0-9.]*\)s: [0-9]* events .*, \([0-9]*\) switch hops .*, \([0-9]*\) of [0-9]* flows.*/\1 \2:\3/p'
-run() { "$1" "$2" | sed -n "$what"; }
+# run BIN JSON THREADS
+run() { RDMALAB_THREADS=$3 "$1" "$2" | sed -n "$what"; }
 
 to_json() { python3 -c 'import sys; from rdmalab.scenario import load_scenario; print(load_scenario(sys.argv[1]).to_json())' "$1"; }
 
-# Instructions executed by binary $1 on scenario $2 (and its event count).
+# Instructions executed by binary $1 on scenario $2 on $3 threads (and its
+# event count).
 instructions() {
     local out="$work/cg.txt"
-    valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null \
+    RDMALAB_THREADS=$3 valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null \
         "$1" "$2" > "$out.stdout" 2> "$out"
     local events sim
     events=$(sed -n 's/.* in [0-9.]*s: \([0-9]*\) events.*/\1/p' "$out.stdout")
@@ -76,8 +97,8 @@ if [ -n "$count" ]; then
     for sc in "$@"; do
         json="$work/$(basename "$sc" .yaml).json"
         to_json "$sc" > "$json"
-        read -r ia ea wa < <(instructions "$bin_a" "$json") || { echo "$rev_a failed on $sc" >&2; exit 1; }
-        read -r ib eb wb < <(instructions "$bin_b" "$json") || { echo "$rev_b failed on $sc" >&2; exit 1; }
+        read -r ia ea wa < <(instructions "$bin_a" "$json" "$threads_a") || { echo "$rev_a failed on $sc" >&2; exit 1; }
+        read -r ib eb wb < <(instructions "$bin_b" "$json" "$threads_b") || { echo "$rev_b failed on $sc" >&2; exit 1; }
         if [ "$wa" != "$wb" ]; then
             echo "$sc: $rev_a simulated $wa (switch hops:flows), $rev_b $wb: not the same simulation" >&2; exit 1
         fi
@@ -93,8 +114,8 @@ for sc in "$@"; do
     to_json "$sc" > "$json"
     ta=() tb=()
     for i in $(seq "$pairs"); do
-        read -r sa wa < <(run "$bin_a" "$json") || { echo "$rev_a failed on $sc" >&2; exit 1; }
-        read -r sb wb < <(run "$bin_b" "$json") || { echo "$rev_b failed on $sc" >&2; exit 1; }
+        read -r sa wa < <(run "$bin_a" "$json" "$threads_a") || { echo "$rev_a failed on $sc" >&2; exit 1; }
+        read -r sb wb < <(run "$bin_b" "$json" "$threads_b") || { echo "$rev_b failed on $sc" >&2; exit 1; }
         if [ -z "$sa" ] || [ -z "$sb" ] || [ "$wa" != "$wb" ]; then
             echo "$sc: $rev_a simulated '$wa' (switch hops:flows), $rev_b '$wb': not the same simulation" >&2; exit 1
         fi
