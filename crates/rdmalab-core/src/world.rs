@@ -76,7 +76,7 @@ mod packing {
     const TAG_MASK: u64 = (1 << TAG_BITS) - 1;
     const A_BITS: u32 = 32 - TAG_BITS;
     // One tag per variant. TxDone and arrivals, nearly every event, are
-    // acted on straight from the word (`World::dispatch_packed`).
+    // acted on straight from the word (`World::dispatch_hop`).
     pub(super) const TX_DONE: u64 = 0;
     pub(super) const ARRIVE: u64 = 1;
     const NIC_WAKE: u64 = 2;
@@ -698,9 +698,8 @@ impl World {
             }
             let (_, ev) = self.q.pop_packed().expect("peeked");
             self.prefetch_ahead();
-            match ev {
-                crate::engine::Popped::Packed(w) => self.dispatch_packed(w),
-                crate::engine::Popped::Wide(ev) => self.dispatch(ev),
+            if let Some(ev) = self.dispatch_hop(ev) {
+                self.dispatch(ev);
             }
             if let Some(e) = self.error.take() {
                 return Err(e);
@@ -766,40 +765,32 @@ impl World {
         }
     }
 
-    /// Act on a popped arrival or TxDone straight from its word (as the
-    /// serial loop does); give back any other event, unpacked, for the
-    /// caller to dispatch (a partition of a parallel run, which treats
-    /// flow starts and samples its own way).
+    /// Act on a popped arrival or TxDone (almost every event) straight
+    /// from its packed word: one branch on the word's kind, where unpacking
+    /// and then dispatching took one each. Any other event comes back,
+    /// unpacked, for the caller to dispatch: the serial loop through
+    /// [`World::dispatch`], a partition of a parallel run its own way (it
+    /// treats flow starts and samples apart).
     #[inline(always)]
     pub(crate) fn dispatch_hop(&mut self, popped: crate::engine::Popped<Event>) -> Option<Event> {
-        match popped {
-            crate::engine::Popped::Packed(w)
-                if matches!(packing::tag(w), packing::ARRIVE | packing::TX_DONE) =>
-            {
-                self.dispatch_packed(w);
-                None
-            }
-            crate::engine::Popped::Packed(w) => Some(<Event as crate::engine::Packed>::unpack(w)),
-            crate::engine::Popped::Wide(ev) => Some(ev),
-        }
-    }
-
-    /// [`World::dispatch`] for an event packed in `w`: arrivals and
-    /// TxDones (almost all events) straight from the word.
-    #[inline(always)]
-    fn dispatch_packed(&mut self, w: u64) {
+        let w = match popped {
+            crate::engine::Popped::Packed(w) => w,
+            crate::engine::Popped::Wide(ev) => return Some(ev),
+        };
         match packing::tag(w) {
             packing::ARRIVE => {
                 let (port, pkt) = packing::fields(w);
                 self.on_arrive(port, pkt);
                 self.note_live_packets();
+                None
             }
             packing::TX_DONE => {
                 let (port, _) = packing::fields(w);
                 self.on_tx_done(port);
                 self.note_live_packets();
+                None
             }
-            _ => self.dispatch(<Event as crate::engine::Packed>::unpack(w)),
+            _ => Some(<Event as crate::engine::Packed>::unpack(w)),
         }
     }
 
