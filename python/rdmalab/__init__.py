@@ -14,8 +14,8 @@ from rdmalab._core import RunError, ScenarioError, __version__
 from rdmalab.controller import Controller
 from rdmalab.scenario import load_scenario, scenario_from_dict
 
-# `run`, `validate` and `RunResult` pull in pyarrow (outputs); load them on first
-# use so that `import rdmalab._core` (the benchmark, sweep workers) stays light.
+# `run`, `validate` and `RunResult` (rdmalab.runner) load on first use, so that
+# `import rdmalab._core` (the benchmark, sweep workers) stays light.
 _LAZY = {"run": "rdmalab.runner", "validate": "rdmalab.runner", "RunResult": "rdmalab.runner"}
 
 

@@ -44,10 +44,10 @@ class RunResult:
         """Output table `name` as a Polars DataFrame."""
         import polars as pl
 
-        from rdmalab.outputs import SCHEMAS, table_from_csv
+        from rdmalab.outputs import COLUMNS, table_from_csv
 
-        if name not in SCHEMAS:
-            raise ValueError(f"no table `{name}`; allowed: {', '.join(SCHEMAS)}")
+        if name not in COLUMNS:
+            raise ValueError(f"no table `{name}`; allowed: {', '.join(COLUMNS)}")
         if self._frames is None:
             self._frames = {}
         if name not in self._frames:
@@ -65,15 +65,15 @@ class RunResult:
     @property
     def tables(self) -> dict:
         """Every output table, by name."""
-        from rdmalab.outputs import SCHEMAS
+        from rdmalab.outputs import COLUMNS
 
-        return {name: self.table(name) for name in SCHEMAS}
+        return {name: self.table(name) for name in COLUMNS}
 
     def __getattr__(self, name: str):
         # result.flows, result.qp_samples, ...: the table of that name.
-        from rdmalab.outputs import SCHEMAS
+        from rdmalab.outputs import COLUMNS
 
-        if name in SCHEMAS:
+        if name in COLUMNS:
             return self.table(name)
         raise AttributeError(f"'RunResult' has no attribute {name!r}")
 

@@ -89,7 +89,11 @@ fn read_yaml_flows(py: Python<'_>, text: &str) -> PyResult<Option<(usize, usize,
         flows.push(d);
     }
     let list = PyList::new(py, flows)?;
-    Ok(Some((chars(block.value_start), chars(block.end), list.into_any().unbind())))
+    Ok(Some((
+        chars(block.value_start),
+        chars(block.end),
+        list.into_any().unbind(),
+    )))
 }
 
 /// A flow file of the ns-3 HPCC simulator read in Rust (see
@@ -197,6 +201,38 @@ impl Ns3Flows {
     }
 }
 
+/// Write `csv_path` (a table the core wrote) as the Parquet file
+/// `parquet_path` with `columns` (name, type name) in that order. A cell
+/// that does not read as its column's type is a ValueError naming the file,
+/// line, column and value; an unknown type name names the allowed ones.
+#[pyfunction]
+fn csv_to_parquet(
+    csv_path: PathBuf,
+    parquet_path: PathBuf,
+    columns: Vec<(String, String)>,
+) -> PyResult<()> {
+    use rdmalab_core::record::parquet::{self, ColumnType};
+    let mut typed = Vec::with_capacity(columns.len());
+    for (name, ty) in &columns {
+        let Some(t) = ColumnType::from_name(ty) else {
+            let allowed: Vec<&str> = ColumnType::NAMES.iter().map(|(n, _)| *n).collect();
+            return Err(PyValueError::new_err(format!(
+                "column `{name}`: type `{ty}` is not one the Parquet writer knows; allowed: {}",
+                allowed.join(", ")
+            )));
+        };
+        typed.push((name.as_str(), t));
+    }
+    let csv = std::fs::read_to_string(&csv_path)
+        .map_err(|e| PyOSError::new_err(format!("cannot read {}: {e}", csv_path.display())))?;
+    let what = csv_path.display().to_string();
+    let created_by = format!("rdmalab version {}", env!("CARGO_PKG_VERSION"));
+    let bytes = parquet::csv_to_parquet(&csv, &typed, &what, &created_by)
+        .map_err(|e| PyValueError::new_err(e.0))?;
+    std::fs::write(&parquet_path, bytes)
+        .map_err(|e| PyOSError::new_err(format!("cannot write {}: {e}", parquet_path.display())))
+}
+
 /// Compact JSON (`json.dumps(..., separators=(",", ":"))`) laid out as
 /// `json.dumps(..., indent=2)` lays it out, byte for byte. Python's encoder
 /// falls back to pure Python when asked to indent: `scenario.json` of
@@ -276,7 +312,9 @@ fn values_ok(value: &Bound<'_, PyAny>, max_values: i64, max_depth: usize) -> boo
             return f.value().is_finite();
         }
         if let Ok(d) = v.downcast::<PyDict>() {
-            return d.iter().all(|(_, x)| walk(&x, depth + 1, budget, max_depth));
+            return d
+                .iter()
+                .all(|(_, x)| walk(&x, depth + 1, budget, max_depth));
         }
         if let Ok(l) = v.downcast::<PyList>() {
             return l.iter().all(|x| walk(&x, depth + 1, budget, max_depth));
@@ -1252,6 +1290,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(read_ns3_flows, m)?)?;
     m.add_function(wrap_pyfunction!(ns3_seconds_to_ns, m)?)?;
     m.add_function(wrap_pyfunction!(indent_json, m)?)?;
+    m.add_function(wrap_pyfunction!(csv_to_parquet, m)?)?;
     m.add_function(wrap_pyfunction!(values_ok, m)?)?;
     m.add_function(wrap_pyfunction!(builtin_cdfs, m)?)?;
     m.add_function(wrap_pyfunction!(builtin_cdf_text, m)?)?;

@@ -1,0 +1,106 @@
+"""The Parquet tables a run writes come from the core's own writer
+(`_core.csv_to_parquet`), not pyarrow. They must read back, in pyarrow and
+Polars, as the CSV tables read with the tables' typed columns: the same
+types, the same values, the same nulls."""
+
+import json
+import random
+import subprocess
+import sys
+
+import polars as pl
+import pyarrow as pa
+import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
+import pytest
+from conftest import ROOT
+
+from rdmalab import _core
+from rdmalab.outputs import COLUMNS, OPTIONAL_TABLES, schemas
+
+TYPES = ["bool", "uint8", "uint16", "uint32", "uint64", "int64", "float64", "string"]
+NULLS = ["", "NaN", "nan", "null", "NULL", "NA", "N/A", "n/a", "#N/A", "-NaN"]
+
+
+def as_csv_reader_reads_it(csv_path, cols) -> pa.Table:
+    """The table as pyarrow's CSV reader types it: the reading the Parquet file must equal."""
+    schema = pa.schema([(c, pa.bool_() if t == "bool" else getattr(pa, t)()) for c, t in cols])
+    t = pacsv.read_csv(csv_path, convert_options=pacsv.ConvertOptions(column_types=schema, strings_can_be_null=False))
+    return t.select(schema.names).cast(schema)
+
+
+def cell(t: str, rng: random.Random) -> str:
+    if t != "string" and rng.random() < 0.1:
+        return rng.choice(NULLS)
+    if t == "bool":
+        return rng.choice(["true", "false", "True", "FALSE", "1", "0"])
+    if t == "int64":
+        return str(rng.choice([-(2**63), 2**63 - 1, 0, rng.randint(-(10**12), 10**12)]))
+    if t == "float64":
+        return rng.choice(["inf", "-inf", "0.000000", f"{rng.uniform(-1e9, 1e9):.6f}", "1e-300"])
+    if t == "string":
+        return rng.choice(["", "h0", "tenant-ä", "NaN", "x" * rng.randint(0, 40)])
+    bits = int(t[4:])
+    return str(rng.choice([0, 2**bits - 1, rng.randrange(2**bits)]))
+
+
+@pytest.mark.parametrize("rows", [0, 1, 65_536, 2 * 65_536 + 3])
+def test_every_type_reads_back_as_the_typed_csv_reader_reads_it(tmp_path, rows):
+    # Rows past 65,536 span several data pages; nulls fall anywhere.
+    rng = random.Random(rows)
+    cols = [(f"c_{t}", t) for t in TYPES] + [("c_uint64_2", "uint64")]
+    lines = [",".join(["extra"] + [c for c, _ in cols])]
+    for _ in range(rows):
+        lines.append(",".join(["z"] + [cell(t, rng) for _, t in cols]))
+    csv = tmp_path / "t.csv"
+    csv.write_text("\n".join(lines) + "\n")
+    _core.csv_to_parquet(csv, tmp_path / "t.parquet", cols)
+    want = as_csv_reader_reads_it(csv, cols)
+    got = pq.read_table(tmp_path / "t.parquet")
+    assert got.schema == want.schema
+    assert got.equals(want)
+    assert pl.read_parquet(tmp_path / "t.parquet").equals(pl.from_arrow(want))
+
+
+def test_a_run_writes_every_table_as_its_csv_reads(tmp_path):
+    out = tmp_path / "o"
+    r = subprocess.run([sys.executable, "-m", "rdmalab", "run", ROOT / "examples/dumbbell-dcqcn.yaml",
+                        "--out", out, "--quiet"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    written = 0
+    for name, cols in COLUMNS.items():
+        if name in OPTIONAL_TABLES and not (out / f"{name}.csv").exists():
+            assert not (out / f"{name}.parquet").exists()
+            continue
+        want = as_csv_reader_reads_it(out / f"{name}.csv", cols)
+        assert want.schema == schemas()[name]
+        got = pq.read_table(out / f"{name}.parquet")
+        assert got.equals(want), name
+        written += got.num_rows
+    assert written > 1000
+
+
+def test_writing_a_run_imports_no_pyarrow(tmp_path):
+    # pyarrow's import took 0.3 s of CPU per run; only reading tables back needs it.
+    code = ("import sys, runpy; sys.argv = ['rdmalab', 'run', sys.argv[1], '--out', sys.argv[2], '--quiet'];\n"
+            "try:\n    runpy.run_module('rdmalab', run_name='__main__')\n"
+            "except SystemExit as e:\n    assert not e.code, e.code\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pyarrow', 'numpy', 'polars')))")
+    r = subprocess.run([sys.executable, "-c", code, ROOT / "examples/dumbbell-dcqcn.yaml", tmp_path / "o"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip().splitlines()[-1] == "[]"
+    assert (tmp_path / "o" / "flows.parquet").stat().st_size > 0
+    assert json.loads((tmp_path / "o" / "summary.json").read_text())["flows_completed"] > 0
+
+
+def test_bad_cells_and_types_are_errors_that_name_them(tmp_path):
+    csv = tmp_path / "t.csv"
+    csv.write_text("a,b\n1,x\n300,y\n")
+    with pytest.raises(ValueError, match=r"t\.csv, line 3, column `a`: `300` is not a whole number from 0 to 255"):
+        _core.csv_to_parquet(csv, tmp_path / "t.parquet", [("a", "uint8"), ("b", "string")])
+    with pytest.raises(ValueError, match=r"column `b`: type `text` is not one .* allowed: bool, uint8, .*string"):
+        _core.csv_to_parquet(csv, tmp_path / "t.parquet", [("a", "uint16"), ("b", "text")])
+    with pytest.raises(ValueError, match=r"no column `c`; the header has a, b"):
+        _core.csv_to_parquet(csv, tmp_path / "t.parquet", [("c", "uint16")])
+    assert not (tmp_path / "t.parquet").exists()
