@@ -177,3 +177,28 @@ def test_damaged_outputs_give_analyze_report_and_plot_a_message_not_a_traceback(
         assert r.returncode == 0, r.stderr  # analyze reads only the flows
         return
     assert r.returncode == 2 and message in r.stderr and "Traceback" not in r.stderr, (command, r.stderr)
+
+
+NAMED = ("name: n\nduration: 100us\n" + TOPO
+         + "host:\n  scheduler:\n    period: 50us\n    policies:\n"
+         + "      - {name: POLICY, when: [{signal: active_qps, above: 512}], then: {set_qps: 1, job: JOB}}\n"
+         + "workload:\n  tenants: {TENANT: {hosts: [h0]}}\n"
+         + "  perftest:\n    - {name: APP, job: JOB, src: h0, dst: h1, message_size: 4KB}\n")
+
+
+@pytest.mark.parametrize("what,key", [("TENANT", "workload.tenants.{v}"), ("APP", "workload.perftest[0].name"),
+                                      ("JOB", "workload.perftest[0].job"), ("POLICY", "host.scheduler.policies[0].name")])
+@pytest.mark.parametrize("bad", ["a,b", 'say "hi"'])
+def test_names_the_tables_write_cannot_split_a_csv_cell(tmp_path, what, key, bad):
+    # The tables are CSV without quoting: a comma in a tenant's name shifted every later cell of its rows.
+    fine = {"TENANT": "t1", "APP": "a1", "JOB": "j1", "POLICY": "p1"}
+    text = NAMED
+    for k, v in fine.items():
+        text = text.replace(k, "'" + (bad if k == what else v) + "'")
+    e = refused(tmp_path, text)
+    assert key.format(v=bad) in e and "a name without commas, double quotes or line breaks" in e, e
+    ok = NAMED
+    for k, v in fine.items():
+        ok = ok.replace(k, v)
+    (tmp_path / "ok.yaml").write_text(ok)
+    rdmalab.validate(rdmalab.load_scenario(tmp_path / "ok.yaml"))

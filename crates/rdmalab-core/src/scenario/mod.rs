@@ -301,6 +301,19 @@ impl Parser {
         }
     }
 
+    /// Refuse a name the output tables would write (tenants, perftest
+    /// applications, jobs, policies) if it holds a character that splits
+    /// their unquoted CSV cells: a comma, a double quote or a line break.
+    fn table_name(&mut self, key: impl Into<String>, name: &str) {
+        if name.contains([',', '"', '\n', '\r']) {
+            self.err(
+                key,
+                format!("`{}`", name.escape_debug()),
+                "a name without commas, double quotes or line breaks: it is written into the CSV tables as it is",
+            );
+        }
+    }
+
     fn choice(
         &mut self,
         o: &Obj,
@@ -2739,6 +2752,7 @@ impl Parser {
                 continue;
             };
             let name = self.string(&p, "name", None).unwrap_or_default();
+            self.table_name(p.key("name"), &name);
             let periods = self.int(&p, "for", Some(1), 1, 1 << 20);
             let mut when = Vec::new();
             let conds = self.list(&p, "when");
@@ -3790,6 +3804,7 @@ impl Parser {
                 }
             }
             let name = self.string(&f, "name", Some("")).unwrap_or_default();
+            self.table_name(f.key("name"), &name);
             let src = self.node_ref(t, f.key("src"), f.get("src"), true);
             let dst = self.node_ref(t, f.key("dst"), f.get("dst"), true);
             let verb = self.verb(&f);
@@ -3823,6 +3838,7 @@ impl Parser {
                     Some(match wl.jobs.iter().position(|x| x == j) {
                         Some(i) => i as u32,
                         None => {
+                            self.table_name(f.key("job"), j);
                             wl.jobs.push(j.clone());
                             (wl.jobs.len() - 1) as u32
                         }
@@ -4331,6 +4347,7 @@ impl Parser {
             if name.is_empty() {
                 self.err(key.clone(), "", "a tenant needs a non-empty name");
             }
+            self.table_name(key.clone(), name);
             let Some(o) = self.obj(tv, &key, &["hosts"]) else {
                 continue;
             };
