@@ -144,6 +144,16 @@ pub enum Popped<E> {
     Wide(E),
 }
 
+impl<E: Packed> Popped<E> {
+    /// The event itself.
+    pub fn unpacked(self) -> E {
+        match self {
+            Popped::Packed(w) => E::unpack(w),
+            Popped::Wide(e) => e,
+        }
+    }
+}
+
 /// A min-queue of events of type `E`.
 ///
 /// A calendar queue: the current bucket's events are sorted once into a run
@@ -435,21 +445,38 @@ impl<E: Packed> EventQueue<E> {
     /// to act.
     #[inline(always)]
     pub fn pop_packed(&mut self) -> Option<(Time, Popped<E>)> {
+        self.pop_packed_through(Time::NEVER)
+            .map(|(at, _, ev)| (at, ev))
+    }
+
+    /// [`EventQueue::pop_packed`] if the earliest event is at `last` or
+    /// before, with its sequence number; else `None`, and nothing moves.
+    /// The event loops' one call per event: a peek and then a pop chose
+    /// the head twice.
+    #[inline(always)]
+    pub fn pop_packed_through(&mut self, last: Time) -> Option<(Time, u64, Popped<E>)> {
         if self.current_empty() && !self.advance() {
             return None;
         }
         let (at, seq, ev) = if self.run_first()? {
             let s = self.run[self.run_pos];
+            let at = s.at(self.cur);
+            if at > last {
+                return None;
+            }
             self.run_pos += 1;
-            (s.at(self.cur), s.seq(), Popped::Packed(s.word))
+            (at, s.seq(), Popped::Packed(s.word))
         } else {
+            if self.near.peek()?.at > last {
+                return None;
+            }
             let e = self.near.pop()?;
             (e.at, e.seq, Popped::Wide(e.event))
         };
         self.now = at;
         self.now_seq = seq;
         self.popped += 1;
-        Some((at, ev))
+        Some((at, seq, ev))
     }
 
     /// Remove the earliest event and advance the clock to its time:
@@ -457,11 +484,7 @@ impl<E: Packed> EventQueue<E> {
     #[inline(always)]
     pub fn pop(&mut self) -> Option<(Time, E)> {
         let (at, p) = self.pop_packed()?;
-        let ev = match p {
-            Popped::Packed(w) => E::unpack(w),
-            Popped::Wide(e) => e,
-        };
-        Some((at, ev))
+        Some((at, p.unpacked()))
     }
 
     /// Events processed so far.
@@ -993,6 +1016,60 @@ mod tests {
         }
         assert!(b.pop_packed().is_none());
         assert!(packed > 2000 && wide > 500, "{packed} packed, {wide} wide");
+    }
+
+    #[test]
+    fn popping_through_a_time_stops_before_the_first_later_event_and_moves_nothing() {
+        // Ties at each bound (two events at 1500, 3000 and 9000, one of
+        // them too wide for a word) and an event in the current bucket's
+        // late-insert heap: each call hands out exactly the events at or
+        // before its bound, with their numbers, in order; the call that
+        // finds a later head leaves the clock, the count and the queue as
+        // they were.
+        let mut q = EventQueue::new();
+        let times = [3000u64, 1500, 9000, 700, 1500, 3000, 9000, 2_000_000];
+        for (i, &t) in times.iter().enumerate() {
+            q.schedule(Time(t), i as u32 * 5 + (t % 2 == 0 && i % 2 == 1) as u32);
+        }
+        let mut order: Vec<(u64, u64)> = times
+            .iter()
+            .enumerate()
+            .map(|(i, &t)| (t, i as u64))
+            .collect();
+        order.sort();
+        let mut next = 0;
+        for last in [
+            0u64,
+            700,
+            1499,
+            1500,
+            1600,
+            3000,
+            8999,
+            9000,
+            1_999_999,
+            u64::MAX,
+        ] {
+            while let Some((at, seq, _)) = q.pop_packed_through(Time(last)) {
+                assert_eq!((at.0, seq), order[next], "bound {last}");
+                assert!(at.0 <= last);
+                next += 1;
+                if next == 2 {
+                    // Into the current bucket (1024 to 2047 ps), so into
+                    // the late-insert heap, after the next bound (1600).
+                    q.schedule(Time(2000), 99);
+                    order.insert(3, (2000, 8));
+                }
+            }
+            let held = (q.now(), q.processed(), q.pending());
+            assert!(q.pop_packed_through(Time(last)).is_none());
+            assert_eq!((q.now(), q.processed(), q.pending()), held);
+            // Everything at or before the bound went, and only that.
+            let head = q.peek_time().map(|t| t.0);
+            assert!(head.is_none_or(|h| h > last), "bound {last}: {head:?} left");
+            assert_eq!(head, order.get(next).map(|o| o.0), "bound {last}");
+        }
+        assert_eq!(next, times.len() + 1);
     }
 
     #[test]

@@ -673,30 +673,33 @@ impl World {
         if self.done() {
             return Ok(Progress::AllFlowsDone);
         }
-        while let Some(t) = self.q.peek_time() {
-            if t > until {
-                break;
-            }
+        loop {
             if self.q.processed() >= self.run.max_events {
-                return Err(RunError::EventCap {
-                    limit: self.run.max_events,
-                    at: t,
-                });
+                match self.q.peek_time() {
+                    Some(t) if t <= until => {
+                        return Err(RunError::EventCap {
+                            limit: self.run.max_events,
+                            at: t,
+                        })
+                    }
+                    _ => break,
+                }
             }
+            let Some((t, _, ev)) = self.q.pop_packed_through(until) else {
+                break;
+            };
             if t == self.instant.0 {
                 self.instant.1 += 1;
                 if self.instant.1 > STUCK_EVENTS {
-                    let (_, ev) = self.q.pop().expect("peeked");
                     return Err(RunError::Stuck {
                         at: t,
                         events: self.instant.1,
-                        last: format!("{ev:?}"),
+                        last: format!("{:?}", ev.unpacked()),
                     });
                 }
             } else {
                 self.instant = (t, 1);
             }
-            let (_, ev) = self.q.pop_packed().expect("peeked");
             self.prefetch_ahead();
             if let Some(ev) = self.dispatch_hop(ev) {
                 self.dispatch(ev);

@@ -426,25 +426,24 @@ impl Part {
     /// [`PROVISIONAL`] on. Stops at the first error (kept in `error`).
     pub fn run_window(&mut self, end: Time) {
         self.log.clear();
-        while let Some((t, seq)) = self.w.q.peek_key() {
-            if t >= end {
-                break;
-            }
+        let Some(last) = end.0.checked_sub(1).map(Time) else {
+            return;
+        };
+        while let Some((t, seq, popped)) = self.w.q.pop_packed_through(last) {
             if t == self.instant.0 {
                 self.instant.1 += 1;
                 if self.instant.1 > STUCK_EVENTS {
-                    let (_, ev) = self.w.q.pop().expect("peeked");
                     self.error = Some(RunError::Stuck {
                         at: t,
                         events: self.instant.1,
-                        last: format!("{ev:?}"),
+                        last: format!("{:?}", popped.unpacked()),
                     });
                     return;
                 }
             } else {
                 self.instant = (t, 1);
             }
-            self.step(t, seq);
+            self.step(t, seq, popped);
             if self.w.error.is_some() {
                 self.error = self.w.error.take();
                 return;
@@ -452,16 +451,12 @@ impl Part {
         }
     }
 
-    fn step(&mut self, at: Time, seq: u64) {
-        let (_, popped) = self.w.q.pop_packed().expect("peeked");
+    fn step(&mut self, at: Time, seq: u64, popped: Popped<Event>) {
         self.w.prefetch_ahead();
         // Only a link crosses partitions, and a frame that crosses one is
         // posted, not queued here (`World::post_elsewhere`).
         if cfg!(debug_assertions) {
-            let ev = match popped {
-                Popped::Packed(word) => <Event as crate::engine::Packed>::unpack(word),
-                Popped::Wide(ev) => ev,
-            };
+            let ev = popped.unpacked();
             assert!(
                 self.owner(&ev).is_none_or(|o| o == self.id),
                 "partition {} holds {ev:?}, which another owns",
