@@ -89,11 +89,7 @@ fn read_yaml_flows(py: Python<'_>, text: &str) -> PyResult<Option<(usize, usize,
         flows.push(d);
     }
     let list = PyList::new(py, flows)?;
-    Ok(Some((
-        chars(block.value_start),
-        chars(block.end),
-        list.into_any().unbind(),
-    )))
+    Ok(Some((chars(block.value_start), chars(block.end), list.into_any().unbind())))
 }
 
 /// A flow file of the ns-3 HPCC simulator read in Rust (see
@@ -312,9 +308,7 @@ fn values_ok(value: &Bound<'_, PyAny>, max_values: i64, max_depth: usize) -> boo
             return f.value().is_finite();
         }
         if let Ok(d) = v.downcast::<PyDict>() {
-            return d
-                .iter()
-                .all(|(_, x)| walk(&x, depth + 1, budget, max_depth));
+            return d.iter().all(|(_, x)| walk(&x, depth + 1, budget, max_depth));
         }
         if let Ok(l) = v.downcast::<PyList>() {
             return l.iter().all(|x| walk(&x, depth + 1, budget, max_depth));
