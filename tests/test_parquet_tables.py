@@ -62,6 +62,17 @@ def test_every_type_reads_back_as_the_typed_csv_reader_reads_it(tmp_path, rows):
     assert pl.read_parquet(tmp_path / "t.parquet").equals(pl.from_arrow(want))
 
 
+def test_long_text_spans_pages_cut_by_bytes(tmp_path):
+    # 40 rows of 100 KB: pages end at about 1 MiB of values, not at 65,536 rows.
+    cols = [("n", "uint32"), ("s", "string"), ("f", "bool")]
+    rows = [f"{i},{chr(97 + i % 26) * 100_000},{i % 3 == 0}" for i in range(40)]
+    csv = tmp_path / "t.csv"
+    csv.write_text("n,s,f\n" + "\n".join(rows) + "\n")
+    _core.csv_to_parquet(csv, tmp_path / "t.parquet", cols)
+    assert pq.ParquetFile(tmp_path / "t.parquet").metadata.row_group(0).column(1).total_uncompressed_size > 4_000_000
+    assert pq.read_table(tmp_path / "t.parquet").equals(as_csv_reader_reads_it(csv, cols))
+
+
 def test_a_run_writes_every_table_as_its_csv_reads(tmp_path):
     out = tmp_path / "o"
     r = subprocess.run([sys.executable, "-m", "rdmalab", "run", ROOT / "examples/dumbbell-dcqcn.yaml",

@@ -5,7 +5,7 @@
 //!
 //! What is written is plain Parquet that readers take as it is (pyarrow and
 //! Polars in the tests): format version 1, one row group, data pages (v1)
-//! of at most [`PAGE_ROWS`] rows, PLAIN values compressed with Snappy (the
+//! of at most [`PAGE_ROWS`] rows or about [`PAGE_BYTES`], PLAIN values compressed with Snappy (the
 //! `snap` crate), no dictionary, no statistics. Every column is OPTIONAL
 //! (nullable, as pyarrow writes them) with RLE definition levels. Unsigned
 //! and text columns carry both the old `ConvertedType` and the newer
@@ -22,8 +22,11 @@
 
 use std::fmt;
 
-/// Rows per data page: pages of up to 512 KiB of 8-byte values.
+/// At most this many rows in a data page (512 KiB of 8-byte values)…
 pub const PAGE_ROWS: usize = 1 << 16;
+/// …and a new page once this many value bytes are in one (long text), so
+/// that every page size fits the header's 32-bit fields.
+pub const PAGE_BYTES: usize = 1 << 20;
 
 /// The cells pyarrow's CSV reader takes as null in a typed column by
 /// default (`ConvertOptions.null_values`).
@@ -238,10 +241,14 @@ fn write_file(names: &[(&str, ColumnType)], cols: &[Column], created_by: &str) -
         for col in cols {
             let start = out.len();
             let mut raw = 0;
-            let mut from = 0;
+            let (mut from, mut flags_from) = (0, 0);
             while from < rows {
-                let to = (from + PAGE_ROWS).min(rows);
-                raw += write_page(&mut out, col, from, to);
+                let start = if from == 0 { 0 } else { col.ends[from - 1] };
+                let mut to = from + 1;
+                while to < rows.min(from + PAGE_ROWS) && col.ends[to] - start <= PAGE_BYTES {
+                    to += 1;
+                }
+                raw += write_page(&mut out, col, from, to, &mut flags_from);
                 from = to;
             }
             chunks.push(Chunk {
@@ -260,16 +267,25 @@ fn write_file(names: &[(&str, ColumnType)], cols: &[Column], created_by: &str) -
 
 /// One data page (v1) of rows `from..to` of `col`: its header, then,
 /// Snappy-compressed, the definition levels (4-byte length, RLE runs) and
-/// the PLAIN values. Returns the page's size uncompressed, header included.
-fn write_page(out: &mut Vec<u8>, col: &Column, from: usize, to: usize) -> i64 {
+/// the PLAIN values. `flags_from`: the first of a flag column's values
+/// not yet written (moved past this page's). Returns the page's size
+/// uncompressed, header included.
+fn write_page(
+    out: &mut Vec<u8>,
+    col: &Column,
+    from: usize,
+    to: usize,
+    flags_from: &mut usize,
+) -> i64 {
     let mut body = Vec::new();
     let levels = rle_levels(&col.defined[from..to]);
     body.extend((levels.len() as u32).to_le_bytes());
     body.extend(levels);
     if col.ty == ColumnType::Bool {
         // PLAIN booleans: one bit each, least significant first.
-        let first = col.defined[..from].iter().filter(|&&d| d).count();
+        let first = *flags_from;
         let n = col.defined[from..to].iter().filter(|&&d| d).count();
+        *flags_from += n;
         let mut bits = vec![0u8; n.div_ceil(8)];
         for (i, &f) in col.flags[first..first + n].iter().enumerate() {
             bits[i / 8] |= (f as u8) << (i % 8);
