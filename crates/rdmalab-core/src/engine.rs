@@ -1020,9 +1020,10 @@ mod tests {
 
     #[test]
     fn popping_through_a_time_stops_before_the_first_later_event_and_moves_nothing() {
-        // Ties at each bound (two events at 1500, 3000 and 9000, one of
-        // them too wide for a word) and an event in the current bucket's
-        // late-insert heap: each call hands out exactly the events at or
+        // Ties at each bound (two events each at 1500, 3000 and 9000; the
+        // even-numbered events are too wide for a word, so they wait in
+        // heaps) and an event in the current bucket's late-insert heap:
+        // each call hands out exactly the events at or
         // before its bound, with their numbers, in order; the call that
         // finds a later head leaves the clock, the count and the queue as
         // they were.
