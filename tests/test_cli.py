@@ -295,3 +295,25 @@ def test_a_single_run_does_not_load_the_sweep_tables_library(examples, tmp_path)
     assert BACKENDS == ("local", "ray", "slurm") and issubclass(FctFileError, ValueError)
     assert callable(run_sweep) and Results.__module__ == "rdmalab.sweep.store"
     assert issubclass(NotResults, ValueError) and issubclass(StoreBusy, RuntimeError)
+
+
+def test_the_run_summary_gives_the_flows_tables_slowdown_and_fct_quantiles(examples, tmp_path):
+    # The summary reads flows.csv itself (no pyarrow); its numbers must be the table's.
+    import re
+
+    r = cli("run", str(examples / "dumbbell-dcqcn.yaml"), "--out", str(tmp_path), "--quiet")
+    assert r.returncode == 0, r.stderr
+    flows = pq.read_table(tmp_path / "flows.parquet")
+    sd = sorted(flows.column("slowdown").to_pylist())
+    fct = sorted(flows.column("fct_ps").to_pylist())
+
+    def q(xs, p):
+        return xs[min(len(xs) - 1, int(round(p * (len(xs) - 1))))]
+
+    m = re.search(r"FCT slowdown +p50 ([\d.]+) +p95 ([\d.]+) +p99 ([\d.]+) +max ([\d.]+)", r.stdout)
+    assert m, r.stdout
+    assert [float(x) for x in m.groups()] == [round(q(sd, p), 2) for p in (0.5, 0.95, 0.99, 1.0)]
+    from rdmalab.units import fmt_time
+
+    assert f"FCT           p50 {fmt_time(q(fct, 0.5))}  p99 {fmt_time(q(fct, 0.99))}" in r.stdout, r.stdout
+    assert len(sd) > 20 and sd[0] < sd[-1]

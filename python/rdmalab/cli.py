@@ -22,12 +22,18 @@ def _percentile(xs: list[float], q: float) -> float:
 def _flow_columns(csv_path: Path, *names: str) -> list[list[float]]:
     """Columns of the flows table the run just wrote, as numbers, read with
     the csv module: the summary needs two columns, not pyarrow (0.3 s to
-    import)."""
+    import). Rows as lists, not dicts: 0.13 s for 100,000 flows, not 0.29 s."""
     import csv
 
     with open(csv_path, newline="") as f:
-        rows = list(csv.DictReader(f))
-    return [[float(r[n]) for r in rows] for n in names]
+        rows = csv.reader(f)
+        header = next(rows)
+        at = [header.index(n) for n in names]
+        cols: list[list[float]] = [[] for _ in names]
+        for row in rows:
+            for col, i in zip(cols, at):
+                col.append(float(row[i]))
+    return cols
 
 
 def summary_table(summary: dict, out_dir: Path | None, stop_ps: int | None = None, stop_given: str | None = None) -> str:
