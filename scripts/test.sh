@@ -3,8 +3,8 @@
 # includes Ray, so the Ray backend is tested), headless Chromium (for the
 # HTML report), tshark (which dissects packets.pcap in tests/test_pcap.py),
 # GNU time (tests/test_ns3_speed_script.py) and a C compiler (for C
-# controllers) if missing, runs the Rust core's
-# tests, then the Python tests.
+# controllers) if missing, checks that the declared minimum Rust version
+# holds, runs the Rust core's tests, then the Python tests.
 # CI runs exactly this.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,6 +23,10 @@ if [ -n "$missing" ]; then
     apt-get install -y -qq $missing >/dev/null
 fi
 python3 -m pip install --quiet --disable-pip-version-check ".[test]"
+# The Rust version Cargo.toml promises (rust-version) must build the code:
+# clippy flags any standard-library item newer than it.
+cargo clippy --version >/dev/null 2>&1 || rustup component add clippy
+cargo clippy --quiet --workspace --all-targets -- -A clippy::all -D clippy::incompatible_msrv
 cargo test --release -p rdmalab-core
 # tests/test_pcap.py skips when tshark is missing, unless told it must run.
 RDMALAB_REQUIRE_TSHARK=1 python3 -m pytest tests
