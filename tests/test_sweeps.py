@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import rdmalab_cli
 
+from rdmalab import ccompile
 from rdmalab.sweep import Results, Store, load_results, load_sweep, sweep_from_dict
 from rdmalab.sweep.spec import SWEEP_KEYS
 from rdmalab.sweep.store import RECORD_FIELDS
@@ -275,3 +276,81 @@ def test_ray_backend_joins_a_running_cluster(tmp_path, examples):
         assert run_digests(tmp_path / "out") == run_digests(ref)
     finally:
         ray.shutdown()
+
+
+CONTROLLER = '''
+from rdmalab import Controller
+
+
+class Fixed(Controller):
+    subscriptions = ["ACK"]
+
+    def __init__(self, gbps: int = 10):
+        self.gbps = gbps
+
+    def on_event(self, event, ctx):
+        ctx.set_rate(self.gbps * 10**9)
+
+
+class Other(Fixed):
+    pass
+'''
+
+
+def _python_cc_sweep(tmp_path, examples, points):
+    base = tmp_path / "base.yaml"
+    base.write_text((examples / "dumbbell-dcqcn.yaml").read_text())
+    return sweep_from_dict({"base": str(base), "set": {"duration": "200us"}, "grid": {"cc": points}},
+                           sweep_dir=tmp_path, check=False)
+
+
+def test_a_python_controller_is_part_of_a_runs_id(tmp_path, examples):
+    """The core sees a Python controller as no CC; its class, parameters and
+    code must still tell runs apart, or a sweep refuses to compare two of
+    them and reuses a stale result after the controller changed."""
+    points = {"fixed10": {"algorithm": "python", "class": "cc.py:Fixed"},
+              "fixed5": {"algorithm": "python", "class": "cc.py:Fixed", "params": {"gbps": 5}},
+              "other": {"algorithm": "python", "class": "cc.py:Other"},
+              "none": {"algorithm": "none"}}
+    (tmp_path / "cc.py").write_text(CONTROLLER)
+    ids = [r.run_id for r in _python_cc_sweep(tmp_path, examples, points).runs]
+    assert len(set(ids)) == 4, ids
+    # Editing the class's file makes new runs; saving it unchanged does not.
+    (tmp_path / "cc.py").write_text(CONTROLLER)
+    assert [r.run_id for r in _python_cc_sweep(tmp_path, examples, points).runs] == ids
+    (tmp_path / "cc.py").write_text(CONTROLLER.replace("10**9", "1_000_000_000"))
+    again = [r.run_id for r in _python_cc_sweep(tmp_path, examples, points).runs]
+    assert again[:3] != ids[:3] and again[3] == ids[3]
+
+
+def test_a_runs_id_does_not_depend_on_where_a_c_controller_lies(tmp_path, examples, monkeypatch):
+    """A C controller's source and library are absolute paths in the expanded
+    scenario; the run id hashes the library's bytes instead, so another cache
+    directory or another copy of the source gives the same id, and other
+    code another."""
+    if ccompile.which() is None:
+        pytest.skip("no C compiler")
+    ids = []
+    for name, source in (("a", "dcqcn.c"), ("b", "dcqcn.c"), ("c", "edited.c")):
+        d = tmp_path / name
+        d.mkdir()
+        text = (examples / "c" / "dcqcn.c").read_text()
+        (d / source).write_text(text if source == "dcqcn.c" else text + "\n/* edited */\n")
+        monkeypatch.setenv("RDMALAB_CACHE", str(tmp_path / f"cache-{name}"))
+        spec = {"base": str(examples / "dumbbell-dcqcn.yaml"), "set": {"duration": "200us"},
+                "grid": {"cc": {"c": {"algorithm": "c", "source": str(d / source), "name": "dcqcn"}}}}
+        sweep = sweep_from_dict(spec, check=False)
+        assert str(tmp_path / f"cache-{name}") in json.dumps(sweep.runs[0].scenario.data)
+        ids.append(sweep.runs[0].run_id)
+    assert ids[0] == ids[1] != ids[2], ids
+
+
+def test_a_scenario_without_a_hidden_controller_keeps_its_run_id(examples):
+    """Stores of earlier sweeps stay valid: for any other scenario the id
+    still hashes exactly what the core is given."""
+    from rdmalab.scenario import load_scenario
+    from rdmalab.sweep.spec import run_id_of
+
+    sc = load_scenario(examples / "dumbbell-dcqcn.yaml")
+    assert sc.identity() == sc.to_json()
+    assert run_id_of(sc) == hashlib.sha256(sc.to_json().encode()).hexdigest()[:16]

@@ -7,6 +7,7 @@ check happens in the core, so Python and Rust users get the same messages.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -31,6 +32,8 @@ class LoadedScenario:
     controller: tuple | None = None
     #: Case-study figures to draw when the run is done (the `figures:` key).
     figures: list | None = None
+    #: For `cc: {algorithm: python}`: the SHA-256 of the file that defines the class.
+    controller_code: str | None = None
 
     @property
     def name(self) -> str:
@@ -41,6 +44,27 @@ class LoadedScenario:
         if self.controller is not None:
             # The core runs the Python controller through the factory; it sees no CC of its own.
             data = dict(data, cc={"algorithm": "none"})
+        return json.dumps(data, sort_keys=True)
+
+    def identity(self) -> str:
+        """What the run's results follow from, as text (a sweep's run id is
+        its hash): the scenario as the core sees it, but a controller named
+        by what it is rather than by where it lies. The core sees a Python
+        controller as no CC at all, so its class, parameters and the hash
+        of the file defining it stand in; a C controller is named by the
+        paths of its source and library on this machine, so the hash of
+        the library stands in. Equal to `to_json()` for any other scenario."""
+        data = self.data
+        cc = data.get("cc")
+        if self.controller is not None:
+            data = dict(data, cc=dict(cc, code=self.controller_code))
+        elif isinstance(cc, dict) and cc.get("algorithm") == "c" and isinstance(cc.get("library"), str):
+            try:
+                code = hashlib.sha256(Path(cc["library"]).read_bytes()).hexdigest()
+            except OSError as e:
+                raise ScenarioError(f"cc.library: `{cc['library']}` cannot be read ({e.strerror})") from None
+            same = {k: v for k, v in cc.items() if k not in ("source", "library")}
+            data = dict(data, cc=dict(same, code=code))
         return json.dumps(data, sort_keys=True)
 
 
@@ -97,7 +121,23 @@ def _load_python_controller(cc: dict, base: Path):
     except Exception as e:
         raise ScenarioError(f"cc.class: constructing `{ref}` with params {params} raised "
                             f"{type(e).__name__}: {e}{_user_frame(e)}") from None
-    return (lambda: cls(**params)), f"python:{cls_name}"
+    return (lambda: cls(**params)), f"python:{cls_name}", _code_hash(module, cls)
+
+
+def _code_hash(module, cls) -> str | None:
+    """SHA-256 of the file of `module`, or of the module that defines `cls`
+    if that is another: what a change to the controller changes. None for
+    a module without a file. Files it imports are not covered."""
+    import sys
+
+    defining = sys.modules.get(cls.__module__, module) if cls.__module__ != module.__name__ else module
+    path = getattr(defining, "__file__", None)
+    if not path:
+        return None
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except OSError:
+        return None
 
 
 def _user_frame(e: BaseException) -> str:
@@ -231,13 +271,15 @@ def _from_dict(data, base_dir, source: str, read_flows: list | None) -> LoadedSc
         data["workload"]["flows"] = read_flows
     figures = _figures(data.pop("figures", None), "figures")
     _resolve_paths(data, Path(base_dir))
-    controller = None
+    controller = code = None
     cc = data.get("cc")
     if isinstance(cc, dict) and cc.get("algorithm") == "python":
-        controller = _load_python_controller(cc, Path(base_dir))
+        factory, name, code = _load_python_controller(cc, Path(base_dir))
+        controller = (factory, name)
     if isinstance(cc, dict) and cc.get("algorithm") == "c":
         _build_c_controller(cc, Path(base_dir))
-    return LoadedScenario(data=data, source=source, controller=controller, figures=figures)
+    return LoadedScenario(data=data, source=source, controller=controller, figures=figures,
+                          controller_code=code)
 
 
 #: Values a scenario may hold once YAML aliases are expanded, and how deep

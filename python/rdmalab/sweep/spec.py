@@ -272,8 +272,9 @@ def _check_conflicts(fixed: dict, axes: list[Axis]) -> None:
 # ---------------------------------------------------------------- loading
 
 def run_id_of(scenario: LoadedScenario) -> str:
-    """The key of a run in the results store: a hash of the fully expanded scenario."""
-    return hashlib.sha256(scenario.to_json().encode()).hexdigest()[:16]
+    """The key of a run in the results store: a hash of the fully expanded
+    scenario, with its controller's code ([`LoadedScenario.identity`])."""
+    return hashlib.sha256(scenario.identity().encode()).hexdigest()[:16]
 
 
 def _base(spec: dict, sweep_dir: Path) -> tuple[dict, Path]:
