@@ -50,14 +50,15 @@ class LoadedScenario:
         """What the run's results follow from, as text (a sweep's run id is
         its hash): the scenario as the core sees it, but a controller named
         by what it is rather than by where it lies. The core sees a Python
-        controller as no CC at all, so its class, parameters and the hash
-        of the file defining it stand in; a C controller is named by the
+        controller as no CC at all, so its class's name, its parameters and
+        the hash of the file defining it stand in; a C controller is named by the
         paths of its source and library on this machine, so the hash of
         the library stands in. Equal to `to_json()` for any other scenario."""
         data = self.data
         cc = data.get("cc")
         if self.controller is not None:
-            data = dict(data, cc=dict(cc, code=self.controller_code))
+            cls_name = str(cc.get("class")).rsplit(":", 1)[-1]
+            data = dict(data, cc=dict(cc, code=self.controller_code, **{"class": cls_name}))
         elif isinstance(cc, dict) and cc.get("algorithm") == "c" and isinstance(cc.get("library"), str):
             try:
                 code = hashlib.sha256(Path(cc["library"]).read_bytes()).hexdigest()
@@ -93,6 +94,9 @@ def _load_python_controller(cc: dict, base: Path):
                 raise ScenarioError(f"cc.class: `{ref}` — file `{path}` cannot be read")
             module = importlib.util.module_from_spec(spec)
             spec.loader.exec_module(module)
+            # Absolute, as a C controller's paths: a sweep's worker loads
+            # the expanded scenario again, from its own directory.
+            cc["class"] = f"{path.resolve()}:{cls_name}"
         else:
             module = importlib.import_module(where)
     except ScenarioError:
