@@ -238,3 +238,32 @@ def test_analyze_prints_the_slowdown_table(local_sweep):
     assert r.returncode == 0 and sorted(set(row["bucket"] for row in csv.DictReader(io.StringIO(r.stdout)))) == ["0", "1", "2"]
     bad = rdmalab_cli("analyze", local_sweep, "--by", "colour")
     assert bad.returncode != 0 and "allowed: run_id, cc, workload.poisson.load, seed" in bad.stderr
+
+
+def test_a_parameter_named_like_a_column_changes_no_plot_and_breaks_no_report(tmp_path):
+    """A sweep whose axis is `name` (a column of `apps`) and the same sweep
+    with the axis on `description` (a column of no table) give the same
+    plots, with the same traces: the parameter lives in `param:name` in
+    every table, so no plot takes it for the applications' own names, and
+    the report builds."""
+    base = ROOT / "examples" / "python-controller.yaml"
+    figs = {}
+    for key in ("name", "description"):
+        sweep = tmp_path / f"by-{key}.yaml"
+        sweep.write_text(f"base: {base}\nset: {{duration: 300us}}\n"
+                         f"grid:\n  {key}: [first, second]\n  cc.params.step_gbps: [1.0, 2.0]\n")
+        out = tmp_path / key
+        r = rdmalab_cli("sweep", sweep, "--out", out, "--quiet")
+        assert r.returncode == 0, r.stderr
+        results = Results(out)
+        assert results.column(key) == ("param:name" if key == "name" else "description")
+        apps = results.table("apps")
+        assert apps["name"].n_unique() == 3  # the applications' own names
+        assert set(apps[results.column(key)]) == {"first", "second"}
+        figs[key] = {f.key: [(t.name.replace(key, "K"), t.x, t.y) for t in f.traces]
+                     for f in standard_figures(results)}
+        r = rdmalab_cli("report", out)
+        assert r.returncode == 0, r.stderr
+        assert (out / "report.html").exists()
+    assert any(k.startswith("flow-throughput-") for k in figs["name"])
+    assert figs["name"] == figs["description"]

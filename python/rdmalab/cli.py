@@ -378,10 +378,11 @@ def cmd_analyze(args) -> int:
 
     results = Results(args.path)
     cols = args.by if args.by is not None else group_columns(results)
-    unknown = [c for c in cols if c not in results.param_names and c != "run_id"]
+    unknown = [c for c in cols if c not in results.param_names and c not in results.param_columns and c != "run_id"]
     if unknown:
         raise SystemExit(f"rdmalab: --by `{unknown[0]}`: not a parameter of {args.path}; "
                          f"allowed: run_id{''.join(', ' + p for p in results.param_names)}")
+    cols = [results.column(c) if c in results.param_names else c for c in cols]
     flows = results.table("flows")
     start, end = _time_arg(args.start), _time_arg(args.end)
     buckets = args.buckets or default_buckets(flows, cols, 0.99, start, end)

@@ -64,12 +64,18 @@ class Figure:
 
 
 def group_columns(results: Results) -> list[str]:
-    """The parameters that tell settings apart (everything but the seed)."""
-    return [k for k in results.param_names if k != "seed"]
+    """The columns of the parameters that tell settings apart (everything
+    but the seed): `Results.column` of each."""
+    return [results.column(k) for k in results.param_names if k != "seed"]
+
+
+def param_label(col: str) -> str:
+    """A parameter column as legends and tables name it: its axis key."""
+    return col.removeprefix("param:")
 
 
 def group_label(row: dict, cols: list[str], fallback: str) -> str:
-    return ", ".join(f"{k}={row[k]}" for k in cols) if cols else fallback
+    return ", ".join(f"{param_label(k)}={row[k]}" for k in cols) if cols else fallback
 
 
 def sweep_order(results: Results, cols: list[str]) -> dict[tuple, int]:
@@ -105,8 +111,8 @@ def _groups(df: pl.DataFrame, cols: list[str], results: Results) -> list[tuple[s
 def short_names(cols: list[str]) -> dict[str, str]:
     """Parameter names for legends: the last part of a dotted key (`workload.poisson.load` →
     `load`) unless two parameters would then read alike."""
-    last = [c.split(".")[-1] for c in cols]
-    return {c: (t if last.count(t) == 1 else c) for c, t in zip(cols, last)}
+    last = [param_label(c).split(".")[-1] for c in cols]
+    return {c: (t if last.count(t) == 1 else param_label(c)) for c, t in zip(cols, last)}
 
 
 def _color(i: int) -> str:
@@ -151,10 +157,10 @@ def _thin_cdf(g: pl.DataFrame, points: int = CDF_POINTS) -> pl.DataFrame:
 
 def _first_runs(df: pl.DataFrame, results: Results) -> pl.DataFrame:
     """Only the rows of each setting's first finished run (its first seed)."""
-    cols = group_columns(results)
+    keys = [k for k in results.param_names if k != "seed"]
     firsts = {}
     for r in results.done():
-        key = tuple(r["params"].get(c) for c in cols)
+        key = tuple(r["params"].get(k) for k in keys)
         firsts.setdefault(key, r["run_id"])
     return df.filter(pl.col("run_id").is_in(list(firsts.values())))
 
@@ -219,10 +225,11 @@ def fct_cdf_figure(results: Results, start_ps: int | None = None, end_ps: int | 
 
 
 def load_axis(results: Results) -> str | None:
-    """The sweep parameter that is the offered load (`workload.poisson.load`, ...), if any."""
+    """The column of the sweep parameter that is the offered load
+    (`workload.poisson.load`, ...), if any."""
     for k in results.param_names:
         if k.split(".")[-1] in ("load", "offered_load"):
-            return k
+            return results.column(k)
     return None
 
 
@@ -238,7 +245,7 @@ def load_figure(results: Results, start_ps: int | None = None, end_ps: int | Non
     if sd.height == 0 or sd[load].n_unique() < 2:
         return None
     name = A.quantile_name(q)
-    fig = Figure(f"{name}-vs-load", f"{name} FCT slowdown against load (all flows{_pooled(results)})", load,
+    fig = Figure(f"{name}-vs-load", f"{name} FCT slowdown against load (all flows{_pooled(results)})", param_label(load),
                  f"{name} FCT slowdown", ylog=True, section="fct", half=True)
     for i, (label, g) in enumerate(_groups(sd, cols, results)):
         g = g.sort(load)

@@ -29,7 +29,8 @@ import yaml
 
 from rdmalab import __version__
 from rdmalab import analysis as A
-from rdmalab.plots import Figure, group_columns, in_sweep_order, load_axis, named_qps, standard_figures
+from rdmalab.plots import (Figure, group_columns, in_sweep_order, load_axis, named_qps, param_label,
+                           standard_figures)
 from rdmalab.units import fmt_size, fmt_time, plural
 from rdmalab.outputs import read_json
 from rdmalab.sweep.store import SWEEP, Results
@@ -128,7 +129,8 @@ def _table(df: pl.DataFrame, left: set[str] = frozenset(), classes: dict | None 
     def cls(c: str) -> str:
         return " ".join(x for x, on in (("l", c in left), ("wrap", c in wrap)) if on)
 
-    head = "".join(f'<th class="{cls(c)}">{html.escape((headers or {}).get(c, c))}</th>' for c in df.columns)
+    head = "".join(f'<th class="{cls(c)}">{html.escape((headers or {}).get(c, param_label(c)))}</th>'
+                   for c in df.columns)
     body = []
     for row in df.iter_rows(named=True):
         rcls = (classes or {}).get(row.get("status"), "")
@@ -139,7 +141,7 @@ def _table(df: pl.DataFrame, left: set[str] = frozenset(), classes: dict | None 
 
 def _runs_table(results: Results) -> pl.DataFrame:
     m = results.manifest()
-    keep = ["index", "run_id", *results.param_names, "status", "wall_seconds", "error"]
+    keep = ["index", "run_id", *results.param_columns, "status", "wall_seconds", "error"]
     m = m.select([c for c in keep if c in m.columns])
     m = m.with_columns(pl.col("wall_seconds").map_elements(lambda x: f"{x:.2f} s", return_dtype=pl.String)
                        .alias("wall time")).drop("wall_seconds")
@@ -230,7 +232,7 @@ def build_report(path: str | Path, start_ps: int | None = None, end_ps: int | No
     runs_word = "sweep" if results.kind == "sweep" else "run"
 
     S.h2("runs", "Runs")
-    S.out.append(_table(_runs_table(results), left={"run_id", "status", "error", "end", *results.param_names},
+    S.out.append(_table(_runs_table(results), left={"run_id", "status", "error", "end", *results.param_columns},
                         wrap={"error"}, classes={"failed": "failed", "pending": "pending"}))
 
     # ---- flow completion times

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import polars as pl
 
-from rdmalab.outputs import SCHEMAS, CorruptOutput, read_json, read_table
+from rdmalab.outputs import COLUMNS, SCHEMAS, CorruptOutput, read_json, read_table
 from rdmalab.sweep.common import NotResults, StoreBusy
 
 MANIFEST = "manifest.jsonl"
@@ -241,7 +241,26 @@ class Results:
                 f"{self.path} is neither a sweep directory (with {MANIFEST}) nor a run directory (with summary.json)"
             )
         self._dtypes = {k: _param_dtype([r["params"].get(k) for r in self.rows]) for k in self.param_names}
+        # A parameter named like a column of any table or of the manifest
+        # is `param:KEY` in all of them: one name per parameter, so plots
+        # can group every table by the same columns.
+        taken = {c for cols in COLUMNS.values() for c, _ in cols}
+        taken |= {c for schema in EXTRA_SCHEMAS.values() for c in schema}
+        taken |= {"index", "run_id", "run_dir", *RECORD_FIELDS}
+        self._columns = {k: f"param:{k}" if k in taken else k for k in self.param_names}
         self._tables: dict[str, pl.DataFrame] = {}
+
+    def column(self, param: str) -> str:
+        """The column that holds parameter `param` in every table and the
+        manifest: its axis key, or `param:KEY` if any of them has a column
+        of that name. (`summaries()` prefixes also a parameter named like a
+        key of summary.json, such as `cc` or `seed`, there alone.)"""
+        return self._columns[param]
+
+    @property
+    def param_columns(self) -> list[str]:
+        """[`Results.column`] of every parameter, in axis order."""
+        return [self._columns[k] for k in self.param_names]
 
     def done(self) -> list[dict]:
         return [r for r in self.rows if r["status"] == "done"]
@@ -253,12 +272,9 @@ class Results:
         cols = {"run_id": pl.Series("run_id", [r["run_id"] for r in rows], pl.String)}
         for k in self.param_names:
             dt = self._dtypes[k]
-            cols[k] = pl.Series(k, [_cell(r["params"].get(k), dt) for r in rows], dt)
+            c = self.column(k)
+            cols[c] = pl.Series(c, [_cell(r["params"].get(k), dt) for r in rows], dt)
         return pl.DataFrame(cols)
-
-    def _column_name(self, param: str, table_columns: list[str]) -> str:
-        """A parameter's column name: the axis key, or `param:KEY` if the table has a column of that name."""
-        return f"param:{param}" if param in table_columns else param
 
     def table(self, name: str) -> pl.DataFrame:
         """Table `name` of every finished run stacked, in run order, parameters first."""
@@ -301,7 +317,7 @@ class Results:
         for k in self.param_names:
             dt = self._dtypes[k]
             v = _cell(row["params"].get(k), dt) if row else None
-            cols.append(pl.lit(v, dt).alias(self._column_name(k, df.columns)))
+            cols.append(pl.lit(v, dt).alias(self.column(k)))
         return df.select(cols + [pl.col(c) for c in df.columns])
 
     def summaries(self) -> pl.DataFrame:
@@ -311,8 +327,9 @@ class Results:
         if not rows:
             return self._params_frame([])
         df = pl.DataFrame(sums)
-        return pl.concat([self._params_frame(rows).rename(
-            {k: self._column_name(k, df.columns) for k in self.param_names}), df], how="horizontal")
+        params = self._params_frame(rows)
+        return pl.concat([params.rename({c: f"param:{c}" for c in self.param_columns if c in df.columns}), df],
+                         how="horizontal")
 
     def manifest(self) -> pl.DataFrame:
         """The manifest as a table: index, run_id, parameters, status, timings, versions."""
