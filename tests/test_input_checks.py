@@ -3,6 +3,7 @@ key (issue 15: accepted nonsense and raw errors), never run with a value its
 author did not mean."""
 
 import math
+from pathlib import Path
 
 import pytest
 from conftest import rdmalab_cli
@@ -202,3 +203,82 @@ def test_names_the_tables_write_cannot_split_a_csv_cell(tmp_path, what, key, bad
         ok = ok.replace(k, v)
     (tmp_path / "ok.yaml").write_text(ok)
     rdmalab.validate(rdmalab.load_scenario(tmp_path / "ok.yaml"))
+
+
+def _cli_case(tmp_path, examples, case):
+    """The files a CLI case needs, in `tmp_path`; the command's arguments."""
+    mix = examples / "hpcc" / "mix"
+    (tmp_path / "zero.txt").write_text("0 0\n0 100\n")
+    (tmp_path / "nan.txt").write_text("0 0\nnan 50\n1000 100\n")
+    (tmp_path / "bin.txt").write_bytes(b"0 0\n\xff\xfe\x00 100\n")
+    (tmp_path / "file.txt").write_text("x\n")
+    config = (mix / "config-dcqcn.txt").read_text()
+    for k in ("TOPOLOGY_FILE", "FLOW_FILE", "TRACE_FILE"):
+        config = "\n".join(f"{k} {mix / Path(ln.split()[1]).name}" if ln.startswith(k + " ") else ln
+                           for ln in config.splitlines())
+    outs = ("FCT_OUTPUT_FILE", "PFC_OUTPUT_FILE", "QLEN_MON_FILE", "TRACE_OUTPUT_FILE")
+
+    def cfg(name, **changes):
+        lines = []
+        for ln in config.splitlines():
+            key = ln.split(" ", 1)[0]
+            if key in outs:
+                ln = f"{key} {tmp_path / (key.lower() + '.txt')}"
+            lines.append(f"{key} {changes[key]}" if key in changes else ln)
+        if "LINK_DOWN" in changes and not any(ln.startswith("LINK_DOWN") for ln in lines):
+            lines.append(f"LINK_DOWN {changes['LINK_DOWN']}")
+        (tmp_path / name).write_text("\n".join(lines) + "\n")
+        return str(tmp_path / name)
+
+    traffic = ["hpcc", "traffic", "-c", "websearch", "-n", "4", "-t", "0.001", "-o", str(tmp_path / "f.txt")]
+    missing = str(tmp_path / "no-such-dir" / "x")
+    return {
+        "traffic-zero-mean-cdf": (["hpcc", "traffic", "-c", str(tmp_path / "zero.txt"), "-n", "4", "-t", "0.001", "-o",
+                                   str(tmp_path / "f.txt")], "the mean flow size is 0 B"),
+        "traffic-nan-cdf": (["hpcc", "traffic", "-c", str(tmp_path / "nan.txt"), "-n", "4", "-o",
+                             str(tmp_path / "f.txt")], "line 2: `nan 50` — allowed: finite numbers"),
+        "traffic-binary-cdf": (["hpcc", "traffic", "-c", str(tmp_path / "bin.txt"), "-n", "4", "-o",
+                                str(tmp_path / "f.txt")], "not UTF-8 text"),
+        "traffic-inf-time": (traffic + ["-t", "inf"], "--time: `inf` — allowed: a finite number"),
+        "traffic-nan-base": (traffic + ["--base", "nan"], "--base: `nan` — allowed: a finite number"),
+        "traffic-negative-base": (traffic + ["--base", "-5"], "--base: `-5` — allowed: 0 or more"),
+        "traffic-huge-bandwidth": (traffic + ["-b", "1e400"], "bandwidth `1e400`"),
+        "traffic-output-dir-missing": (traffic[:-1] + [missing], "its directory"),
+        "traffic-output-is-dir": (traffic[:-1] + [str(tmp_path)], "is a directory"),
+        "analyze-zero-buckets": (["hpcc", "analyze", str(tmp_path / "file.txt"), "--buckets", "0"],
+                                 "--buckets: `0` — allowed: 1 or more"),
+        "analyze-binary-file": (["hpcc", "analyze", str(tmp_path / "bin.txt")], "not UTF-8 text"),
+        "bench-missing-scenario": (["bench", str(tmp_path / "missing.yaml")], "missing.yaml"),
+        "bench-zero-repeat": (["bench", "--repeat", "0"], "--repeat: `0` — allowed: 1 or more"),
+        "convert-out-is-config": (["hpcc", "convert", cfg("c.txt"), "--out", str(tmp_path / "c.txt")],
+                                  "is the config file"),
+        "convert-out-dir-missing": (["hpcc", "convert", cfg("c.txt"), "--out", missing], "its directory"),
+        "run-fct-output-is-dir": (["hpcc", "run", cfg("d.txt", FCT_OUTPUT_FILE=tmp_path)],
+                                  "FCT_OUTPUT_FILE (line"),
+        "run-fct-output-dir-missing": (["hpcc", "run", cfg("m.txt", FCT_OUTPUT_FILE=missing)], "does not exist"),
+        "run-link-down-nan": (["hpcc", "run", cfg("n.txt", LINK_DOWN="nan 0 2")],
+                              "the time must be a finite number of µs"),
+        "report-out-is-dir": (["report", str(tmp_path), "--out", str(tmp_path)], "is a directory"),
+        "plot-out-is-file": (["plot", str(tmp_path), "--out", str(tmp_path / "file.txt")], "is a file"),
+    }[case]
+
+
+CLI_CASES = ["traffic-zero-mean-cdf", "traffic-nan-cdf", "traffic-binary-cdf", "traffic-inf-time", "traffic-nan-base",
+             "traffic-negative-base", "traffic-huge-bandwidth", "traffic-output-dir-missing", "traffic-output-is-dir",
+             "analyze-zero-buckets", "analyze-binary-file", "bench-missing-scenario", "bench-zero-repeat",
+             "convert-out-is-config", "convert-out-dir-missing", "run-fct-output-is-dir", "run-fct-output-dir-missing",
+             "run-link-down-nan", "report-out-is-dir", "plot-out-is-file"]
+
+
+@pytest.mark.parametrize("case", CLI_CASES)
+def test_bad_command_arguments_and_files_get_a_message_not_a_traceback(tmp_path, examples, case):
+    """Each of these hung, raised a traceback, ran a whole simulation before
+    failing, overwrote an input, or was accepted (a fuzzing pass, 2026-11-27)."""
+    args, message = _cli_case(tmp_path, examples, case)
+    before = {p: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()}
+    r = rdmalab_cli(*args, timeout=120)
+    assert r.returncode != 0, r.stdout
+    assert "Traceback" not in r.stderr, r.stderr
+    assert message in r.stderr, r.stderr
+    assert {p: p.read_bytes() for p in before} == before, "an input was changed"
+    assert not (tmp_path / "f.txt").exists() and not (tmp_path / "fct_output_file.txt").exists(), "nothing is written"

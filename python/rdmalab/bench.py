@@ -60,7 +60,7 @@ def bench_one(path: Path, threads: int = 1) -> dict:
         [sys.executable, "-c", _CHILD, str(path), str(threads)], capture_output=True, text=True, check=False
     )
     if out.returncode != 0:
-        raise RuntimeError(f"benchmark {path} failed:\n{out.stderr}")
+        raise SystemExit(f"rdmalab: benchmark {path} failed:\n{out.stderr}")
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -69,6 +69,11 @@ def main(args) -> int:
     if not paths:
         print("no benchmark scenarios given and none in ./benchmarks", file=sys.stderr)
         return 2
+    from rdmalab.runner import validate
+    from rdmalab.scenario import load_scenario
+
+    for p in paths:  # a bad scenario is refused here, not as a child's traceback
+        validate(load_scenario(p))
     threads = getattr(args, "threads", None)
     if threads:
         runs = [(p, t) for p in paths for t in threads]

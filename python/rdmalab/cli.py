@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import math
 import signal
 import sys
 from pathlib import Path
@@ -194,6 +195,23 @@ def cmd_figures(args) -> int:
     for f in sorted(known().values(), key=lambda f: f.name):
         print(f"{f.name:<28} {f.paper}: {f.description}")
     return 0
+
+
+def _finite_float(low: float | None = None, above: float | None = None):
+    """An argparse type: a finite number, at least `low` or above `above`."""
+    def parse(text: str) -> float:
+        try:
+            v = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"`{text}` is not a number") from None
+        if not math.isfinite(v):
+            raise argparse.ArgumentTypeError(f"`{text}` — allowed: a finite number")
+        if low is not None and v < low:
+            raise argparse.ArgumentTypeError(f"`{text}` — allowed: {low:g} or more")
+        if above is not None and not v > above:
+            raise argparse.ArgumentTypeError(f"`{text}` — allowed: more than {above:g}")
+        return v
+    return parse
 
 
 def _positive_int(text: str) -> int:
@@ -400,9 +418,27 @@ def cmd_analyze(args) -> int:
     return 0
 
 
+def _output_file(path, option: str) -> None:
+    """Refuse, before any work, an output file that cannot be written."""
+    p = Path(path)
+    if p.is_dir():
+        raise SystemExit(f"rdmalab: {option} `{p}` is a directory; allowed: a file to write")
+    if not p.resolve().parent.is_dir():
+        raise SystemExit(f"rdmalab: {option} `{p}` cannot be written: its directory `{p.parent}` does not exist")
+
+
+def _output_dir(path, option: str) -> None:
+    """Refuse, before any work, an output directory that is a file."""
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise SystemExit(f"rdmalab: {option} `{p}` is a file; allowed: a directory (made if missing)")
+
+
 def cmd_report(args) -> int:
     from rdmalab.report import write_report
 
+    if args.out is not None:
+        _output_file(args.out, "--out")
     path = write_report(args.path, args.out, start_ps=_time_arg(args.start), end_ps=_time_arg(args.end),
                         buckets=args.buckets)
     print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB; opens offline in any browser)")
@@ -414,6 +450,7 @@ def cmd_plot(args) -> int:
 
     from rdmalab.casestudies import remembered, write_figures
 
+    _output_dir(args.out, "--out")
     paths = write_plots(args.path, args.out, fmt=args.format, start_ps=_time_arg(args.start),
                         end_ps=_time_arg(args.end), buckets=args.buckets)
     paths += write_figures(args.path, remembered(args.path), args.out, fmt=args.format)
@@ -432,11 +469,19 @@ def cmd_hpcc_convert(args) -> int:
     from rdmalab.runner import validate
     from rdmalab.scenario import scenario_from_dict
 
+    _output_file(args.out, "--out")
     conv = convert(args.config, rto=args.rto, seed=args.seed, sample_interval=args.sample_interval)
     _print_warnings(conv)
     info = validate(scenario_from_dict(conv.scenario, base_dir=Path(args.config).parent, source=args.config))
     out = Path(args.out)
-    out.write_text(scenario_yaml(conv, out))
+    inputs = {"the config file": conv.config_path, "TOPOLOGY_FILE": conv.topology_path, "FLOW_FILE": conv.flow_path}
+    for what, path in inputs.items():
+        if out.resolve() == Path(path).resolve():
+            raise SystemExit(f"rdmalab: --out `{out}` is {what}; write the scenario to a file of its own")
+    try:
+        out.write_text(scenario_yaml(conv, out))
+    except OSError as e:
+        raise SystemExit(f"rdmalab: --out `{out}` cannot be written ({e.strerror})") from None
     for n in conv.notes:
         print(f"  {n}")
     print(f"wrote {out}: {plural(info['hosts'], 'host')}, {plural(info['nodes'] - info['hosts'], 'switch', 'switches')}, "
@@ -466,10 +511,14 @@ def cmd_hpcc_run(args) -> int:
 def cmd_hpcc_traffic(args) -> int:
     from rdmalab.hpcc.traffic import cdf_mean, generate_flows, load_cdf, parse_bandwidth, write_flow_file
 
+    _output_file(args.output, "--output")
     cdf = load_cdf(args.cdf)
     bw = parse_bandwidth(args.bandwidth)
     flows = generate_flows(cdf, args.nhost, args.load, bw, args.time, args.seed, base_ns=round(args.base * 1e9))
-    write_flow_file(args.output, flows)
+    try:
+        write_flow_file(args.output, flows)
+    except OSError as e:
+        raise SystemExit(f"rdmalab: --output `{args.output}` cannot be written ({e.strerror})") from None
     offered = sum(f[2] for f in flows) * 8 / (args.nhost * bw * args.time) if flows else 0.0
     print(f"wrote {args.output}: {len(flows)} flow{'s' if len(flows) != 1 else ''} from {args.nhost} "
           f"host{'s' if args.nhost != 1 else ''} over {args.time:g} s from "
@@ -689,12 +738,14 @@ def main(argv: list[str] | None = None) -> int:
     hp.add_argument("-c", "--cdf", required=True, help="flow-size CDF: websearch, fbhdp, alistorage2019, "
                                                        "googlerpc2008, cachefollower, or a file of `size_bytes cdf_percent` lines")
     hp.add_argument("-n", "--nhost", type=int, required=True, help="number of hosts (ids 0..n-1)")
-    hp.add_argument("-l", "--load", type=float, default=0.3, help="load per host, a fraction of the host link (0.3)")
+    hp.add_argument("-l", "--load", type=_finite_float(above=0), default=0.3,
+                    help="load per host, a fraction of the host link (0.3)")
     hp.add_argument("-b", "--bandwidth", default="10G", help="host link rate: 100G, 25G, 10M ... (10G)")
-    hp.add_argument("-t", "--time", type=float, default=10.0, help="arrival window in seconds (10)")
+    hp.add_argument("-t", "--time", type=_finite_float(above=0), default=10.0, help="arrival window in seconds (10)")
     hp.add_argument("-o", "--output", required=True, help="the flow file to write")
     hp.add_argument("--seed", type=int, default=1, help="random seed (Python's random.Random; default 1)")
-    hp.add_argument("--base", type=float, default=2.0, help="start of the arrival window in seconds (2.0, as traffic_gen)")
+    hp.add_argument("--base", type=_finite_float(low=0), default=2.0,
+                    help="start of the arrival window in seconds (2.0, as traffic_gen)")
     hp.set_defaults(func=cmd_hpcc_traffic)
 
     hp = hsub.add_parser("analyze", help="FCT slowdown by flow-size bucket of ns-3-format fct.txt files, side by side")
@@ -705,7 +756,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="as fct_analysis.py: 0 normal flows (dport 100, default), 1 incast (dport 200), 2 all")
     hp.add_argument("--dport", type=int, help="keep only this dport (overrides -t)")
     hp.add_argument("-T", "--time-limit", type=int, help="keep flows with start + fct < T (ns), as fct_analysis.py")
-    hp.add_argument("--buckets", type=int, default=20, help="flow-size buckets of equal flow count (20: 5%% each)")
+    hp.add_argument("--buckets", type=_positive_int, default=20,
+                    help="flow-size buckets of equal flow count (20: 5%% each)")
     hp.add_argument("--csv", action="store_true", help="write the table as CSV to stdout")
     hp.set_defaults(func=cmd_hpcc_analyze)
 
@@ -720,7 +772,7 @@ def main(argv: list[str] | None = None) -> int:
 
     p = sub.add_parser("bench", help="measure speed and memory on the benchmark scenarios")
     p.add_argument("scenarios", nargs="*", help="scenario files (default: benchmarks/*.yaml)")
-    p.add_argument("--repeat", type=int, default=1, help="runs per scenario; the best is reported")
+    p.add_argument("--repeat", type=_positive_int, default=1, help="runs per scenario; the best is reported")
     p.add_argument("--large", action="store_true",
                    help="also run benchmarks/large/*.yaml (f: a k = 64 fat tree, 65,536 hosts; minutes and ~0.5 GB)")
     p.add_argument("--threads", type=_positive_int, action="append",

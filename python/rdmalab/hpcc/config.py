@@ -12,6 +12,7 @@ warning that says so.
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -710,6 +711,10 @@ def convert(
         except (ValueError, IndexError):
             t_us, a, b = None, None, None
             cfg.problems.append(f"{cfg.where('LINK_DOWN')}: `{' '.join(down)}` — must be `time_us node_a node_b`")
+        if t_us is not None and not math.isfinite(t_us):
+            cfg.problems.append(f"{cfg.where('LINK_DOWN')}: `{' '.join(down)}` — the time must be a finite "
+                                f"number of µs")
+            t_us = None
         if t_us is not None and t_us <= 0:
             warn("LINK_DOWN", f"`{' '.join(down)}`: ignored — ns-3 takes a link down only when the time is > 0")
         elif t_us is not None and topo is not None:
@@ -761,6 +766,8 @@ def convert(
         if other is not None:
             cfg.problems.append(f"{cfg.where(key)}: `{cfg.get(key)}` is the same file as {other}; "
                                 f"each output needs a file of its own, apart from the inputs")
+        elif path.is_dir():
+            cfg.problems.append(f"{cfg.where(key)}: `{cfg.get(key)}` is a directory; allowed: a file to write")
         seen.setdefault(path.resolve(), key)
     records: dict = {"sample_interval": sample_interval}
     if "qlen" in outputs:

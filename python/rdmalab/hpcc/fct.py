@@ -48,6 +48,9 @@ def read_fct(path: str | os.PathLike) -> pl.DataFrame:
         text = p.read_text()
     except OSError as e:
         raise FctFileError(f"`{p}` cannot be read ({e.strerror})") from None
+    except UnicodeDecodeError as e:
+        raise FctFileError(f"`{p}` is not UTF-8 text (byte {e.start}); an FCT file holds lines of 8 fields: "
+                           f"sip dip sport dport size start_time fct standalone_fct") from None
     rows: list[list[int]] = []
     for n, line in enumerate(text.splitlines(), 1):
         f = line.split()

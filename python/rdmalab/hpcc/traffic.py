@@ -38,12 +38,18 @@ def parse_cdf(text: str, where: str) -> list[tuple[float, float]]:
             x, y = (float(t) for t in line.split())
         except ValueError:
             raise ScenarioError(f"{where} line {n}: `{line}` must be `size_bytes cdf_percent`") from None
+        if not (math.isfinite(x) and math.isfinite(y)):
+            raise ScenarioError(f"{where} line {n}: `{line}` — allowed: finite numbers")
         pts.append((x, y))
     if len(pts) < 2 or pts[0][1] != 0 or pts[-1][1] != 100 or pts[0][0] < 0:
         raise ScenarioError(f"{where}: a CDF needs at least two points, the first at 0 % (size ≥ 0), the last at 100 %")
     for (x0, y0), (x1, y1) in zip(pts, pts[1:]):
         if x1 < x0 or y1 < y0:
             raise ScenarioError(f"{where}: sizes and percents must not decrease (`{x0:g} {y0:g}` then `{x1:g} {y1:g}`)")
+    if cdf_mean(pts) < 1:
+        # Arrivals are spaced by the mean size's time on the link: a mean
+        # of 0 B would make every flow arrive at once, without end.
+        raise ScenarioError(f"{where}: the mean flow size is {cdf_mean(pts):g} B — allowed: at least 1 B")
     return pts
 
 
@@ -58,6 +64,9 @@ def load_cdf(spec: str | os.PathLike) -> list[tuple[float, float]]:
     except OSError as e:
         raise ScenarioError(f"CDF `{name}`: not a shipped name ({', '.join(CDF_NAMES)}) and the file cannot be "
                             f"read ({e.strerror})") from None
+    except UnicodeDecodeError as e:
+        raise ScenarioError(f"CDF `{name}`: not UTF-8 text (byte {e.start}); a CDF file holds "
+                            f"`size_bytes cdf_percent` lines") from None
     return parse_cdf(text, f"CDF `{p}`")
 
 
@@ -85,7 +94,7 @@ def parse_bandwidth(text: str) -> int:
             v = parse_rate_bps(str(text))
     except ValueError:
         v = 0
-    if not v > 0:
+    if not (v > 0 and math.isfinite(v)):
         raise ScenarioError(f"bandwidth `{text}`: write it like `100G`, `25G` or `100Gbps`")
     return int(round(v))
 
@@ -104,7 +113,7 @@ def generate_flows(
         raise ScenarioError(f"nhost `{nhost}`: needs at least two hosts")
     if not 0 < load <= 1:
         raise ScenarioError(f"load `{load}`: must be greater than 0 and at most 1 (a fraction of the host link)")
-    if not seconds > 0:
+    if not (seconds > 0 and math.isfinite(seconds)):
         raise ScenarioError(f"time `{seconds}`: must be a positive number of seconds")
     rng = random.Random(seed)
     mean_gap_ns = cdf_mean(cdf) * 8 / (bandwidth_bps * load) * 1e9
