@@ -3,6 +3,7 @@ key (issue 15: accepted nonsense and raw errors), never run with a value its
 author did not mean."""
 
 import math
+import os
 from pathlib import Path
 
 import pytest
@@ -282,3 +283,98 @@ def test_bad_command_arguments_and_files_get_a_message_not_a_traceback(tmp_path,
     assert message in r.stderr, r.stderr
     assert {p: p.read_bytes() for p in before} == before, "an input was changed"
     assert not (tmp_path / "f.txt").exists() and not (tmp_path / "fct_output_file.txt").exists(), "nothing is written"
+
+
+SMALL = ("duration: 50us\ntopology: {kind: single_switch, hosts: 4, host_link: {rate: 100Gbps}}\n"
+         "workload: {flows: [{src: h0, dst: h1, size: 4KB}]}\n")
+
+
+def validate_text(tmp_path, text: str, name="s.yaml"):
+    f = tmp_path / name
+    f.write_text(text)
+    r = rdmalab_cli("validate", str(f))
+    assert "Traceback" not in r.stderr, r.stderr
+    return r
+
+
+def test_a_date_stays_text_and_a_binary_value_is_named(tmp_path):
+    r = validate_text(tmp_path, "name: 2024-05-01\ndescription: 2024-05-01T10:00:00\n" + SMALL)
+    assert r.returncode == 0, r.stderr
+    assert rdmalab.load_scenario(tmp_path / "s.yaml").data["name"] == "2024-05-01"
+    r = validate_text(tmp_path, "name: b\nseed: !!binary aGVsbG8=\n" + SMALL)
+    assert r.returncode != 0 and "seed: `b'hello'` is a bytes" in r.stderr, r.stderr
+
+
+def test_a_c_controller_that_fails_to_link_shows_the_linker(tmp_path):
+    from rdmalab import ccompile
+
+    if ccompile.which() is None:
+        pytest.skip("no C compiler")
+    (tmp_path / "dup.c").write_text('#include "rdmalab_cc.h"\nvoid doca_pcc_dev_printf(const char *f, ...) {}\n')
+    r = rdmalab_cli("cc", "build", str(tmp_path / "dup.c"), env={**os.environ, "RDMALAB_CACHE": str(tmp_path / "c")})
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert "does not compile" in r.stderr and "doca_pcc_dev_printf" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("name,says", [("scr-fig20a", "cannot be drawn from"), ("scr-fig11", "nothing to draw")])
+def test_a_case_figure_without_its_data_says_so_after_the_run(tmp_path, name, says):
+    f = tmp_path / "s.yaml"
+    f.write_text(f"name: f\nfigures: [{name}]\n" + SMALL)
+    r = rdmalab_cli("run", str(f), "--out", str(tmp_path / "o"), "--quiet")
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    assert f"figure `{name}`" in r.stderr and says in r.stderr, r.stderr
+    assert (tmp_path / "o" / "flows.csv").exists()
+
+
+@pytest.mark.parametrize("column,values,says", [
+    ("src", [["h0"], ["h2"]], "column `src` is List(String)"),
+    ("tenant", ["a,b", "c"], "row 1, column `tenant`: `'a,b'` — a value may not hold a comma"),
+    ("dst", ["h1", "h2\nh3"], "row 2, column `dst`"),
+    ("src", ["#h0", "h2"], "row 1: `#h0` in column `src` — a row may not be empty or start with `#`"),
+])
+def test_a_parquet_flow_file_whose_cells_would_not_survive_as_csv_is_refused(tmp_path, column, values, says):
+    import polars as pl
+
+    cols = {"src": ["h0", "h2"], "dst": ["h1", "h3"], "size": ["4KB", "8KB"]}
+    cols[column] = values
+    pl.DataFrame(cols).write_parquet(tmp_path / "flows.parquet")
+    r = validate_text(tmp_path, "name: p\nduration: 50us\ntopology: {kind: single_switch, hosts: 4}\n"
+                                "workload: {flow_file: flows.parquet}\n")
+    assert r.returncode != 0 and says in r.stderr, r.stderr
+
+
+def test_a_flow_file_with_a_byte_order_mark_reads_as_without(tmp_path):
+    body = "src,dst,size\nh0,h1,4KB\nh2,h3,8KB\n"
+    (tmp_path / "plain.csv").write_text(body)
+    (tmp_path / "bom.csv").write_bytes(b"\xef\xbb\xbf" + body.encode())
+    runs = []
+    for name in ("plain", "bom"):
+        f = tmp_path / f"{name}.yaml"
+        f.write_text("name: b\nduration: 50us\n"
+                     "topology: {kind: single_switch, hosts: 4, host_link: {rate: 100Gbps, delay: 1us}}\n"
+                     f"workload: {{flow_file: {name}.csv}}\n")
+        r = rdmalab_cli("run", str(f), "--out", str(tmp_path / name), "--quiet")
+        assert r.returncode == 0, r.stderr
+        runs.append((tmp_path / name / "flows.csv").read_text())
+    assert runs[0] == runs[1] and runs[0].count("\n") == 3
+
+
+@pytest.mark.parametrize("cdf,says", [("0 0 7\n1000 100\n", "line 1 `0 0 7` must be `size_bytes cdf_percent`"),
+                                      ("0 0\nnan 50\n1000 100\n", "line 2 `nan 50` — allowed: finite numbers")])
+def test_a_cdf_file_line_must_be_two_finite_numbers(tmp_path, cdf, says):
+    (tmp_path / "cdf.txt").write_text(cdf)
+    r = validate_text(tmp_path, "name: c\nduration: 50us\ntopology: {kind: single_switch, hosts: 4}\n"
+                                "workload: {poisson: {cdf: cdf.txt, load: 0.3}}\n")
+    assert r.returncode != 0 and says in r.stderr, r.stderr
+
+
+def test_an_ns3_topology_given_as_path_and_as_text_is_refused(tmp_path):
+    (tmp_path / "t.txt").write_text("3 1 2\n2\n0 2 100Gbps 0.001ms 0\n1 2 100Gbps 0.001ms 0\n")
+    r = validate_text(tmp_path, "name: t\nduration: 50us\ntopology: {kind: hpcc_file, path: t.txt, text: x}\n"
+                                "workload: {flows: [{src: 0, dst: 1, size: 4KB}]}\n")
+    assert r.returncode != 0 and "give exactly one of builtin, path or text" in r.stderr, r.stderr
+
+
+def test_a_python_controller_class_that_is_no_controller_is_refused(tmp_path):
+    r = validate_text(tmp_path, "name: c\ncc: {algorithm: python, class: 'builtins:dict'}\n" + SMALL)
+    assert r.returncode != 0 and "`builtins:dict` has no on_event" in r.stderr, r.stderr

@@ -74,14 +74,22 @@ def build(source: str | os.PathLike, out: str | os.PathLike | None = None, key: 
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     except OSError as e:
-        os.unlink(tmp)
+        _remove(tmp)
         raise CompileError(f"{key}: the C compiler `{cc}` cannot run: {e}") from None
     if r.returncode != 0:
-        os.unlink(tmp)
+        # The compiler may have removed its output already (a link error).
+        _remove(tmp)
         raise CompileError(f"{key}: `{src}` does not compile ({cc} exited {r.returncode}):\n{r.stderr.strip()}")
     # Rename into place: concurrent sweep workers never see a half-written file.
     os.replace(tmp, target)
     return target
+
+
+def _remove(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
 
 
 def include_flags() -> str:

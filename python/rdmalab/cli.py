@@ -184,9 +184,12 @@ def _draw_case_figures(out: str, names: list[str]) -> None:
     if not names:
         return
     remember(out, names)
-    paths = write_figures(out, names, Path(out) / "plots")
+    problems: list[str] = []
+    paths = write_figures(out, names, Path(out) / "plots", problems=problems)
     for p in paths:
         print(f"  wrote {p}")
+    for p in problems:
+        print(f"rdmalab: warning: {p}", file=sys.stderr)
 
 
 def cmd_figures(args) -> int:
@@ -453,7 +456,10 @@ def cmd_plot(args) -> int:
     _output_dir(args.out, "--out")
     paths = write_plots(args.path, args.out, fmt=args.format, start_ps=_time_arg(args.start),
                         end_ps=_time_arg(args.end), buckets=args.buckets)
-    paths += write_figures(args.path, remembered(args.path), args.out, fmt=args.format)
+    problems: list[str] = []
+    paths += write_figures(args.path, remembered(args.path), args.out, fmt=args.format, problems=problems)
+    for p in problems:
+        print(f"rdmalab: warning: {p}", file=sys.stderr)
     print(f"wrote {len(paths)} plot{'s' if len(paths) != 1 else ''} to {args.out}: " + ", ".join(p.name for p in paths))
     return 0
 

@@ -109,13 +109,16 @@ def _load_python_controller(cc: dict, base: Path):
     params = cc.get("params") or {}
     if not isinstance(params, dict):
         raise ScenarioError(f"cc.params: must be a mapping of constructor keyword arguments, not {params!r}")
+    if not callable(getattr(cls, "on_event", None)):
+        raise ScenarioError(f"cc.class: `{ref}` has no on_event(self, event, ctx) method; "
+                            f"subclass rdmalab.Controller and define it")
     try:
         inspect.signature(cls).bind(**params)
     except TypeError as e:
         raise ScenarioError(f"cc.params: {params} do not fit `{cls_name}`'s constructor: {e}") from None
-    if not callable(getattr(cls, "on_event", None)):
-        raise ScenarioError(f"cc.class: `{ref}` has no on_event(self, event, ctx) method; "
-                            f"subclass rdmalab.Controller and define it")
+    except ValueError as e:  # a class whose signature cannot be read (a built-in type)
+        raise ScenarioError(f"cc.class: `{ref}`: its constructor cannot be inspected ({e}); "
+                            f"subclass rdmalab.Controller in Python") from None
     subs = getattr(cls, "subscriptions", None)
     if not (isinstance(subs, (list, tuple)) and all(isinstance(x, str) for x in subs)):
         raise ScenarioError(f"cc.class: `{ref}` has subscriptions = {subs!r}; allowed: a list of event kind "
@@ -201,7 +204,7 @@ def _flow_file_csv(name, base: Path) -> str:
             raise
         except Exception as e:  # missing, not Parquet, unreadable
             raise ScenarioError(f"{key}: `{path}` cannot be read as Parquet ({e})") from None
-        return df.cast(pl.String).write_csv()
+        return _parquet_flows_csv(df, f"{key}: `{path}`")
     if path.suffix != ".csv":
         raise ScenarioError(f"{key}: `{path}` — allowed: a .csv or .parquet file")
     try:
@@ -210,9 +213,41 @@ def _flow_file_csv(name, base: Path) -> str:
         raise ScenarioError(f"{key}: `{path}` cannot be read ({e.strerror})") from None
 
 
+def _parquet_flows_csv(df, where: str) -> str:
+    """The flows of a Parquet file as the CSV text the core reads. Each
+    cell must survive as one CSV field, and no row may read as a comment
+    or a blank line, or a flow would be split, merged or silently lost."""
+    import polars as pl
+
+    for name, dtype in df.schema.items():
+        if dtype.is_nested() or dtype == pl.Binary or dtype == pl.Object:
+            raise ScenarioError(f"{where}: column `{name}` is {dtype}; allowed: text, integer or float columns")
+    text = df.cast(pl.String)
+    for name in text.columns:
+        bad = text.with_row_index("row").filter(pl.col(name).str.contains(r'[,"\r\n]'))
+        if bad.height:
+            row, value = bad["row"][0] + 1, bad[name][0]
+            raise ScenarioError(f"{where}: row {row}, column `{name}`: `{value!r}` — a value may not hold a comma, "
+                                f"a double quote or a line break")
+    first = text.columns[0] if text.width else None
+    if first is not None:
+        lead = text.with_row_index("row").filter(
+            pl.col(first).fill_null("").str.starts_with("#")
+            | pl.all_horizontal(pl.col(c).fill_null("").str.strip_chars() == "" for c in text.columns))
+        if lead.height:
+            row = lead["row"][0] + 1
+            raise ScenarioError(f"{where}: row {row}: `{lead[first][0]}` in column `{first}` — a row may not be "
+                                f"empty or start with `#` (it would be read as a comment)")
+    return text.write_csv()
+
+
 def _resolve_paths(data: dict, base: Path) -> None:
     topo = data.get("topology")
     if isinstance(topo, dict) and topo.get("kind") == "hpcc_file" and "path" in topo:
+        others = [k for k in ("text", "builtin") if k in topo]
+        if others:
+            raise ScenarioError(f"topology.path: given with topology.{others[0]}; give exactly one of builtin, "
+                                f"path or text")
         path = base / str(topo.pop("path"))
         try:
             topo["text"] = read_input(path, "topology.path")
@@ -240,11 +275,14 @@ def _resolve_paths(data: dict, base: Path) -> None:
                         continue
                     parts = line.split()
                     try:
-                        points.append([float(parts[0]), float(parts[1])])
-                    except (ValueError, IndexError):
+                        x, y = (float(t) for t in parts)
+                    except ValueError:
                         raise ScenarioError(
                             f"{key}: `{path}` line {n} `{line}` must be `size_bytes cdf_percent`"
                         ) from None
+                    if not (math.isfinite(x) and math.isfinite(y)):
+                        raise ScenarioError(f"{key}: `{path}` line {n} `{line}` — allowed: finite numbers")
+                    points.append([x, y])
                 p["cdf"] = points
 
 
@@ -268,6 +306,9 @@ def _from_dict(data, base_dir, source: str, read_flows: list | None) -> LoadedSc
         workload["flows"] = None
     try:
         data = json.loads(json.dumps(data))  # a deep copy that also rejects non-JSON values
+    except TypeError:
+        _refuse_non_json(data, "")
+        raise
     finally:
         if read_flows is not None:
             workload["flows"] = read_flows
@@ -310,7 +351,8 @@ def read_input(path: Path, key: str) -> str:
     if size > MAX_INPUT_BYTES:
         raise ScenarioError(f"{key}: `{path}` is {size} bytes — allowed: at most {MAX_INPUT_BYTES}")
     try:
-        return path.read_text(encoding="utf-8")
+        # A byte-order mark (Excel's "CSV UTF-8") says the encoding; it is no part of the text.
+        return path.read_text(encoding="utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as e:
         raise ScenarioError(f"{key}: `{path}` is not UTF-8 text (byte {e.start})") from None
 
@@ -351,6 +393,24 @@ def _check_finite(value, path: str, read_flows: list | None = None) -> None:
                 walk(x, f"{p}[{i}]", depth + 1)
 
     walk(value, path, 0)
+
+
+def _refuse_non_json(value, path: str) -> None:
+    """Name the first value a scenario cannot hold (a YAML `!!binary` or
+    `!!set`, a Python object): text, numbers, booleans, null, lists and
+    mappings with text keys are allowed."""
+    where = path or "(scenario)"
+    if isinstance(value, dict):
+        for k, x in value.items():
+            if not isinstance(k, str):
+                raise ScenarioError(f"{where}: key `{k!r}` is a {type(k).__name__}; allowed: text keys")
+            _refuse_non_json(x, f"{path}.{k}" if path else k)
+    elif isinstance(value, list):
+        for i, x in enumerate(value):
+            _refuse_non_json(x, f"{path}[{i}]")
+    elif not isinstance(value, (str, int, float, bool, type(None))):
+        raise ScenarioError(f"{where}: `{value!r}` is a {type(value).__name__}; allowed: text, a number, true/false, "
+                            f"null, a list or a mapping")
 
 
 def _figures(value, where: str) -> list:

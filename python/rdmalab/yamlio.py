@@ -34,6 +34,9 @@ def _mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False):
 
 
 _StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping)
+# A date or time (`name: 2024-05-01`) stays the text it was written as: no
+# key of a scenario or sweep takes a date object.
+_StrictLoader.add_constructor("tag:yaml.org,2002:timestamp", lambda loader, node: loader.construct_scalar(node))
 
 
 def load(text: str):

@@ -134,9 +134,12 @@ def remembered(path: str | Path) -> list[str]:
     return json.loads(f.read_text()) if f.exists() else []
 
 
-def write_figures(path: str | Path, names: list[str], out_dir: str | Path, fmt: str = "png") -> list[Path]:
+def write_figures(path: str | Path, names: list[str], out_dir: str | Path, fmt: str = "png",
+                  problems: list[str] | None = None) -> list[Path]:
     """Draw figures `names` of the run or sweep directory `path` into `out_dir`,
-    each image with a CSV of the numbers it shows."""
+    each image with a CSV of the numbers it shows. A figure is made for the
+    shipped scenarios that name it: one that finds nothing it shows in these
+    results, or fails on them, draws nothing and says why in `problems`."""
     import polars as pl
 
     from rdmalab.plots import render
@@ -147,7 +150,17 @@ def write_figures(path: str | Path, names: list[str], out_dir: str | Path, fmt: 
     out.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     for n in names:
-        for fig, table in known()[n].draw(results):
+        try:
+            drawn = list(known()[n].draw(results))
+        except Exception as e:  # a figure drawn from results of another shape than it was made for
+            if problems is not None:
+                problems.append(f"figure `{n}` cannot be drawn from {path} ({type(e).__name__}: {e}); "
+                                f"it is made for the shipped scenarios that name it (`rdmalab figures`)")
+            continue
+        if not drawn and problems is not None:
+            problems.append(f"figure `{n}`: nothing to draw, {path} holds none of what it shows; "
+                            f"it is made for the shipped scenarios that name it (`rdmalab figures`)")
+        for fig, table in drawn:
             written.append(render(fig, out / f"{fig.key}.{fmt}"))
             if isinstance(table, pl.DataFrame):
                 table.write_csv(out / f"{fig.key}.csv")
