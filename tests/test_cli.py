@@ -317,3 +317,15 @@ def test_the_run_summary_gives_the_flows_tables_slowdown_and_fct_quantiles(examp
 
     assert f"FCT           p50 {fmt_time(q(fct, 0.5))}  p99 {fmt_time(q(fct, 0.99))}" in r.stdout, r.stdout
     assert len(sd) > 20 and sd[0] < sd[-1]
+
+
+@pytest.mark.parametrize("args", [["algorithms"], ["figures"]])
+def test_a_reader_that_stops_reading_gets_no_traceback(args):
+    """`rdmalab algorithms | head`: the pipe closes before rdmalab writes."""
+    p = subprocess.Popen([sys.executable, "-m", "rdmalab", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdout.close()
+    err = p.stderr.read()
+    p.wait(timeout=60)
+    p.stderr.close()
+    assert b"Traceback" not in err and b"BrokenPipeError" not in err, err
+    assert p.returncode == 141

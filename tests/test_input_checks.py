@@ -82,9 +82,19 @@ def test_an_earlier_runs_tables_are_not_read_with_a_new_one(tmp_path):
 
     out = tmp_path / "run"
     rdmalab.run(scen("10KB"), out_dir=out)
+    # What `rdmalab report` and `rdmalab plot` wrote of the first run, and a file of the user's.
+    r = rdmalab_cli("report", out)
+    assert r.returncode == 0, r.stderr
+    (out / "plots").mkdir()
+    (out / "plots" / "fct-cdf.png").write_bytes(b"png")
+    (out / "plots" / "fct-cdf.csv").write_text("x\n")
+    (out / "plots" / "notes.txt").write_text("mine\n")
     # A second run without Parquet: the first run's Parquet files must not be read instead.
     rdmalab.run(scen("20KB"), out_dir=out, parquet=False)
     assert read_table(out, "flows").column("size_bytes").to_pylist() == [20_000]
+    # Nor its report or plots shown: they describe the first run.
+    assert not (out / "report.html").exists()
+    assert sorted(p.name for p in (out / "plots").iterdir()) == ["notes.txt"]
 
 
 def test_a_zero_size_cdf_is_refused_not_drawn_forever(tmp_path):

@@ -267,3 +267,20 @@ def test_a_parameter_named_like_a_column_changes_no_plot_and_breaks_no_report(tm
         assert (out / "report.html").exists()
     assert any(k.startswith("flow-throughput-") for k in figs["name"])
     assert figs["name"] == figs["description"]
+
+
+def test_an_application_that_completed_nothing_shows_no_latency(tmp_path):
+    f = tmp_path / "s.yaml"
+    f.write_text("name: late\nduration: 100us\n"
+                 "topology: {kind: single_switch, hosts: 4, host_link: {rate: 100Gbps, delay: 1us}}\n"
+                 "workload:\n  perftest:\n"
+                 "    - {name: early, src: h0, dst: h1, message_size: 4KB, queue_depth: 1}\n"
+                 "    - {name: late, src: h2, dst: h3, message_size: 4KB, queue_depth: 1, start: 100us}\n")
+    out = tmp_path / "o"
+    assert rdmalab_cli("run", f, "--out", out, "--quiet").returncode == 0
+    r = rdmalab_cli("report", out)
+    assert r.returncode == 0, r.stderr
+    html = (out / "report.html").read_text()
+    rows = {name: html[html.index(f">{name}<"):].split("</tr>")[0] for name in ("early", "late")}
+    assert "—" not in rows["early"] and " 0 ps" not in rows["early"]
+    assert rows["late"].count(">—<") == 3 and "0 ps" not in rows["late"], rows["late"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import math
+import os
 import signal
 import sys
 from pathlib import Path
@@ -827,6 +828,11 @@ def main(argv: list[str] | None = None) -> int:
         print("rdmalab: interrupted", file=sys.stderr)
         _say_saved(e)
         return 130
+    except BrokenPipeError:
+        # The reader stopped reading (`rdmalab algorithms | head`): stop as a
+        # program killed by SIGPIPE does, without a traceback at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 128 + signal.SIGPIPE
 
 
 if __name__ == "__main__":

@@ -327,8 +327,9 @@ def refuse_foreign_run_dir(out: str | Path) -> None:
 def prepare_out_dir(out: str | Path) -> int:
     """Make `out` ready for a run before it starts: create it, check that it
     can be written, and remove the files an earlier run left there (its
-    tables, summary and ns-3-style files), so no stale table is read with
-    the new ones. Returns how many files were removed."""
+    tables, summary, ns-3-style files, report, figure list and the images
+    and tables in plots/), so nothing stale is read or shown with the new
+    ones. Returns how many files were removed."""
     p = Path(out)
     if p.exists() and not p.is_dir():
         raise OutputDirError(f"--out: `{p}` is a file; give a directory (created if missing)")
@@ -339,11 +340,25 @@ def prepare_out_dir(out: str | Path) -> int:
         probe.unlink()
     except OSError as e:
         raise OutputDirError(f"--out: `{p}` cannot be written ({e.strerror})") from None
-    names = [f"{t}.{ext}" for t in COLUMNS for ext in ("csv", "parquet")] + OTHER_FILES
+    # The report, plots and figure list describe the earlier run too.
+    names = [f"{t}.{ext}" for t in COLUMNS for ext in ("csv", "parquet")] + OTHER_FILES + ["report.html",
+                                                                                         "figures.json"]
     removed = 0
     for n in names:
         f = p / n
         if f.is_file():
             f.unlink()
             removed += 1
+    plots = p / "plots"
+    if plots.is_dir():
+        for f in plots.iterdir():
+            if f.is_file() and f.suffix in PLOT_SUFFIXES:
+                f.unlink()
+                removed += 1
+        if not any(plots.iterdir()):
+            plots.rmdir()
     return removed
+
+
+#: What `rdmalab plot` and case figures write into a run's plots/ directory.
+PLOT_SUFFIXES = {".png", ".svg", ".csv"}

@@ -288,7 +288,10 @@ def build_report(path: str | Path, start_ps: int | None = None, end_ps: int | No
             *cols, "name", "verb", pl.col("message_bytes").map_elements(fmt_size, return_dtype=pl.String).alias("message"),
             pl.col("queue_depth").alias("depth"), pl.col("messages_completed").alias("messages"),
             pl.col("bytes_completed").map_elements(fmt_size, return_dtype=pl.String).alias("delivered"),
-            *(pl.col(f"latency_{q}_ps").map_elements(fmt_time, return_dtype=pl.String).alias(f"latency {q}")
+            # An application that completed no message has no latency (its columns hold 0).
+            *(pl.when(pl.col("messages_completed") > 0)
+              .then(pl.col(f"latency_{q}_ps").map_elements(fmt_time, return_dtype=pl.String))
+              .otherwise(pl.lit("—")).alias(f"latency {q}")
               for q in ("mean", "p50", "p99")))
         S.out.append(f"<details><summary>Perftest-like applications ({plural(apps.height, 'row')})</summary>"
                      + _table(a, left={*cols, "name", "verb"}) + "</details>")
