@@ -30,3 +30,20 @@ def test_a_stale_table_is_caught(tmp_path, monkeypatch):
     assert regen.main(["--runs", str(tmp_path / "runs")]) == 0
     assert "88.30 Gb/s" in (docs / "page.md").read_text()
     assert regen.main(["--check", "--runs", str(tmp_path / "runs2")]) == 0
+
+
+def test_the_lists_of_cc_algorithms_in_the_docs_name_every_one(root):
+    """The README's scenario comment and the scenario reference list every
+    value `cc.algorithm` takes (two were missing for a while)."""
+    import re
+
+    from rdmalab import _core
+
+    names = {a["name"] for a in _core.algorithms()} | {"python", "c"}
+    readme = (root / "README.md").read_text()
+    comment = readme[readme.index("cc: {algorithm: dcqcn}"):readme.index("control: {placement")]
+    listed = set(re.findall(r"[a-z][a-z0-9-]*", comment.split("#", 1)[1].replace("with switch.int", "")))
+    assert listed - {"or"} == names - {"dcqcn"}
+    ref = (root / "docs" / "scenario-reference.md").read_text()
+    row = next(ln for ln in ref.splitlines() if ln.startswith("| `cc.algorithm` |"))
+    assert set(re.findall(r"`([a-z0-9-]+)`", row.split("|")[4])) == names
