@@ -77,6 +77,37 @@ class TooFast(Halve):
         rdmalab.run(scenario(tmp_path, src, "TooFast"))
 
 
+@pytest.mark.parametrize("rate,message", [
+    ("-5", "set_rate(-5): allowed: a finite rate in bit/s"),
+    ("float('nan')", "set_rate(NaN): allowed"),
+    ("1e30", "above the line rate"),
+    ("0.4", "dequeue rate of 0 bit/s (allowed: 1 bit/s up to the line rate)"),
+])
+def test_a_rate_out_of_range_is_refused_naming_it(tmp_path, rate, message):
+    src = HALVE + f'''
+class Odd(Halve):
+    def on_event(self, ev, ctx):
+        ctx.set_rate({rate})
+'''
+    with pytest.raises(rdmalab.RunError) as e:
+        rdmalab.run(scenario(tmp_path, src, "Odd"))
+    assert message in str(e.value) and "OverflowError" not in str(e.value), str(e.value)
+
+
+def test_a_float_rate_is_taken_rounded_to_whole_bits(tmp_path):
+    """`ctx.set_rate(ctx.rate_bps * 0.5)` works, as the same in ints does."""
+    results = []
+    for expr in ("ctx.rate_bps * 0.5 + 0.4", "ctx.rate_bps // 2"):
+        src = HALVE + f'''
+class Half(Halve):
+    def on_event(self, ev, ctx):
+        if ev.kind == "CNP":
+            ctx.set_rate(max(self.floor, {expr}))
+'''
+        results.append(rdmalab.run(scenario(tmp_path, src, "Half")).table("flows").to_dicts())
+    assert results[0] == results[1]
+
+
 @pytest.mark.parametrize("cls,params,message", [
     ("Missing", None, "has no class `Missing`"),
     ("Halve", {"colour": 1}, "do not fit `Halve`'s constructor"),

@@ -31,7 +31,8 @@ The context has ``now_ps``, ``line_rate_bps``, ``rate_bps``,
 the NIC where the event happened (``nic_node``, ``nic_active_qps``,
 ``nic_tx_bytes``, ``nic_rx_bytes``, ``nic_rx_payload``: cumulative, so a
 controller turns them into rates with ``now_ps``), and records actions:
-``set_rate(bps)``, ``set_window(bytes or None)``, ``set_timer(slot, at_ps)``,
+``set_rate(bps)`` (an int or a float, rounded to whole bit/s),
+``set_window(bytes or None)``, ``set_timer(slot, at_ps)`` (slots 0–3),
 ``cancel_timer(slot)``, ``request_probe(udp_sport)`` (an RTT probe along the
 path that source port hashes to), ``set_path(udp_sport)`` and
 ``set_share(packets)`` (the QP's packets per turn in the NIC's round-robin

@@ -430,9 +430,18 @@ struct PyContext {
 
 #[pymethods]
 impl PyContext {
-    /// Set the QP's dequeue rate (bit/s).
-    fn set_rate(&mut self, bps: u64) {
-        self.actions.rate = Some(Rate(bps));
+    /// Set the QP's dequeue rate (bit/s): an int or a float (`rate * 0.5`),
+    /// rounded to whole bit/s. The action's check then holds it to 1 bit/s
+    /// to the line rate.
+    fn set_rate(&mut self, bps: f64) -> PyResult<()> {
+        if !(bps.is_finite() && bps >= 0.0) {
+            return Err(PyValueError::new_err(format!(
+                "set_rate({bps}): allowed: a finite rate in bit/s, 1 to the line rate"
+            )));
+        }
+        // Saturating: a rate past u64 is refused by the check as above the line rate.
+        self.actions.rate = Some(Rate(bps.round() as u64));
+        Ok(())
     }
     /// Set the window in bytes in flight; None removes it.
     #[pyo3(signature = (bytes=None))]
