@@ -50,7 +50,8 @@ action stops the run with an error that names the controller and the event.
 Python controllers go through exactly the same interface and placements as the
 Rust ones, but each call crosses into Python: expect roughly 1–2 µs per event,
 tens of times slower than a built-in. Use them to prototype, then port to Rust
-(``crates/rdmalab-core/src/algo/``) by renaming.
+as a built-in algorithm (``crates/rdmalab-core/src/algo/``, registered in two
+files): docs/controllers.md shows the steps and tabulates all of the above.
 """
 
 from __future__ import annotations
