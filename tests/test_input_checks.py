@@ -388,3 +388,21 @@ def test_an_ns3_topology_given_as_path_and_as_text_is_refused(tmp_path):
 def test_a_python_controller_class_that_is_no_controller_is_refused(tmp_path):
     r = validate_text(tmp_path, "name: c\ncc: {algorithm: python, class: 'builtins:dict'}\n" + SMALL)
     assert r.returncode != 0 and "`builtins:dict` has no on_event" in r.stderr, r.stderr
+
+
+def test_flows_and_applications_that_start_too_late_are_warned_of(tmp_path):
+    """They are valid (a sweep may cut a run short) but cannot complete."""
+    f = tmp_path / "s.yaml"
+    f.write_text("name: late\nduration: 50us\n"
+                 "topology: {kind: single_switch, hosts: 4, host_link: {rate: 100Gbps, delay: 1us}}\n"
+                 "workload:\n  flows:\n    - {src: h0, dst: h1, size: 4KB}\n"
+                 "    - {src: h0, dst: h2, size: 4KB, start: 50us}\n    - {src: h1, dst: h2, size: 4KB, start: 1ms}\n"
+                 "  perftest:\n    - {src: h2, dst: h3, message_size: 4KB, start: 60us}\n")
+    r = rdmalab_cli("validate", f)
+    assert r.returncode == 0, r.stderr
+    assert "warning: 2 flows and 1 application start at or after the duration (50 µs)" in r.stderr, r.stderr
+    r = rdmalab_cli("run", f, "--out", tmp_path / "o")
+    assert r.returncode == 0 and "warning: 2 flows and 1 application start at or after" in r.stderr, r.stderr
+    f.write_text(f.read_text().replace("duration: 50us", "duration: 2ms"))
+    r = rdmalab_cli("validate", f)
+    assert r.returncode == 0 and "warning" not in r.stderr, r.stderr

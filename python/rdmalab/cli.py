@@ -237,7 +237,7 @@ def _is_sweep_file(path) -> bool:
 
 def cmd_validate(args) -> int:
     from rdmalab.units import plural
-    from rdmalab.runner import validate
+    from rdmalab.runner import late_starts_warning, validate
     from rdmalab.scenario import load_scenario
     from rdmalab.sweep import SweepError, load_sweep
 
@@ -259,6 +259,9 @@ def cmd_validate(args) -> int:
             f"{plural(info['links'], 'link')}, {plural(info['flows'], 'flow')}, {plural(info['apps'], 'application')}, "
             f"cc {info['cc']}, {info['duration_ps'] / 1e9:g} ms"
         )
+        late = late_starts_warning(info["late_flows"], info["late_apps"], info["duration_ps"])
+        if late:
+            print(f"{path}: warning: {late}", file=sys.stderr)
     return status
 
 

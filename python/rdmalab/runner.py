@@ -78,6 +78,18 @@ class RunResult:
         raise AttributeError(f"'RunResult' has no attribute {name!r}")
 
 
+def late_starts_warning(late_flows: int, late_apps: int, duration_ps: int) -> str | None:
+    """What to say of flows and applications that start at or after the run's
+    duration (they cannot complete), or None."""
+    from rdmalab.units import fmt_time, plural
+
+    parts = [plural(n, what) for n, what in ((late_flows, "flow"), (late_apps, "application")) if n]
+    if not parts:
+        return None
+    return (f"{' and '.join(parts)} start at or after the duration ({fmt_time(duration_ps)}): "
+            f"{'they' if late_flows + late_apps > 1 else 'it'} cannot complete; lengthen `duration` or move the starts")
+
+
 def validate(scenario: LoadedScenario) -> dict:
     """Check a scenario without running it; raises ScenarioError listing every problem."""
     info = _core.validate(scenario.to_json())
@@ -261,6 +273,9 @@ def run(
     scenario = _as_scenario(scenario, overrides)
     factory, name = scenario.controller or (None, None)
     sim = _core.Simulation(scenario.to_json(), factory, name, threads)
+    late = late_starts_warning(*sim.late_starts, sim.stop_ps)
+    if late and progress:
+        print(f"rdmalab: warning: {late}", file=sys.stderr)
     if out_dir is not None:
         # Before the run: an output directory that cannot take the files is
         # found now, not after the simulation; an earlier run's files go.

@@ -49,6 +49,9 @@ fn validate(py: Python<'_>, json: &str) -> PyResult<PyObject> {
     d.set_item("apps", s.workload.apps.len())?;
     d.set_item("cc", s.cc.name())?;
     d.set_item("duration_ps", s.run.stop_at.ps())?;
+    let (late_flows, late_apps) = s.workload.late_starts(s.run.stop_at);
+    d.set_item("late_flows", late_flows)?;
+    d.set_item("late_apps", late_apps)?;
     // Building catches what only a built world can tell (e.g. multi-homed hosts).
     s.build().map_err(ScenarioError::new_err)?;
     Ok(d.into())
@@ -912,6 +915,13 @@ impl Simulation {
             return Err(RunError::new_err(e.to_string()));
         }
         Ok(())
+    }
+
+    /// (flows, applications) that start at or after the stop time: they
+    /// cannot complete.
+    #[getter]
+    fn late_starts(&self) -> (usize, usize) {
+        self.config(|w| w.workload.late_starts(w.run.stop_at))
     }
 
     /// The scenario asks for a packet capture (`records.pcap`).

@@ -156,6 +156,18 @@ pub struct Workload {
     pub tenants: Vec<String>,
 }
 
+impl Workload {
+    /// Flows and applications that start at or after `stop` (the run's
+    /// duration): they cannot complete, so the front end warns of them.
+    pub fn late_starts(&self, stop: Time) -> (usize, usize) {
+        let late = |start: Duration| start.ps() >= stop.ps();
+        (
+            self.flows.iter().filter(|f| late(f.start)).count(),
+            self.apps.iter().filter(|a| late(a.start)).count(),
+        )
+    }
+}
+
 /// Poisson flow arrivals at every host in `hosts`, as the ns-3 HPCC
 /// simulator's `traffic_gen.py` makes them: per host, exponential
 /// inter-arrival times with mean `mean_size · 8 / (host_rate · load)`, a
