@@ -237,3 +237,15 @@ def test_late_and_unsorted_flows_warn_with_their_lines(tmp_path):
         "FLOW_FILE line 2: pg 0 is the control class (strict priority, never paused); data must use pg 1-7 "
         "(traffic_gen.py writes 3)")
     assert "FLOW_FILE: no flows to run" in converted(tmp_path, LATE, "late")[0]
+
+
+def test_lines_after_the_counted_flows_are_warned_of(tmp_path):
+    """ns-3 reads exactly as many flows as the first line says; rdmalab too,
+    but it says so when more lines follow."""
+    two_of_three = "2\n0 1 3 100 1000 2.0\n1 2 3 100 1000 2.0\n\n2 1 3 100 1000 2.0\n"
+    warnings, flows = converted(tmp_path, two_of_three, "more")
+    assert len(flows) == 2
+    assert any("1 line after the 2 flows its first line counts (first on line 5) are not read; ns-3 reads "
+               "exactly that many, and so does rdmalab" in w for w in warnings), warnings
+    warnings, _ = converted(tmp_path, "2\n0 1 3 100 1000 2.0\n1 2 3 100 1000 2.0\n\n", "exact")
+    assert not any("not read" in w for w in warnings), warnings

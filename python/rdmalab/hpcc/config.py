@@ -312,6 +312,18 @@ def _max_rtt_from(h: int, nbrs: dict, switches: set[int], hosts: list[int], payl
     return max((2 * delay[o] + tx[o] for o in hosts if o in delay), default=0)
 
 
+def unread_flow_lines(text: str) -> tuple[int, int | None, int]:
+    """(non-blank lines after the flows the count line counts, the first
+    one's line number, the count): ns-3 never reads them."""
+    lines = [(n, ln) for n, ln in enumerate(text.splitlines(), 1) if ln.split()]
+    try:
+        count = int(lines[0][1].split()[0]) if lines else 0
+    except ValueError:
+        return 0, None, 0
+    rest = lines[1 + max(count, 0):]
+    return len(rest), (rest[0][0] if rest else None), count
+
+
 def read_flows(text: str, where: str, topo: Topology, problems: list[str]) -> _core.Ns3Flows | ReferenceFlows:
     """The first F flows of a flow file, read by the core (100,000 flows in
     Python took a second); `parse_flows` reads the files the core gives up
@@ -508,6 +520,11 @@ def convert(
         text = _read_text(cfg, "FLOW_FILE", flow_found[0])
         if text is not None:
             flows = read_flows(text, f"FLOW_FILE `{flow_found[0]}`", topo, cfg.problems)
+            unread, line, count = unread_flow_lines(text)
+            if unread:
+                warn("FLOW_FILE", f"`{flow_found[0]}`: {unread} line{'s' if unread != 1 else ''} after the {count} "
+                                  f"flows its first line counts (first on line {line}) are not read; ns-3 reads "
+                                  f"exactly that many, and so does rdmalab")
     base = topo_found[1] if topo_found else cwd
 
     # ---------------------------------------------------------------- keys ns-3 ignores, and what rdmalab does not produce
