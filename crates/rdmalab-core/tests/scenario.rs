@@ -288,3 +288,46 @@ fn swift_flow_scaling_bounds_must_be_in_order() {
         "{e}"
     );
 }
+
+/// Two `links[].down` intervals of one link that overlap or touch are
+/// refused naming both: each brings the link back up at its own end, so the
+/// link would be up while the other says it is down. Intervals of one link
+/// given by two entries (here `between` and `tier`) count too.
+#[test]
+fn overlapping_link_down_intervals_are_refused_naming_both() {
+    let with_links = |links: &str| {
+        format!(
+            r#"{{"duration": "1ms", {BASE_TOPO}, "links": [{links}],
+            "workload": {{"flows": [{{"src": 0, "dst": 1, "size": "1KB"}}]}}}}"#
+        )
+    };
+    let e = errors(&with_links(
+        r#"{"between": ["h0", "s0"], "down": [["10us", "30us"], ["20us", "40us"]]}"#,
+    ));
+    assert!(
+        e.contains("links[0].down[1]: `[20us, 40us]` — overlaps or touches links[0].down[0] `[10us, 30us]`")
+            && e.contains("link [h0, s0], which would come back up at 30us")
+            && e.contains("e.g. [10us, 40us]"),
+        "{e}"
+    );
+    // Touching, in either order, and across two entries.
+    let e = errors(&with_links(
+        r#"{"between": ["h0", "s0"], "down": [["30us", "40us"]]},
+        {"tier": ["host", "switch"], "down": [["10us", "30us"]]}"#,
+    ));
+    assert!(
+        e.contains("links[0].down[0]: `[30us, 40us]` — overlaps or touches links[1].down[0] `[10us, 30us]`"),
+        "{e}"
+    );
+    assert_eq!(e.matches("overlaps").count(), 1, "{e}");
+    // One inside another: the link would come back up at the inner one's end.
+    let e = errors(&with_links(
+        r#"{"between": ["h0", "s0"], "down": [["10us", "50us"], ["20us", "30us"]]}"#,
+    ));
+    assert!(e.contains("come back up at 30us"), "{e}");
+    Scenario::from_json_str(&with_links(
+        r#"{"between": ["h0", "s0"], "down": [["30us", "40us"], ["10us", "20us"]]},
+        {"between": ["h1", "s0"], "down": [["10us", "30us"]]}"#,
+    ))
+    .unwrap();
+}

@@ -173,6 +173,17 @@ impl LinkEnds {
     }
 }
 
+/// One `links[].down` interval as given, for the check that a link's
+/// intervals do not overlap.
+struct DownInterval {
+    down: Duration,
+    up: Duration,
+    /// Its key, e.g. `links[0].down[1]`.
+    key: String,
+    /// The interval as written, e.g. `[20us, 40us]`.
+    written: String,
+}
+
 struct Parser {
     errs: Vec<ScenarioError>,
     /// Names and hosts of the topology being read, for `node_ref`.
@@ -1246,6 +1257,9 @@ impl Parser {
             self.err("links", show(v), "must be a list of link settings");
             return;
         };
+        // Every `down` interval given, and which of them each link got.
+        let mut intervals: Vec<DownInterval> = Vec::new();
+        let mut on_link: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
         for (i, item) in list.iter().enumerate() {
             let path = format!("links[{i}]");
             let Some(lo) = self.obj(
@@ -1300,7 +1314,7 @@ impl Parser {
             } else {
                 None
             };
-            let mut down = Vec::new();
+            let first = intervals.len();
             if let Some(dv) = lo.get("down") {
                 match dv.as_array() {
                     Some(arr) => {
@@ -1314,7 +1328,15 @@ impl Parser {
                                 )
                             });
                             match parsed {
-                                Some((Some(Ok(a)), Some(Ok(b)))) if b > a => down.push((a, b)),
+                                Some((Some(Ok(a)), Some(Ok(b)))) if b > a => {
+                                    let [x, y] = [0, 1].map(|e| iv[e].as_str().unwrap_or_default());
+                                    intervals.push(DownInterval {
+                                        down: a,
+                                        up: b,
+                                        key,
+                                        written: format!("[{x}, {y}]"),
+                                    });
+                                }
                                 _ => self.err(key, show(iv), "must be [down_at, up_at] with units and up_at after down_at, e.g. [1ms, 2ms]"),
                             }
                         }
@@ -1362,7 +1384,54 @@ impl Parser {
                 if let Some(d) = delay {
                     t.links[k].delay = d;
                 }
-                t.links[k].down.extend(down.iter().copied());
+                let given = &intervals[first..];
+                t.links[k].down.extend(given.iter().map(|d| (d.down, d.up)));
+                on_link.entry(k).or_default().extend(first..intervals.len());
+            }
+        }
+        self.check_down_overlaps(t, &intervals, &on_link);
+    }
+
+    /// Refuse two `links[].down` intervals of one link that overlap or
+    /// touch: each schedules its own up event, so the link would come back
+    /// up at the end of the first while the second says it is still down.
+    fn check_down_overlaps(
+        &mut self,
+        t: &Topology,
+        intervals: &[DownInterval],
+        on_link: &BTreeMap<usize, Vec<usize>>,
+    ) {
+        // One message per pair of entries, however many links they share.
+        let mut told = std::collections::BTreeSet::new();
+        for (&k, given) in on_link {
+            let mut order = given.clone();
+            order.sort_by_key(|&i| (intervals[i].down, intervals[i].up));
+            // The interval reaching furthest so far: any later one starting
+            // at or before its end overlaps it.
+            let mut reach: Option<usize> = None;
+            for i in order {
+                if let Some(r) = reach.filter(|&r| intervals[i].down <= intervals[r].up) {
+                    if told.insert((r, i)) {
+                        let (l, d, e) = (&t.links[k], &intervals[i], &intervals[r]);
+                        self.err(
+                            d.key.clone(),
+                            format!("`{}`", d.written),
+                            format!(
+                                "overlaps or touches {} `{}` on the link [{}, {}], which would come back up at {}; allowed: intervals of one link that neither overlap nor touch (merge these into one, e.g. [{}, {}])",
+                                e.key,
+                                e.written,
+                                t.nodes[l.a as usize].name,
+                                t.nodes[l.b as usize].name,
+                                e.up.min(d.up),
+                                e.down,
+                                e.up.max(d.up),
+                            ),
+                        );
+                    }
+                }
+                if reach.map_or(true, |r| intervals[i].up > intervals[r].up) {
+                    reach = Some(i);
+                }
             }
         }
     }
