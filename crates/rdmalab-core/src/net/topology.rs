@@ -377,9 +377,10 @@ impl Topology {
             let delay = crate::scenario::units::parse_duration(f[3])
                 .map_err(|e| format!("link line {} delay: {e}", k + 1))?;
             let loss = match f.get(4) {
-                Some(x) => x
-                    .parse::<f64>()
-                    .map_err(|_| format!("link line {} error rate `{x}`", k + 1))?,
+                Some(x) => error_rate(x).ok_or(format!(
+                    "link line {} `{line}`: error rate `{x}`; allowed: a number from 0 to 1 (the probability that a frame is lost)",
+                    k + 1
+                ))?,
                 None => 0.0,
             };
             t.links.push(LinkSpec {
@@ -411,6 +412,12 @@ impl Topology {
             .filter(|&i| deg[i as usize] == 0)
             .collect()
     }
+}
+
+/// A link line's error rate: the probability that a frame is lost. `5`,
+/// `-0.5` and `nan` parse as numbers but are no probability.
+fn error_rate(x: &str) -> Option<f64> {
+    x.parse::<f64>().ok().filter(|p| (0.0..=1.0).contains(p))
 }
 
 #[cfg(test)]
@@ -448,5 +455,26 @@ mod tests {
     fn hpcc_file_errors_name_the_problem() {
         let e = Topology::from_hpcc_file("3 1 1\n5\n0 1 100Gbps 1us 0").unwrap_err();
         assert!(e.contains("switch id 5"), "{e}");
+    }
+
+    /// A link's error rate is a probability: outside 0 to 1, or not a
+    /// number at all, it is refused naming the line, not used as a loss.
+    #[test]
+    fn hpcc_file_error_rates_must_be_probabilities() {
+        for bad in ["5", "-0.5", "nan", "inf", "1.0000001", "x"] {
+            let text = format!("3 1 2\n2\n0 2 100Gbps 1000ns {bad}\n1 2 100Gbps 1000ns 0\n");
+            let e = Topology::from_hpcc_file(&text).unwrap_err();
+            assert!(
+                e.contains(&format!(
+                    "link line 1 `0 2 100Gbps 1000ns {bad}`: error rate `{bad}`"
+                )) && e.contains("allowed: a number from 0 to 1"),
+                "{bad}: {e}"
+            );
+        }
+        for good in ["0", "1", "0.01", "1e-3"] {
+            let text = format!("3 1 2\n2\n0 2 100Gbps 1000ns {good}\n1 2 100Gbps 1000ns 0\n");
+            let t = Topology::from_hpcc_file(&text).unwrap();
+            assert_eq!(t.links[0].loss, good.parse::<f64>().unwrap());
+        }
     }
 }
