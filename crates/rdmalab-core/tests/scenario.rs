@@ -331,3 +331,16 @@ fn overlapping_link_down_intervals_are_refused_naming_both() {
     ))
     .unwrap();
 }
+
+/// A flow file whose header names a column twice is refused naming it: the
+/// last value would silently win.
+#[test]
+fn a_flow_file_column_given_twice_is_refused() {
+    let e = errors(&format!(
+        r#"{{"duration": "1ms", {BASE_TOPO}, "workload": {{"flows_csv": "src,dst,size,size\nh0,h1,4KB,8KB\n"}}}}"#
+    ));
+    assert!(
+        e.contains("workload.flow_file: header `src,dst,size,size` — column `size` given twice"),
+        "{e}"
+    );
+}

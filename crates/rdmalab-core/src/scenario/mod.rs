@@ -3533,6 +3533,18 @@ impl Parser {
             return Vec::new();
         };
         let cols: Vec<String> = header.split(',').map(|c| c.trim().to_string()).collect();
+        // A column given twice would have its last value win unseen.
+        if let Some(i) = (1..cols.len()).find(|&i| cols[..i].contains(&cols[i])) {
+            self.err(
+                key,
+                format!("header `{header}`"),
+                format!(
+                    "column `{}` given twice; allowed: each column once",
+                    cols[i]
+                ),
+            );
+            return Vec::new();
+        }
         for need in ["src", "dst", "size"] {
             if !cols.iter().any(|c| c == need) {
                 self.err(key, format!("header `{header}`"), format!("needs a `{need}` column (columns: src, dst, size, and optionally start, verb, dport, tenant)"));
