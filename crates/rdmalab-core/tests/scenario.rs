@@ -344,3 +344,39 @@ fn a_flow_file_column_given_twice_is_refused() {
         "{e}"
     );
 }
+
+/// A flow file may give hosts by index, as `workload.flows` does in YAML
+/// (`src: 0`) and as its own message offers: the same flows either way.
+#[test]
+fn a_flow_file_takes_host_indices_as_yaml_flows_do() {
+    let flows = |workload: &str| {
+        let s = Scenario::from_json_str(&format!(
+            r#"{{"duration": "1ms", {BASE_TOPO}, "workload": {workload}}}"#
+        ))
+        .unwrap();
+        let f = &s.workload.flows;
+        f.iter()
+            .map(|f| (f.src, f.dst, f.bytes))
+            .collect::<Vec<_>>()
+    };
+    let by_index = flows(r#"{"flows_csv": "src,dst,size\n0,1,4KB\n3,h2,1KB\n"}"#);
+    assert_eq!(
+        by_index,
+        flows(
+            r#"{"flows": [{"src": 0, "dst": 1, "size": "4KB"}, {"src": 3, "dst": "h2", "size": "1KB"}]}"#
+        )
+    );
+    assert_eq!(
+        by_index,
+        flows(r#"{"flows_csv": "src,dst,size\nh0,h1,4KB\nh3,h2,1KB\n"}"#)
+    );
+    // Out of range, or not a plain decimal (YAML reads `01` as octal).
+    let e = errors(&format!(
+        r#"{{"duration": "1ms", {BASE_TOPO}, "workload": {{"flows_csv": "src,dst,size\n4,01,4KB\n"}}}}"#
+    ));
+    assert!(
+        e.contains("workload.flow_file[line 2].src: `4` — no such host; allowed: a host name such as `h0`, or a host index from 0 to 3")
+            && e.contains("workload.flow_file[line 2].dst: `01` — no such host"),
+        "{e}"
+    );
+}

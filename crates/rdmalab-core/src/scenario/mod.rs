@@ -3568,14 +3568,17 @@ impl Parser {
                 if f.is_empty() {
                     continue;
                 }
-                // dport is a number; every other field is text as in YAML (`4KB`, `10us`, `h3`).
-                let v = if c == "dport" {
-                    f.parse::<u64>()
-                        .map(Value::from)
-                        .unwrap_or_else(|_| Value::String(f.to_string()))
-                } else {
-                    Value::String(f.to_string())
+                // dport is a number, and so is a host given by index (`0`, as
+                // YAML reads `src: 0`); every other field is text as in YAML
+                // (`4KB`, `10us`, `h3`).
+                let number = match c.as_str() {
+                    "dport" => f.parse::<u64>().ok(),
+                    "src" | "dst" => host_index(f),
+                    _ => None,
                 };
+                let v = number
+                    .map(Value::from)
+                    .unwrap_or_else(|| Value::String(f.to_string()));
                 m.insert(c.clone(), v);
             }
             rows.push((path, Value::Object(m)));
@@ -4617,6 +4620,15 @@ impl Parser {
 }
 
 /// A clock frequency: `Hz`, `kHz`, `MHz`, `GHz`.
+/// A flow file's host written as an index, the way YAML reads `src: 3`: a
+/// decimal integer without a leading zero (`012` is octal to YAML; here it
+/// stays text, and so no host, rather than a host YAML would not pick).
+fn host_index(f: &str) -> Option<u64> {
+    let canonical = f == "0" || !f.starts_with('0');
+    let digits = !f.is_empty() && f.bytes().all(|b| b.is_ascii_digit());
+    (canonical && digits).then(|| f.parse().ok()).flatten()
+}
+
 fn burst_below_mtu(burst: Option<u64>, mtu: u32) -> bool {
     burst.is_some_and(|b| b < mtu as u64)
 }
