@@ -380,3 +380,27 @@ fn a_flow_file_takes_host_indices_as_yaml_flows_do() {
         "{e}"
     );
 }
+
+/// An incast sender listed twice (by name or by index) is refused, as a host
+/// listed twice in `poisson.hosts` or `ring.hosts` is: it would silently
+/// send two flows.
+#[test]
+fn an_incast_sender_listed_twice_is_refused() {
+    let incast = |senders: &str| {
+        format!(
+            r#"{{"duration": "1ms", {BASE_TOPO},
+            "workload": {{"incast": {{"senders": {senders}, "receiver": "h3", "size": "4KB"}}}}}}"#
+        )
+    };
+    let e = errors(&incast(r#"["h1", "h1"]"#));
+    assert!(
+        e.contains("workload.incast.senders[1]: `h1` — appears twice: list each host once"),
+        "{e}"
+    );
+    let e = errors(&incast(r#"["h0", "h2", 2]"#));
+    assert!(
+        e.contains("workload.incast.senders[2]: `2` — appears twice"),
+        "{e}"
+    );
+    Scenario::from_json_str(&incast(r#"["h0", "h1", 2]"#)).unwrap();
+}

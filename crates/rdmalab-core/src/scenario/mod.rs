@@ -3662,6 +3662,7 @@ impl Parser {
                     }
                 }
                 Some(Value::Array(a)) => {
+                    let mut seen = std::collections::HashSet::new();
                     for (i, s) in a.iter().enumerate() {
                         if let Some(h) =
                             self.node_ref(t, format!("{}[{i}]", f.key("senders")), Some(s), true)
@@ -3671,6 +3672,14 @@ impl Parser {
                                     format!("{}[{i}]", f.key("senders")),
                                     show(s),
                                     "must differ from the receiver",
+                                );
+                            }
+                            // A sender listed twice would send twice the data.
+                            if !seen.insert(h) {
+                                self.err(
+                                    format!("{}[{i}]", f.key("senders")),
+                                    show(s),
+                                    "appears twice: list each host once",
                                 );
                             }
                             senders.push(h);
