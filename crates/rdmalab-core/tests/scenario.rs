@@ -404,3 +404,25 @@ fn an_incast_sender_listed_twice_is_refused() {
     );
     Scenario::from_json_str(&incast(r#"["h0", "h1", 2]"#)).unwrap();
 }
+
+/// An inline CDF point must be exactly [size_bytes, cdf_percent]: a third
+/// value was dropped unseen. The point is named by its index.
+#[test]
+fn an_inline_cdf_point_with_more_than_two_values_is_refused() {
+    let poisson = |cdf: &str| {
+        format!(
+            r#"{{"duration": "1ms", {BASE_TOPO},
+            "workload": {{"poisson": {{"cdf": {cdf}, "load": 0.1}}}}}}"#
+        )
+    };
+    let e = errors(&poisson("[[0, 0], [1000, 100, 2]]"));
+    assert!(
+        e.contains("workload.poisson.cdf[1]: `[1000,100,2]` — must be a [size_bytes, cdf_percent] pair of numbers"),
+        "{e}"
+    );
+    let e = errors(&poisson(r#"[[0, 0], [1000]]"#));
+    assert!(e.contains("workload.poisson.cdf[1]: `[1000]`"), "{e}");
+    let e = errors(&poisson(r#"[[0, "0"], [1000, 100]]"#));
+    assert!(e.contains("workload.poisson.cdf[0]: `[0,\"0\"]`"), "{e}");
+    Scenario::from_json_str(&poisson("[[0, 0], [1000, 100]]")).unwrap();
+}

@@ -3733,13 +3733,12 @@ impl Parser {
                     }
                 },
                 Some(Value::Array(points)) => {
-                    let pts: Option<Vec<(f64, f64)>> = points
-                        .iter()
-                        .map(|p| {
-                            let a = p.as_array()?;
-                            Some((a.first()?.as_f64()?, a.get(1)?.as_f64()?))
-                        })
-                        .collect();
+                    // Exactly two numbers: a third value would be dropped unseen.
+                    let point = |p: &Value| match p.as_array()?.as_slice() {
+                        [size, percent] => Some((size.as_f64()?, percent.as_f64()?)),
+                        _ => None,
+                    };
+                    let pts: Option<Vec<(f64, f64)>> = points.iter().map(point).collect();
                     match pts.map(FlowSizeCdf::from_points) {
                         Some(Ok(c)) => Some(c),
                         Some(Err(e)) => {
@@ -3747,10 +3746,12 @@ impl Parser {
                             None
                         }
                         None => {
+                            let i = points.iter().position(|p| point(p).is_none());
+                            let i = i.expect("a point that failed");
                             self.err(
-                                f.key("cdf"),
-                                "",
-                                "points must be [size_bytes, cdf_percent] pairs of numbers",
+                                format!("{}[{i}]", f.key("cdf")),
+                                show(&points[i]),
+                                "must be a [size_bytes, cdf_percent] pair of numbers",
                             );
                             None
                         }
