@@ -322,6 +322,11 @@ impl Topology {
         if s > n {
             return Err(format!("switch count {s} is above the node count {n}"));
         }
+        if s == n {
+            return Err(format!(
+                "first line `{head}`: {s} of the {n} nodes are switches, so the topology has no hosts; allowed: fewer switches than nodes"
+            ));
+        }
         // Nodes and links first, before allocating for them; ToRs once the links are read.
         check_size((n - s) as u64, s as u64, 0, l as u64)?;
         let mut is_switch = vec![false; n as usize];
@@ -331,9 +336,21 @@ impl Topology {
                 .next()
                 .ok_or(format!("expected {s} switch ids, found {got}"))?;
             for tok in line.split_whitespace() {
+                // ns-3 reads exactly S ids: more would be read as a link.
+                if got == s {
+                    return Err(format!(
+                        "switch line `{line}`: more than the {s} switch ids the first line gives"
+                    ));
+                }
                 let id = parse_u(tok, "switch id")?;
                 if id >= n {
                     return Err(format!("switch id {id} is not below the node count {n}"));
+                }
+                // A repeat would leave the topology a switch short of its count.
+                if is_switch[id as usize] {
+                    return Err(format!(
+                        "switch line `{line}`: switch id {id} is listed twice; allowed: each switch once"
+                    ));
                 }
                 is_switch[id as usize] = true;
                 got += 1;
@@ -362,6 +379,14 @@ impl Topology {
                 return Err(format!(
                     "link line {} `{line}` needs `src dst rate delay [error_rate]`",
                     k + 1
+                ));
+            }
+            // A field past the error rate would be dropped unseen.
+            if f.len() > 5 {
+                return Err(format!(
+                    "link line {} `{line}` has {} fields; allowed: `src dst rate delay [error_rate]`",
+                    k + 1,
+                    f.len()
                 ));
             }
             let a = parse_u(f[0], "link endpoint")?;
@@ -455,6 +480,48 @@ mod tests {
     fn hpcc_file_errors_name_the_problem() {
         let e = Topology::from_hpcc_file("3 1 1\n5\n0 1 100Gbps 1us 0").unwrap_err();
         assert!(e.contains("switch id 5"), "{e}");
+    }
+
+    /// A field past a link's error rate, a switch listed twice or beyond the
+    /// count, and a topology of switches only are refused naming the line.
+    #[test]
+    fn hpcc_file_extra_fields_and_repeated_switches_are_refused() {
+        let e =
+            Topology::from_hpcc_file("3 1 2\n2\n0 2 100Gbps 1000ns 0 junk\n1 2 100Gbps 1000ns 0\n")
+                .unwrap_err();
+        assert!(
+            e.contains("link line 1 `0 2 100Gbps 1000ns 0 junk` has 6 fields; allowed: `src dst rate delay [error_rate]`"),
+            "{e}"
+        );
+        let e =
+            Topology::from_hpcc_file("4 2 2\n2 2\n0 2 100Gbps 1000ns 0\n1 2 100Gbps 1000ns 0\n")
+                .unwrap_err();
+        assert!(
+            e.contains("switch line `2 2`: switch id 2 is listed twice; allowed: each switch once"),
+            "{e}"
+        );
+        let e =
+            Topology::from_hpcc_file("4 1 2\n2 3\n0 2 100Gbps 1000ns 0\n1 2 100Gbps 1000ns 0\n")
+                .unwrap_err();
+        assert!(
+            e.contains("switch line `2 3`: more than the 1 switch ids the first line gives"),
+            "{e}"
+        );
+        let e =
+            Topology::from_hpcc_file("3 3 2\n0 1 2\n0 2 100Gbps 1000ns 0\n1 2 100Gbps 1000ns 0\n")
+                .unwrap_err();
+        assert!(
+            e.contains(
+                "first line `3 3 2`: 3 of the 3 nodes are switches, so the topology has no hosts"
+            ),
+            "{e}"
+        );
+        // Switch ids may still span lines.
+        let t = Topology::from_hpcc_file(
+            "5 2 3\n3\n4\n0 3 100Gbps 1000ns\n1 3 100Gbps 1000ns\n3 4 100Gbps 1000ns\n",
+        )
+        .unwrap();
+        assert_eq!(t.host_count(), 3);
     }
 
     /// A link's error rate is a probability: outside 0 to 1, or not a
