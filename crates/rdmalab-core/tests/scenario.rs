@@ -426,3 +426,55 @@ fn an_inline_cdf_point_with_more_than_two_values_is_refused() {
     assert!(e.contains("workload.poisson.cdf[0]: `[0,\"0\"]`"), "{e}");
     Scenario::from_json_str(&poisson("[[0, 0], [1000, 100]]")).unwrap();
 }
+
+/// An ECN threshold for a rate no switch port runs at would never apply
+/// (the scaled default marks instead): it is refused naming the rate and
+/// listing the ports' rates, fabric-wide and for a `switches[]` entry.
+#[test]
+fn an_ecn_threshold_for_a_rate_no_port_has_is_refused() {
+    let leaf_spine = |ecn: &str| {
+        format!(
+            r#"{{"duration": "1ms",
+            "topology": {{"kind": "leaf_spine", "leaves": 2, "spines": 1, "hosts_per_leaf": 2,
+                "host_link": {{"rate": "100Gbps"}}, "fabric_link": {{"rate": "400Gbps"}}}},
+            {ecn},
+            "workload": {{"flows": [{{"src": 0, "dst": 3, "size": "1KB"}}]}}}}"#
+        )
+    };
+    let t = |rate: &str| {
+        format!(r#"{{"rate": "{rate}", "kmin": "10KB", "kmax": "40KB", "pmax": 0.5}}"#)
+    };
+    let e = errors(&leaf_spine(&format!(
+        r#""switch": {{"ecn": {{"thresholds": [{}, {}]}}}}"#,
+        t("100Gbps"),
+        t("25Gbps")
+    )));
+    assert!(
+        e.contains("switch.ecn.thresholds[1].rate: `25Gbps` — no port of the fabric's switches runs at this rate, so the entry would never apply; allowed: a rate of their ports: 100Gbps, 400Gbps"),
+        "{e}"
+    );
+    // A spine has only 400 Gb/s ports.
+    let e = errors(&leaf_spine(&format!(
+        r#""switches": [{{"tier": "spine", "ecn": {{"thresholds": [{}]}}}}]"#,
+        t("100Gbps")
+    )));
+    assert!(
+        e.contains("switches[0].ecn.thresholds[0].rate: `100Gbps` — no port of these switches runs at this rate")
+            && e.contains("their ports: 400Gbps"),
+        "{e}"
+    );
+    // A rate set by links[] counts.
+    let e = errors(&leaf_spine(&format!(
+        r#""links": [{{"tier": ["leaf", "spine"], "rate": "200Gbps"}}], "switch": {{"ecn": {{"thresholds": [{}]}}}}"#,
+        t("400Gbps")
+    )));
+    assert!(e.contains("their ports: 100Gbps, 200Gbps"), "{e}");
+    Scenario::from_json_str(&leaf_spine(&format!(
+        r#""switch": {{"ecn": {{"thresholds": [{}, {}]}}}},
+        "switches": [{{"tier": "spine", "ecn": {{"thresholds": [{}]}}}}]"#,
+        t("100Gbps"),
+        t("400Gbps"),
+        t("400Gbps")
+    )))
+    .unwrap();
+}

@@ -580,7 +580,7 @@ impl Parser {
         if let (Some(n), Some(b)) = (nic.as_mut(), self.cc_header(&o)) {
             n.wire.cc_header = b;
         }
-        let mut switch = self.switch(&o);
+        let mut switch = self.switch(&o, topology.as_ref());
         if let (Some(sw), Some(t)) = (switch.as_mut(), topology.as_ref()) {
             self.switches(&o, t, sw);
         }
@@ -1942,7 +1942,7 @@ impl Parser {
         }))
     }
 
-    fn switch(&mut self, o: &Obj) -> Option<SwitchConfig> {
+    fn switch(&mut self, o: &Obj, t: Option<&Topology>) -> Option<SwitchConfig> {
         let empty = Map::new();
         let s = match o.get("switch") {
             Some(v) => self.obj(
@@ -2022,7 +2022,9 @@ impl Parser {
             ecn_enabled: true,
             ecn_by_rate: Vec::new(),
         };
-        let local = self.switch_local(&s, &builtin)?;
+        let rates = t.map(|t| port_rates(t, |n| t.nodes[n as usize].kind == NodeKind::Switch));
+        let ports = rates.as_deref().map(|r| ("the fabric's switches", r));
+        let local = self.switch_local(&s, &builtin, ports)?;
         Some(SwitchConfig {
             buffer: local.buffer,
             ecn_enabled: local.ecn_enabled,
@@ -2037,8 +2039,15 @@ impl Parser {
     }
 
     /// A switch's buffer, PFC and ECN settings from `s` (`switch` or a
-    /// `switches[]` entry), each key not given taken from `base`.
-    fn switch_local(&mut self, s: &Obj, base: &SwitchLocal) -> Option<SwitchLocal> {
+    /// `switches[]` entry), each key not given taken from `base`. `ports`:
+    /// whose ports these are and their rates, which an ECN threshold must
+    /// name (`None` when the topology is unknown).
+    fn switch_local(
+        &mut self,
+        s: &Obj,
+        base: &SwitchLocal,
+        ports: Option<(&str, &[Rate])>,
+    ) -> Option<SwitchLocal> {
         let b = &base.buffer;
         let size = self.bytes(s, "buffer", Some(b.size_bytes));
         let egress_alpha = self.float(
@@ -2092,6 +2101,9 @@ impl Parser {
                             continue;
                         };
                         let rate = self.rate(&to, "rate", None);
+                        if let (Some(r), Some((whose, rates))) = (rate, ports) {
+                            self.ecn_rate_used(&to, r, whose, rates);
+                        }
                         let kmin = self.bytes(&to, "kmin", None);
                         let kmax = self.bytes(&to, "kmax", None);
                         let pmax = self.float(&to, "pmax", None, 0.0, 1.0, false);
@@ -2139,6 +2151,24 @@ impl Parser {
             ecn_enabled,
             ecn_by_rate: by_rate,
         })
+    }
+
+    /// Refuse an ECN threshold for a rate no port of these switches runs
+    /// at: it would never apply, and the scaled default would mark instead
+    /// (most likely a typo, 25Gbps for 100Gbps).
+    fn ecn_rate_used(&mut self, to: &Obj, r: Rate, whose: &str, rates: &[Rate]) {
+        if rates.contains(&r) {
+            return;
+        }
+        let list: Vec<String> = rates.iter().map(|r| r.to_string()).collect();
+        self.err(
+            to.key("rate"),
+            to.get("rate").map(show).unwrap_or_default(),
+            format!(
+                "no port of {whose} runs at this rate, so the entry would never apply; allowed: a rate of their ports: {}",
+                list.join(", ")
+            ),
+        );
     }
 
     /// `switches[]`: switches, by name or tier, whose buffer, PFC or ECN
@@ -2221,7 +2251,13 @@ impl Parser {
                     }
                 }
             };
-            let Some(local) = self.switch_local(&so, &base) else {
+            let mut mine = vec![false; t.nodes.len()];
+            for &n in &nodes {
+                mine[n as usize] = true;
+            }
+            let rates = port_rates(t, |n| mine[n as usize]);
+            let Some(local) = self.switch_local(&so, &base, Some(("these switches", &rates)))
+            else {
                 continue;
             };
             for n in nodes {
@@ -4637,6 +4673,18 @@ fn host_index(f: &str) -> Option<u64> {
     let canonical = f == "0" || !f.starts_with('0');
     let digits = !f.is_empty() && f.bytes().all(|b| b.is_ascii_digit());
     (canonical && digits).then(|| f.parse().ok()).flatten()
+}
+
+/// The rates of the links with an end at a node `at` picks (its egress
+/// ports), in order and each once: the rates an ECN threshold can match.
+fn port_rates(t: &Topology, at: impl Fn(u32) -> bool) -> Vec<Rate> {
+    let rates: std::collections::BTreeSet<Rate> = t
+        .links
+        .iter()
+        .filter(|l| at(l.a) || at(l.b))
+        .map(|l| l.rate)
+        .collect();
+    rates.into_iter().collect()
 }
 
 fn burst_below_mtu(burst: Option<u64>, mtu: u32) -> bool {
