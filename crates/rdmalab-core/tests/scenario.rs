@@ -478,3 +478,44 @@ fn an_ecn_threshold_for_a_rate_no_port_has_is_refused() {
     )))
     .unwrap();
 }
+
+/// A scalar or a list where a mapping is expected is shown as written, once,
+/// with what the mapping holds; not reported as a missing key.
+#[test]
+fn a_scalar_where_a_mapping_is_expected_is_shown_not_called_missing() {
+    let e = errors(
+        r#"{"duration": "1ms", "topology": {"kind": "single_switch", "hosts": 2, "host_link": "100Gbps"},
+        "workload": {"flows": [{"src": 0, "dst": 1, "size": "1KB"}]}}"#,
+    );
+    assert!(
+        e.contains("topology.host_link: `100Gbps` — must be a mapping with rate and delay, e.g. {rate: 100Gbps, delay: 1us}"),
+        "{e}"
+    );
+    assert!(!e.contains("is required"), "{e}");
+    let e = errors(
+        r#"{"duration": "1ms", "topology": "leaf_spine",
+        "workload": {"flows": [{"src": 0, "dst": 1, "size": "1KB"}]}}"#,
+    );
+    assert!(
+        e.contains("topology: `leaf_spine` — must be a mapping with `kind` and its keys")
+            && e.contains("allowed kinds: single_switch, dumbbell, leaf_spine"),
+        "{e}"
+    );
+    assert!(!e.contains("is required"), "{e}");
+    let e = errors(&format!(
+        r#"{{"duration": "1ms", {BASE_TOPO}, "workload": ["h0"]}}"#
+    ));
+    assert!(
+        e.contains(r#"workload: `["h0"]` — must be a mapping"#),
+        "{e}"
+    );
+    assert!(!e.contains("is required"), "{e}");
+    // Missing keys are still called missing.
+    let e = errors(r#"{"duration": "1ms", "topology": {"kind": "single_switch", "hosts": 2}}"#);
+    assert!(
+        e.contains("topology.host_link: is required (a mapping with rate and delay"),
+        "{e}"
+    );
+    let e = errors(&format!(r#"{{"duration": "1ms", {BASE_TOPO}}}"#));
+    assert!(e.contains("workload: is required"), "{e}");
+}

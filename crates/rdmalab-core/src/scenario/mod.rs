@@ -968,13 +968,18 @@ impl Parser {
     }
 
     fn link_params(&mut self, o: &Obj, k: &str) -> Option<LinkParams> {
-        let Some(l) = self.sub(o, k, &["rate", "delay"]) else {
-            self.err(
-                o.key(k),
-                "",
-                "is required (a mapping with rate and delay, e.g. {rate: 100Gbps, delay: 1us})",
-            );
-            return None;
+        const WANT: &str = "a mapping with rate and delay, e.g. {rate: 100Gbps, delay: 1us}";
+        // A value that is no mapping is shown, not reported as missing.
+        let l = match o.get(k) {
+            Some(v) if !v.is_object() => {
+                self.err(o.key(k), show(v), format!("must be {WANT}"));
+                return None;
+            }
+            Some(_) => self.sub(o, k, &["rate", "delay"])?,
+            None => {
+                self.err(o.key(k), "", format!("is required ({WANT})"));
+                return None;
+            }
         };
         let rate = self.rate(&l, "rate", None);
         let delay = self.duration(&l, "delay", Some(Duration::from_us(1)));
@@ -992,6 +997,18 @@ impl Parser {
             "fat_tree",
             "hpcc_file",
         ];
+        // `topology: leaf_spine` has no `kind` to read: show what was written.
+        if !v.is_object() {
+            self.err(
+                "topology",
+                show(v),
+                format!(
+                    "must be a mapping with `kind` and its keys, e.g. {{kind: single_switch, hosts: 4, host_link: {{rate: 100Gbps}}}}; allowed kinds: {}",
+                    KINDS.join(", ")
+                ),
+            );
+            return None;
+        }
         let kind = match v.get("kind") {
             Some(Value::String(s)) => s.clone(),
             Some(other) => {
@@ -3643,11 +3660,14 @@ impl Parser {
                 "tenants",
             ],
         ) else {
-            self.err(
-                "workload",
-                "",
-                "is required (flows, poisson, perftest, incast and/or staggered)",
-            );
+            // A value that is no mapping was reported by `sub` with the value.
+            if o.get("workload").is_none() {
+                self.err(
+                    "workload",
+                    "",
+                    "is required (flows, poisson, perftest, incast and/or staggered)",
+                );
+            }
             return None;
         };
         let mut wl = Workload::default();
