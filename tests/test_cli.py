@@ -93,7 +93,7 @@ BAD = {
                      "workload.flows[0].dst: `h7` — no such host"),
     "zero rate": ("duration: 1ms\ntopology: {kind: single_switch, hosts: 2, host_link: {rate: 0Gbps}}\n"
                   "workload: {flows: [{src: h0, dst: h1, size: 1KB}]}\n",
-                  "topology.host_link.rate: `0bps` — must be greater than 0"),
+                  "topology.host_link.rate: `0Gbps` — must be greater than 0"),
     "negative rate": ("duration: 1ms\ntopology: {kind: single_switch, hosts: 2, host_link: {rate: -1Gbps}}\n"
                       "workload: {flows: [{src: h0, dst: h1, size: 1KB}]}\n",
                       "topology.host_link.rate: `-1Gbps`"),

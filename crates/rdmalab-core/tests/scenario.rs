@@ -519,3 +519,25 @@ fn a_scalar_where_a_mapping_is_expected_is_shown_not_called_missing() {
     let e = errors(&format!(r#"{{"duration": "1ms", {BASE_TOPO}}}"#));
     assert!(e.contains("workload: is required"), "{e}");
 }
+
+/// A rate or duration that rounds to 0 is shown as written, with why it is
+/// 0; a negative one is called negative.
+#[test]
+fn values_that_round_to_zero_are_shown_as_written() {
+    let e = errors(
+        r#"{"duration": "1e-20us", "topology": {"kind": "single_switch", "hosts": 2, "host_link": {"rate": "0.4bps"}},
+        "workload": {"flows": [{"src": 0, "dst": 1, "size": "1KB"}]}}"#,
+    );
+    assert!(
+        e.contains("duration: `1e-20us` — must be greater than 0; allowed: at least 1ps"),
+        "{e}"
+    );
+    assert!(
+        e.contains("topology.host_link.rate: `0.4bps` — must be greater than 0 bit/s; allowed: at least 1bps"),
+        "{e}"
+    );
+    let e = errors(&format!(
+        r#"{{"duration": "-5us", {BASE_TOPO}, "workload": {{"flows": [{{"src": 0, "dst": 1, "size": "1KB"}}]}}}}"#
+    ));
+    assert!(e.contains("duration: `-5us` — `-5us` is negative"), "{e}");
+}

@@ -152,6 +152,12 @@ fn show(v: &Value) -> String {
     }
 }
 
+/// Key `k` of `o` as the user wrote it, or `parsed` when it was not given
+/// (its default).
+fn written(o: &Obj, k: &str, parsed: &impl fmt::Display) -> String {
+    o.get(k).map(show).unwrap_or_else(|| format!("`{parsed}`"))
+}
+
 /// Which links a `links[]` entry changes.
 #[derive(Clone, Copy)]
 enum LinkEnds {
@@ -393,7 +399,12 @@ impl Parser {
     fn rate(&mut self, o: &Obj, k: &str, default: Option<Rate>) -> Option<Rate> {
         let r = self.unit_value(o, k, default, units::parse_rate, "100Gbps")?;
         if r.bps() == 0 {
-            self.err(o.key(k), format!("`{}`", r), "must be greater than 0 bit/s");
+            // As written: `0.4bps` rounds to 0, which the user never wrote.
+            self.err(
+                o.key(k),
+                written(o, k, &r),
+                "must be greater than 0 bit/s; allowed: at least 1bps (rates are whole bits per second)",
+            );
             return None;
         }
         Some(r)
@@ -411,7 +422,12 @@ impl Parser {
     ) -> Option<Duration> {
         let d = self.duration(o, k, default)?;
         if d.ps() == 0 {
-            self.err(o.key(k), format!("`{d}`"), "must be greater than 0");
+            // As written: `1e-20us` rounds to 0, which the user never wrote.
+            self.err(
+                o.key(k),
+                written(o, k, &d),
+                "must be greater than 0; allowed: at least 1ps (times are whole picoseconds)",
+            );
             return None;
         }
         Some(d)

@@ -32,7 +32,12 @@ pub const MAX_SIZE_BYTES: u64 = 1 << 40;
 /// where f64 still holds every integer exactly.
 fn scaled(v: f64, mult: f64, what: &str, s: &str, max: u64, allowed: &str) -> Result<u64, String> {
     let x = v * mult;
-    if !x.is_finite() || x < 0.0 {
+    if x < 0.0 {
+        return Err(format!(
+            "`{s}` is negative; allowed: a {what} of 0 or more, at most {allowed}"
+        ));
+    }
+    if !x.is_finite() {
         return Err(format!("`{s}` is not a valid {what}"));
     }
     if x.round() > max as f64 {
@@ -174,5 +179,18 @@ mod tests {
         assert!(parse_duration("18446744073709551615ps")
             .unwrap_err()
             .contains("one hour"));
+    }
+
+    /// A negative quantity is called negative, not just "not valid".
+    #[test]
+    fn negative_values_are_refused_as_negative() {
+        let e = parse_duration("-5us").unwrap_err();
+        assert!(
+            e.contains("`-5us` is negative; allowed: a duration of 0 or more"),
+            "{e}"
+        );
+        assert!(parse_rate("-1Gbps").unwrap_err().contains("is negative"));
+        assert!(parse_bytes("-4KB").unwrap_err().contains("is negative"));
+        assert_eq!(parse_bytes("-0B").unwrap(), 0);
     }
 }
