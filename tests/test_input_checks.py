@@ -291,6 +291,8 @@ def test_bad_command_arguments_and_files_get_a_message_not_a_traceback(tmp_path,
     assert r.returncode != 0, r.stdout
     assert "Traceback" not in r.stderr, r.stderr
     assert message in r.stderr, r.stderr
+    if args[:2] == ["hpcc", "traffic"]:  # its arguments and CDF are no scenario
+        assert "scenario refused" not in r.stderr, r.stderr
     assert {p: p.read_bytes() for p in before} == before, "an input was changed"
     assert not (tmp_path / "f.txt").exists() and not (tmp_path / "fct_output_file.txt").exists(), "nothing is written"
 
@@ -406,3 +408,10 @@ def test_flows_and_applications_that_start_too_late_are_warned_of(tmp_path):
     f.write_text(f.read_text().replace("duration: 50us", "duration: 2ms"))
     r = rdmalab_cli("validate", f)
     assert r.returncode == 0 and "warning" not in r.stderr, r.stderr
+
+
+def test_a_null_topology_path_is_absent_not_a_file_named_none(tmp_path):
+    r = validate_text(tmp_path, "name: t\nduration: 50us\ntopology: {kind: hpcc_file, path: ~}\n"
+                                "workload: {flows: [{src: 0, dst: 1, size: 4KB}]}\n")
+    assert r.returncode != 0 and "hpcc_file needs exactly one of `builtin`" in r.stderr, r.stderr
+    assert "None" not in r.stderr

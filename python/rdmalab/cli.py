@@ -522,9 +522,12 @@ def cmd_hpcc_traffic(args) -> int:
     from rdmalab.hpcc.traffic import cdf_mean, generate_flows, load_cdf, parse_bandwidth, write_flow_file
 
     _output_file(args.output, "--output")
-    cdf = load_cdf(args.cdf)
-    bw = parse_bandwidth(args.bandwidth)
-    flows = generate_flows(cdf, args.nhost, args.load, bw, args.time, args.seed, base_ns=round(args.base * 1e9))
+    try:
+        cdf = load_cdf(args.cdf)
+        bw = parse_bandwidth(args.bandwidth)
+        flows = generate_flows(cdf, args.nhost, args.load, bw, args.time, args.seed, base_ns=round(args.base * 1e9))
+    except ScenarioError as e:  # about the arguments or the CDF file, not a scenario
+        raise SystemExit(f"rdmalab: {e}") from None
     try:
         write_flow_file(args.output, flows)
     except OSError as e:

@@ -243,6 +243,8 @@ def _parquet_flows_csv(df, where: str) -> str:
 
 def _resolve_paths(data: dict, base: Path) -> None:
     topo = data.get("topology")
+    if isinstance(topo, dict) and "path" in topo and topo["path"] is None:
+        del topo["path"]  # null is absent, as for every key
     if isinstance(topo, dict) and topo.get("kind") == "hpcc_file" and "path" in topo:
         others = [k for k in ("text", "builtin") if k in topo]
         if others:
