@@ -405,6 +405,15 @@ def test_flows_and_applications_that_start_too_late_are_warned_of(tmp_path):
     assert "warning: 2 flows and 1 application start at or after the duration (50 µs)" in r.stderr, r.stderr
     r = rdmalab_cli("run", f, "--out", tmp_path / "o")
     assert r.returncode == 0 and "warning: 2 flows and 1 application start at or after" in r.stderr, r.stderr
+    # --quiet drops the progress line, not the warning: one line, ours.
+    r = rdmalab_cli("run", f, "--out", tmp_path / "o", "--quiet")
+    late = [line for line in r.stderr.splitlines() if "start at or after" in line]
+    assert r.returncode == 0 and late == [
+        "rdmalab: warning: 2 flows and 1 application start at or after the duration (50 µs): "
+        "they cannot complete; lengthen `duration` or move the starts"], r.stderr
+    # From Python it is a warning of its own class.
+    with pytest.warns(rdmalab.ScenarioWarning, match="2 flows and 1 application start at or after"):
+        rdmalab.run(f)
     f.write_text(f.read_text().replace("duration: 50us", "duration: 2ms"))
     r = rdmalab_cli("validate", f)
     assert r.returncode == 0 and "warning" not in r.stderr, r.stderr

@@ -12,7 +12,7 @@ same steps are available from Python::
 
 from rdmalab._core import RunError, ScenarioError, __version__
 from rdmalab.controller import Controller
-from rdmalab.scenario import load_scenario, scenario_from_dict
+from rdmalab.scenario import ScenarioWarning, load_scenario, scenario_from_dict
 
 # `run`, `validate` and `RunResult` (rdmalab.runner) load on first use, so that
 # `import rdmalab._core` (the benchmark, sweep workers) stays light.
@@ -31,6 +31,7 @@ __all__ = [
     "RunError",
     "RunResult",
     "ScenarioError",
+    "ScenarioWarning",
     "__version__",
     "load_scenario",
     "run",

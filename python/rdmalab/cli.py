@@ -647,6 +647,28 @@ BUCKETS_HELP = ("flow-size buckets of equal flow count for the slowdown (default
                 "so each bucket holds enough flows for its percentile: 100 for p99, 10 for p50; at most 20)")
 
 
+def _show_scenario_warnings() -> None:
+    """Print a ScenarioWarning as one line of our own, with `--quiet` too
+    (it says what the run will leave out; the progress line is what quiet
+    drops); other warnings keep the format they had."""
+    import warnings
+
+    from rdmalab.scenario import ScenarioWarning
+
+    shown = warnings.showwarning
+    if getattr(shown, "rdmalab", False):
+        return
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, ScenarioWarning):
+            print(f"rdmalab: warning: {message}", file=sys.stderr)
+        else:
+            shown(message, category, filename, lineno, file, line)
+
+    show.rdmalab = True
+    warnings.showwarning = show
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="rdmalab", description=__doc__)
     parser.add_argument("--version", action="version", version=f"rdmalab {_core.__version__}")
@@ -806,6 +828,7 @@ def main(argv: list[str] | None = None) -> int:
     from rdmalab.outputs import CorruptOutput, OutputDirError
     from rdmalab.sweep import NotResults, StoreBusy, SweepError
 
+    _show_scenario_warnings()
     try:
         return args.func(args)
     except ScenarioError as e:

@@ -6,12 +6,13 @@ import json
 import math
 import sys
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 from rdmalab import _core
 from rdmalab.outputs import prepare_out_dir, write_outputs
-from rdmalab.scenario import LoadedScenario
+from rdmalab.scenario import LoadedScenario, ScenarioWarning
 
 # Progress is reported this many times over the simulated duration.
 _PROGRESS_STEPS = 200
@@ -274,8 +275,10 @@ def run(
     factory, name = scenario.controller or (None, None)
     sim = _core.Simulation(scenario.to_json(), factory, name, threads)
     late = late_starts_warning(*sim.late_starts, sim.stop_ps)
-    if late and progress:
-        print(f"rdmalab: warning: {late}", file=sys.stderr)
+    if late:
+        # Not only with progress: a quiet run, or one from Python, that
+        # leaves flows out says so as well.
+        warnings.warn(late, ScenarioWarning, stacklevel=2)
     if out_dir is not None:
         # Before the run: an output directory that cannot take the files is
         # found now, not after the simulation; an earlier run's files go.

@@ -22,6 +22,14 @@ from rdmalab import yamlio
 from rdmalab._core import ScenarioError
 
 
+class ScenarioWarning(UserWarning):
+    """A scenario that runs, but not as its author probably meant: flows
+    that start after the run ends, for example. The command line prints it
+    as `rdmalab: warning: ...`, `--quiet` or not; from Python it is a
+    warning like any other (`warnings.simplefilter("error", ScenarioWarning)`
+    makes it an error)."""
+
+
 @dataclass
 class LoadedScenario:
     """A scenario ready for the core: its resolved form and where it came from."""
