@@ -479,6 +479,40 @@ fn an_ecn_threshold_for_a_rate_no_port_has_is_refused() {
     .unwrap();
 }
 
+/// A port takes the first threshold entry for its rate, so a second entry
+/// for the same rate would never apply: it is refused, naming the first.
+#[test]
+fn a_second_ecn_threshold_for_one_rate_is_refused() {
+    let scenario = |thresholds: &str| {
+        format!(
+            r#"{{"duration": "1ms",
+            "topology": {{"kind": "leaf_spine", "leaves": 2, "spines": 1, "hosts_per_leaf": 2,
+                "host_link": {{"rate": "100Gbps"}}, "fabric_link": {{"rate": "400Gbps"}}}},
+            "switch": {{"ecn": {{"thresholds": {thresholds}}}}},
+            "workload": {{"flows": [{{"src": 0, "dst": 3, "size": "1KB"}}]}}}}"#
+        )
+    };
+    let t = |rate: &str, kmin: &str| {
+        format!(r#"{{"rate": "{rate}", "kmin": "{kmin}", "kmax": "400KB", "pmax": 0.5}}"#)
+    };
+    let e = errors(&scenario(&format!(
+        "[{}, {}, {}]",
+        t("100Gbps", "10KB"),
+        t("400Gbps", "40KB"),
+        t("100Gbps", "20KB")
+    )));
+    assert!(
+        e.contains("switch.ecn.thresholds[2].rate: `100Gbps` — switch.ecn.thresholds[0] is for this rate already, and a port uses only one; allowed: one entry per rate"),
+        "{e}"
+    );
+    Scenario::from_json_str(&scenario(&format!(
+        "[{}, {}]",
+        t("100Gbps", "10KB"),
+        t("400Gbps", "40KB")
+    )))
+    .unwrap();
+}
+
 /// A scalar or a list where a mapping is expected is shown as written, once,
 /// with what the mapping holds; not reported as a missing key.
 #[test]

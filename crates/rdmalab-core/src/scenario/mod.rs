@@ -2127,6 +2127,9 @@ impl Parser {
         if let Some(tv) = ecn.get("thresholds") {
             match tv.as_array() {
                 Some(list) => {
+                    // A port takes the first entry for its rate: a later one
+                    // for the same rate would never apply.
+                    let mut first_of: BTreeMap<Rate, usize> = BTreeMap::new();
                     for (i, item) in list.iter().enumerate() {
                         let path = format!("{ecn_path}.thresholds[{i}]");
                         let Some(to) = self.obj(item, &path, &["rate", "kmin", "kmax", "pmax"])
@@ -2136,6 +2139,19 @@ impl Parser {
                         let rate = self.rate(&to, "rate", None);
                         if let (Some(r), Some((whose, rates))) = (rate, ports) {
                             self.ecn_rate_used(&to, r, whose, rates);
+                        }
+                        if let Some(r) = rate {
+                            if let Some(&j) = first_of.get(&r) {
+                                self.err(
+                                    to.key("rate"),
+                                    to.get("rate").map(show).unwrap_or_default(),
+                                    format!(
+                                        "{ecn_path}.thresholds[{j}] is for this rate already, and a port uses only one; allowed: one entry per rate"
+                                    ),
+                                );
+                            } else {
+                                first_of.insert(r, i);
+                            }
                         }
                         let kmin = self.bytes(&to, "kmin", None);
                         let kmax = self.bytes(&to, "kmax", None);
