@@ -312,6 +312,14 @@ impl Topology {
                 "first line `{head}` must be `<nodes> <switches> <links>`"
             ));
         }
+        // ns-3 reads the file as a stream of numbers: a fourth would be
+        // its first switch id, where this line-wise reading would drop it.
+        if nums.len() > 3 {
+            return Err(format!(
+                "first line `{head}` has {} fields; allowed: `<nodes> <switches> <links>`, the switch ids on the lines after it",
+                nums.len()
+            ));
+        }
         let parse_u = |s: &str, what: &str| -> Result<u32, String> {
             s.parse::<u32>()
                 .map_err(|_| format!("{what} `{s}` is not a non-negative integer"))
@@ -514,6 +522,15 @@ mod tests {
             e.contains(
                 "first line `3 3 2`: 3 of the 3 nodes are switches, so the topology has no hosts"
             ),
+            "{e}"
+        );
+        // ns-3 would take the 4 as the switch id, and 2 as a link's end.
+        let e = Topology::from_hpcc_file(
+            "5 1 3 4\n2\n0 3 100Gbps 1000ns 0\n1 3 100Gbps 1000ns 0\n3 4 100Gbps 1000ns 0\n",
+        )
+        .unwrap_err();
+        assert!(
+            e.contains("first line `5 1 3 4` has 4 fields; allowed: `<nodes> <switches> <links>`, the switch ids on the lines after it"),
             "{e}"
         );
         // Switch ids may still span lines.
