@@ -354,3 +354,24 @@ def test_a_scenario_without_a_hidden_controller_keeps_its_run_id(examples):
     sc = load_scenario(examples / "dumbbell-dcqcn.yaml")
     assert sc.identity() == sc.to_json()
     assert run_id_of(sc) == hashlib.sha256(sc.to_json().encode()).hexdigest()[:16]
+
+
+def test_runs_that_start_flows_too_late_are_warned_of_once_before_the_sweep(tmp_path):
+    """A sweep over `duration` may cut runs short on purpose, a typo may not:
+    the sweep says so once, when it expands the runs, and its workers keep
+    quiet (each would print it again)."""
+    (tmp_path / "s.yaml").write_text(
+        "name: late\nduration: 2ms\n"
+        "topology: {kind: single_switch, hosts: 3, host_link: {rate: 100Gbps, delay: 1us}}\n"
+        "workload:\n  flows:\n    - {src: h0, dst: h1, size: 4KB}\n    - {src: h1, dst: h2, size: 4KB, start: 100us}\n")
+    (tmp_path / "sw.yaml").write_text("base: s.yaml\ngrid: {duration: [50us, 80us, 2ms]}\n")
+    said = ("rdmalab: warning: 2 of 3 runs cannot complete all they start; first: run 0 (duration=50us): "
+            "1 flow starts at or after the duration (50 µs): it cannot complete; lengthen `duration` or move the starts")
+    r = rdmalab_cli("sweep", tmp_path / "sw.yaml", "--out", tmp_path / "o", "--dry-run")
+    assert r.returncode == 0 and said in r.stderr, r.stderr
+    r = rdmalab_cli("sweep", tmp_path / "sw.yaml", "--out", tmp_path / "o", "--workers", "2", "--quiet")
+    assert r.returncode == 0, r.stderr
+    assert [line for line in r.stderr.splitlines() if "start" in line] == [said], r.stderr
+    (tmp_path / "sw.yaml").write_text("base: s.yaml\ngrid: {duration: [1ms, 2ms]}\n")
+    r = rdmalab_cli("sweep", tmp_path / "sw.yaml", "--out", tmp_path / "o2", "--dry-run")
+    assert r.returncode == 0 and "warning" not in r.stderr, r.stderr

@@ -87,8 +87,9 @@ def late_starts_warning(late_flows: int, late_apps: int, duration_ps: int) -> st
     parts = [plural(n, what) for n, what in ((late_flows, "flow"), (late_apps, "application")) if n]
     if not parts:
         return None
-    return (f"{' and '.join(parts)} start at or after the duration ({fmt_time(duration_ps)}): "
-            f"{'they' if late_flows + late_apps > 1 else 'it'} cannot complete; lengthen `duration` or move the starts")
+    one = late_flows + late_apps == 1
+    return (f"{' and '.join(parts)} start{'s' if one else ''} at or after the duration ({fmt_time(duration_ps)}): "
+            f"{'it' if one else 'they'} cannot complete; lengthen `duration` or move the starts")
 
 
 def validate(scenario: LoadedScenario) -> dict:

@@ -22,13 +22,14 @@ import sys
 import tempfile
 import time
 import traceback
+import warnings
 from dataclasses import dataclass
 from multiprocessing import get_context
 from pathlib import Path
 
 from rdmalab import __version__
 from rdmalab.runner import _fmt_secs, run
-from rdmalab.scenario import scenario_from_dict
+from rdmalab.scenario import ScenarioWarning, scenario_from_dict
 from rdmalab.sweep.spec import Sweep, describe_params
 from rdmalab.sweep.store import RECORD_FIELDS, RUN_RECORD, Store
 
@@ -42,7 +43,10 @@ def execute(scenario_data: dict, work_dir: Path, backend: str) -> dict:
     started, t0 = _now(), time.perf_counter()
     rec = {"status": "done", "error": None}
     try:
-        run(scenario_from_dict(scenario_data), out_dir=work_dir)
+        with warnings.catch_warnings():
+            # The sweep said it once when it expanded the runs.
+            warnings.simplefilter("ignore", ScenarioWarning)
+            run(scenario_from_dict(scenario_data), out_dir=work_dir)
     except Exception as e:  # a failed run is recorded, and the sweep goes on
         rec = {"status": "failed", "error": f"{type(e).__name__}: {e}", "traceback": traceback.format_exc()}
     rec.update({

@@ -30,6 +30,7 @@ import hashlib
 import itertools
 import json
 import re
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,8 +40,8 @@ import yaml
 from rdmalab import yamlio
 
 from rdmalab._core import ScenarioError
-from rdmalab.runner import validate
-from rdmalab.scenario import LoadedScenario, read_input, scenario_from_dict
+from rdmalab.runner import late_starts_warning, validate
+from rdmalab.scenario import LoadedScenario, ScenarioWarning, read_input, scenario_from_dict
 
 #: Runs one sweep may expand to: each is a directory and a scenario in memory.
 MAX_RUNS = 100_000
@@ -365,6 +366,7 @@ def sweep_from_dict(spec: Any, sweep_dir: str | Path = ".", source: str = "<dict
     runs: list[Run] = []
     by_id: dict[str, Run] = {}
     problems: dict[str, list[dict]] = {}
+    late: list[tuple[int, dict, str]] = []  # runs whose flows start too late: index, params, what
     for index, combo in enumerate(itertools.product(*(ax.points for ax in axes))):
         data = copy.deepcopy(base)
         params: dict = {}
@@ -389,10 +391,14 @@ def sweep_from_dict(spec: Any, sweep_dir: str | Path = ".", source: str = "<dict
         runs.append(run)
         if check:
             try:
-                validate(scenario)
+                info = validate(scenario)
             except ScenarioError as e:
                 for p in _core_problems(str(e)):
                     problems.setdefault(p, []).append(params)
+            else:
+                what = late_starts_warning(info["late_flows"], info["late_apps"], info["duration_ps"])
+                if what:
+                    late.append((index, params, what))
 
     total = 1
     for ax in axes:
@@ -410,6 +416,17 @@ def sweep_from_dict(spec: Any, sweep_dir: str | Path = ".", source: str = "<dict
         if len(problems) > _MAX_PROBLEMS:
             lines.append(f"  ... and {len(problems) - _MAX_PROBLEMS} more")
         raise SweepError("\n".join(lines))
+
+    if late:
+        # Once for the sweep, before it runs (its workers keep quiet): a
+        # sweep over `duration` may mean it, a typo may not.
+        index, params, what = late[0]
+        warnings.warn(
+            f"{len(late)} of {total} runs cannot complete all they start; first: run {index} "
+            f"({describe_params(params)}): {what}",
+            ScenarioWarning,
+            stacklevel=2,
+        )
 
     name = spec.get("name") or (Path(source).stem if source != "<dict>" else "sweep")
     return Sweep(
