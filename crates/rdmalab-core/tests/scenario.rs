@@ -402,6 +402,20 @@ fn an_incast_sender_listed_twice_is_refused() {
         e.contains("workload.incast.senders[2]: `2` — appears twice"),
         "{e}"
     );
+    // Beside other flows, an empty list would add nothing, unseen.
+    let with_flow = |senders: &str| {
+        format!(
+            r#"{{"duration": "1ms", {BASE_TOPO},
+            "workload": {{"incast": {{"senders": {senders}, "receiver": "h3", "size": "4KB"}},
+                "flows": [{{"src": "h0", "dst": "h1", "size": "4KB"}}]}}}}"#
+        )
+    };
+    let e = errors(&with_flow("[]"));
+    assert!(
+        e.contains("workload.incast.senders: `[]` — lists no host; allowed: a count of hosts (at least 1) or a list of at least one host"),
+        "{e}"
+    );
+    Scenario::from_json_str(&with_flow(r#"["h2"]"#)).unwrap();
     Scenario::from_json_str(&incast(r#"["h0", "h1", 2]"#)).unwrap();
 }
 

@@ -3749,6 +3749,13 @@ impl Parser {
                         senders = others[..k].to_vec();
                     }
                 }
+                // An empty list would add an incast of no flows, unseen
+                // beside the rest of the workload.
+                Some(Value::Array(a)) if a.is_empty() => self.err(
+                    f.key("senders"),
+                    "`[]`".to_string(),
+                    "lists no host; allowed: a count of hosts (at least 1) or a list of at least one host",
+                ),
                 Some(Value::Array(a)) => {
                     let mut seen = std::collections::HashSet::new();
                     for (i, s) in a.iter().enumerate() {
