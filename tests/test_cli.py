@@ -329,3 +329,28 @@ def test_a_reader_that_stops_reading_gets_no_traceback(args):
     p.stderr.close()
     assert b"Traceback" not in err and b"BrokenPipeError" not in err, err
     assert p.returncode == 141
+
+
+def test_the_run_summary_and_analyze_give_the_same_quantiles(tmp_path):
+    """Both take the nearest rank (the ⌈q·n⌉-th smallest): with twelve
+    flows the median is the 6th, where the rounded index (n − 1) / 2 gave
+    the 7th, so the same run's p50 differed between the two commands."""
+    f = tmp_path / "s.yaml"
+    flows = "\n".join(f"    - {{src: h{i % 3}, dst: h3, size: {4 * (i + 1)}KB, start: {i}us}}" for i in range(12))
+    f.write_text("name: q\nduration: 2ms\n"
+                 "topology: {kind: single_switch, hosts: 4, host_link: {rate: 100Gbps, delay: 1us}}\n"
+                 f"workload:\n  flows:\n{flows}\n")
+    r = subprocess.run([sys.executable, "-m", "rdmalab", "run", str(f), "--out", str(tmp_path / "o")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    line = next(x for x in r.stdout.splitlines() if x.strip().startswith("FCT slowdown"))
+    p50, p99 = float(line.split()[3]), float(line.split()[7])
+    with open(tmp_path / "o" / "flows.csv") as fh:
+        sd = sorted(float(row["slowdown"]) for row in csv.DictReader(fh))
+    assert len(sd) == 12 and sd[5] != sd[6], sd
+    assert (p50, p99) == (round(sd[5], 2), round(sd[11], 2)), (line, sd)
+    a = subprocess.run([sys.executable, "-m", "rdmalab", "analyze", str(tmp_path / "o"), "--buckets", "1"],
+                       capture_output=True, text=True)
+    assert a.returncode == 0, a.stderr
+    row = a.stdout.splitlines()[-1].split()
+    assert round(float(row[5]), 2) == p50, a.stdout

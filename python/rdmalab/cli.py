@@ -15,10 +15,13 @@ from rdmalab._core import RunError, ScenarioError
 
 
 def _percentile(xs: list[float], q: float) -> float:
+    """The nearest-rank q-quantile, the ⌈q·n⌉-th smallest, as `rdmalab
+    analyze` and the report compute it (rdmalab.analysis): the summary of a
+    run and the analysis of the same run give the same p50 and p99."""
     if not xs:
         return float("nan")
     xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(round(q * (len(xs) - 1))))]
+    return xs[max(math.ceil(q * len(xs) - 1e-9), 1) - 1]
 
 
 def _flow_columns(csv_path: Path, *names: str) -> list[list[float]]:
