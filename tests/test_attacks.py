@@ -18,7 +18,9 @@ def test_fig3_parallel_qps_per_scope(examples, tmp_path):
     assert (plots / "attacks-fig3-share.png").stat().st_size > 0
     t = pl.read_csv(plots / "attacks-fig3-share.csv")
     assert t.height == 40
-    share = {(r["cc"], r["nic.cc_scope"], r["attacker_qps"]): r["attacker_share"] for r in t.iter_rows(named=True)}
+    # The scope column is `cc_scope`, as in every attack figure's CSV.
+    assert t.columns == ["cc", "cc_scope", "attacker_qps", "attacker_gbps", "victim_gbps", "attacker_share"]
+    share = {(r["cc"], r["cc_scope"], r["attacker_qps"]): r["attacker_share"] for r in t.iter_rows(named=True)}
     # Per QP (the IB spec): N QPs take about N/(N+1).
     assert abs(share["dcqcn", "qp", 2] - 2 / 3) < 0.03
     assert share["dcqcn", "qp", 16] > 0.85

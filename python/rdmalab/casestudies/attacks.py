@@ -56,7 +56,9 @@ def fig3(results):
         traces.append(Trace(name, g[QPS_KEY].to_list(), g["attacker_share"].to_list(), _color(i), dash=name.startswith("none")))
     fig = Figure("attacks-fig3-share", "Parallel-QP attack: attacker's share vs its QPs (Snyder et al. Fig. 3)",
                  "attacker QPs (victim: 1)", "attacker share of goodput", traces, xlog=True)
-    table = p.select(label + [QPS_KEY, "attacker_gbps", "victim_gbps", "attacker_share"]).rename({QPS_KEY: "attacker_qps"})
+    # `cc_scope`, as in the other attack figures' CSVs, so they join on it.
+    table = p.select(label + [QPS_KEY, "attacker_gbps", "victim_gbps", "attacker_share"]).rename(
+        {QPS_KEY: "attacker_qps", SCOPE_KEY: "cc_scope"})
     return [(fig, table)]
 
 
