@@ -194,6 +194,11 @@ fn bad_policies_are_refused() {
             "then",
             "exactly one action",
         ),
+        (
+            r#"{"policies": [{"name": "x", "when": [{"signal": "port_utilization", "above": 0.8}]}]}"#,
+            "then",
+            "{set_uar: PLACEMENT, job: J}",
+        ),
     ] {
         let e = Scenario::from_json_str(&with(sched))
             .err()
@@ -400,5 +405,70 @@ fn a_queueing_policy_raises_a_jobs_weight() {
     assert!(
         bytes_w as f64 > 1.4 * bytes as f64,
         "job q's bytes {bytes_w} vs {bytes}"
+    );
+}
+
+/// The bulk senders (h0, h3) form job `ts`, the latency sender (h1) job
+/// `ls`, each on its own hosts, with `policies` as h1's and h0's schedulers
+/// would run them.
+fn two_job_scenario(policies: &str) -> String {
+    scenario(r#", "job": "ls""#)
+        .replace(
+            r#""name": "ts0","#,
+            r#""name": "ts0", "job": "ts","#,
+        )
+        .replace(
+            r#""name": "ts1","#,
+            r#""name": "ts1", "job": "ts","#,
+        )
+        .replace(
+            r#""cc": {"algorithm": "none"},"#,
+            &format!(
+                r#""cc": {{"algorithm": "none"}}, "host": {{"scheduler": {{"period": "20us", "policies": {policies}}}}},"#
+            ),
+        )
+}
+
+/// A policy acts on its job's QPs on the host whose scheduler fired it, so a
+/// host without them neither acts nor records a firing: every host here sees
+/// its port busy, but only the bulk job's hosts move it.
+#[test]
+fn a_policy_fires_only_on_the_hosts_of_its_job() {
+    let json = two_job_scenario(
+        r#"[{"name": "demote", "when": [{"signal": "port_utilization", "above": 0.0001}], "then": {"set_class": 2, "job": "ts"}}]"#,
+    );
+    let mut w = Scenario::from_json_str(&json)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .build()
+        .unwrap();
+    w.run_to_end().unwrap();
+    let nodes: std::collections::BTreeSet<u32> =
+        w.policy_firings.iter().map(|f| f.node).collect();
+    assert_eq!(
+        nodes,
+        [0, 3].into_iter().collect(),
+        "h0 and h3 run `ts`; h1, busy too, runs only `ls`"
+    );
+    for a in 0..2 {
+        assert_eq!(w.qps[w.apps[a].qp.unwrap() as usize].class, 2);
+    }
+}
+
+/// A condition on a job that shares no host with the action's job could only
+/// hold on hosts where the action has no QPs: refused, naming both.
+#[test]
+fn a_policy_reading_a_job_on_other_hosts_is_refused() {
+    let json = two_job_scenario(
+        r#"[{"name": "yield", "when": [{"signal": "p99_latency_us", "job": "ls", "above": 20}], "then": {"set_class": 2, "job": "ts"}}]"#,
+    );
+    let e = Scenario::from_json_str(&json)
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(
+        e.contains("host.scheduler.policies[0].when[0].job")
+            && e.contains("`ls` — runs on h1")
+            && e.contains("`ts` on h0, h3"),
+        "{e}"
     );
 }

@@ -139,6 +139,15 @@ impl World {
                 }
             }
             for p in sched.eval.evaluate(&cfg.policies, &sig) {
+                // A policy acts only where its job runs: a host without the
+                // job's QPs would record a firing that changed nothing.
+                let job = Some(cfg.policies[p].then.job());
+                let here = self.workload.apps.iter().any(|a| {
+                    a.job == job && self.node_index[a.src as usize] as usize == nic_i
+                });
+                if !here {
+                    continue;
+                }
                 self.q.schedule(
                     now + cfg.cost,
                     Event::PolicyAct {

@@ -642,7 +642,14 @@ impl Parser {
             }
             n.uar = host.uar;
             if let Some(w) = &workload {
-                n.scheduler = self.scheduler(&o, w);
+                // Workload hosts are node indices of the topology.
+                let host_name = |i: u32| {
+                    topology
+                        .as_ref()
+                        .and_then(|t| t.nodes.get(i as usize))
+                        .map_or_else(|| format!("node {i}"), |n| n.name.clone())
+                };
+                n.scheduler = self.scheduler(&o, w, &host_name);
             }
             n.pcie = host.pcie;
             n.device_pcie = host.device_pcie;
@@ -2849,8 +2856,14 @@ impl Parser {
     }
 
     /// `host.scheduler`: the host scheduler loop and its policies; job names
-    /// are resolved against the workload's `job`s.
-    fn scheduler(&mut self, o: &Obj, w: &Workload) -> Option<crate::host::policy::SchedulerConfig> {
+    /// are resolved against the workload's `job`s. `host_name` names a
+    /// workload host (a node index) in refusals.
+    fn scheduler(
+        &mut self,
+        o: &Obj,
+        w: &Workload,
+        host_name: &dyn Fn(u32) -> String,
+    ) -> Option<crate::host::policy::SchedulerConfig> {
         use crate::host::policy::{Condition, Policy, PolicyAction, SchedulerConfig, Signal, Test};
         let empty = Map::new();
         let h = match o.get("host") {
@@ -2909,6 +2922,7 @@ impl Parser {
             self.table_name(p.key("name"), &name);
             let periods = self.int(&p, "for", Some(1), 1, 1 << 20);
             let mut when = Vec::new();
+            let mut cond_jobs: Vec<(String, u32)> = Vec::new();
             let conds = self.list(&p, "when");
             if conds.is_empty() {
                 self.err(
@@ -2987,6 +3001,9 @@ impl Parser {
                 };
                 if let Some(test) = test {
                     when.push(Condition { signal, job, test });
+                    if let Some(j) = job {
+                        cond_jobs.push((c.key("job"), j));
+                    }
                 }
             }
             let then = match p.get("then") {
@@ -2999,7 +3016,7 @@ impl Parser {
                     self.err(
                         p.key("then"),
                         "",
-                        "is required: {set_class: C, job: J} or {set_share: N, job: J}",
+                        "is required: {set_class: C, job: J}, {set_share: N, job: J}, {set_qps: K, job: J} or {set_uar: PLACEMENT, job: J}",
                     );
                     None
                 }
@@ -3021,6 +3038,41 @@ impl Parser {
                     }
                 }
             });
+            // A host's scheduler reads its own QPs' signals and acts on its
+            // own QPs, so a condition on a job that runs on no host of the
+            // action's job could never fire where the action acts.
+            if let Some(then) = &action {
+                let hosts_of = |j: u32| -> Vec<u32> {
+                    let mut h: Vec<u32> = w
+                        .apps
+                        .iter()
+                        .filter(|a| a.job == Some(j))
+                        .map(|a| a.src)
+                        .collect();
+                    h.sort_unstable();
+                    h.dedup();
+                    h
+                };
+                let acted = hosts_of(then.job());
+                for (key, j) in &cond_jobs {
+                    let read = hosts_of(*j);
+                    if !read.iter().any(|h| acted.contains(h)) {
+                        let name = |hs: &[u32]| {
+                            hs.iter().map(|&i| host_name(i)).collect::<Vec<_>>().join(", ")
+                        };
+                        self.err(
+                            key.clone(),
+                            format!("`{}`", w.jobs[*j as usize]),
+                            format!(
+                                "runs on {}, and the action's job `{}` on {}: each host's scheduler reads and acts on its own QPs only, so the condition's job must send from a host of the action's job",
+                                name(&read),
+                                w.jobs[then.job() as usize],
+                                name(&acted)
+                            ),
+                        );
+                    }
+                }
+            }
             if let (Some(then), Some(periods)) = (action, periods) {
                 policies.push(Policy {
                     name,
