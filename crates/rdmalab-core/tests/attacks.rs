@@ -456,8 +456,8 @@ fn ring(scope: &str, overlays: &str) -> (f64, f64) {
 fn shuffled_overlays_beat_per_pair_cc_but_not_per_tenant_cc() {
     let share = |(a, v): (f64, f64)| a / (a + v);
     // Per QP a ring chained on fresh QPs is a staggered attack.
-    let s = share(ring("qp", "fixed"));
-    assert!(s > 0.9, "per QP, fixed ring: h0's share {s:.3}");
+    let qp_fixed = share(ring("qp", "fixed"));
+    assert!(qp_fixed > 0.9, "per QP, fixed ring: h0's share {qp_fixed:.3}");
     // Per host pair a fixed ring is one compliant flow; shuffling the
     // overlay gives each step a pair of its own (Table I: vulnerable).
     let fixed = share(ring("pair", "fixed"));
@@ -470,6 +470,12 @@ fn shuffled_overlays_beat_per_pair_cc_but_not_per_tenant_cc() {
     // One state per tenant at the NIC: the new neighbours gain nothing.
     let s = share(ring("tenant", "shuffled"));
     assert!(s < 0.55, "per tenant, shuffled ring: {s:.3}");
+    // The rest of docs/attacks.md's Table I rows (run with --nocapture).
+    let (qp_shuffled, tenant_fixed) = (
+        share(ring("qp", "shuffled")),
+        share(ring("tenant", "fixed")),
+    );
+    println!("h0's share, qp / pair / tenant: fixed {qp_fixed:.2} / {fixed:.2} / {tenant_fixed:.2}, shuffled {qp_shuffled:.2} / {shuffled:.2} / {s:.2}");
 }
 
 /// Victim short flows (WebSearch sizes between h1 and h7, 30 % load) beside
@@ -604,6 +610,7 @@ fn shared_cc_states_cost_compliant_short_flows() {
         ten50 >= pair50,
         "median per pair {pair50:.3}, per tenant {ten50:.3}"
     );
+    println!("median slowdown: per QP {qp50:.3}, per pair {pair50:.3}, per tenant {ten50:.3}");
 }
 
 /// An attacker on two hosts (h0 and h2, 4 QPs each) and a victim (h1, one
@@ -642,6 +649,7 @@ fn the_tenant_guard_holds_an_attacker_spread_over_hosts_to_an_equal_share() {
     // The receiver sees the tenant whole and pushes it back to half.
     let guarded = distributed("qp", "tenant-guard");
     assert!(guarded < 0.55, "tenant guard: {guarded:.3}");
+    println!("attacker on two hosts: per QP {per_qp:.2}, per tenant {per_tenant:.2}, tenant-guard {guarded:.2}");
 }
 
 #[test]
