@@ -318,6 +318,19 @@ fn bad_attack_and_tenant_input_is_refused() {
         e.contains("workload.staggered[0].interval") && e.contains("must be longer than 0"),
         "{e}"
     );
+    // A refused interval names both forms it takes.
+    for bad in [r#""rtt""#, "13", r#"{"every": "13us"}"#] {
+        let e = errors(&st(&format!(r#", "interval": {bad}, "pieces": 4"#)));
+        assert!(
+            e.contains("workload.staggered[0].interval") && e.contains("or `sent`"),
+            "{bad}: {e}"
+        );
+    }
+    let e = errors(&st(r#", "pieces": 4"#));
+    assert!(
+        e.contains("workload.staggered[0].interval: is required") && e.contains("or `sent`"),
+        "{e}"
+    );
     let e = errors(&st(r#", "interval": "6us", "pieces": 0"#));
     assert!(
         e.contains("workload.staggered[0].pieces") && e.contains("`0`"),

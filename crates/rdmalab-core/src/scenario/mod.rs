@@ -4229,7 +4229,16 @@ impl Parser {
             let interval = if chained {
                 Some(Duration::ZERO)
             } else {
-                self.duration(&f, "interval", None)
+                let before = self.errs.len();
+                let d = self.duration(&f, "interval", None);
+                // The duration check says only what a duration is; `sent` is allowed too.
+                let key = f.key("interval");
+                for e in self.errs[before..].iter_mut().filter(|e| e.key == key) {
+                    e.allowed.push_str(
+                        "; or `sent`: the next QP starts when the previous one has sent its piece",
+                    );
+                }
+                d
             };
             let start = self.duration(&f, "start", Some(Duration::ZERO));
             let tenant = self.tenant_of(&f, &wl, &host_tenant, src);
