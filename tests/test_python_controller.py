@@ -258,3 +258,29 @@ def test_a_python_controller_carries_its_own_header(tmp_path):
     with pytest.raises(Exception, match="allowed 0 to 15"):
         bad = STAMP.replace("set_cc_header_word(3,", "set_cc_header_word(16,")
         rdmalab.run(scenario(tmp_path, bad, "Stamp", control={"cc_header": "16B"}), out_dir=tmp_path / "bad")
+
+
+TENANT_RATE = '''
+from rdmalab import Controller
+class ByTenant(Controller):
+    """Pin each QP's rate to its tenant: 10 Gb/s per tenant number + 10, 50 without one."""
+    subscriptions = []
+    def on_start(self, ctx):
+        ctx.set_rate(50e9 if ctx.tenant is None else (ctx.tenant + 1) * 10e9)
+'''
+
+
+def test_the_context_names_the_qps_tenant(tmp_path):
+    """`ctx.tenant` is shared by the QPs of one tenant, differs between
+    tenants, and is None for a QP without one: a per-tenant defence can
+    group by it (docs/controllers.md)."""
+    def rates(**extra):
+        out = tmp_path / f"out{len(extra)}"
+        rdmalab.run(scenario(tmp_path, TENANT_RATE, "ByTenant", **extra), out_dir=out)
+        rows = pq.read_table(out / "qp_samples.parquet").to_pylist()
+        return {r["qp"]: r["dequeue_rate_bps"] for r in rows}
+
+    assert set(rates().values()) == {50e9}
+    workload = dict(BASE["workload"], tenants={"a": {"hosts": ["h0"]}, "b": {"hosts": ["h1"]}})
+    by_qp = rates(workload=workload)
+    assert sorted(by_qp.values()) == [10e9, 20e9], by_qp

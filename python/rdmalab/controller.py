@@ -27,7 +27,8 @@ Subscribe to ``PEER`` to get both PEER and HINT events.
 
 The context has ``now_ps``, ``line_rate_bps``, ``rate_bps``,
 ``bytes_in_flight``, ``snd_nxt_bytes``, ``base_rtt_ps``, ``path_hops``,
-``mtu``, ``coalesced``, ``int_hops``, the QP's id ``qp`` and the counters of
+``mtu``, ``coalesced``, ``int_hops``, the QP's id ``qp``, its ``tenant`` (a
+number the QPs of one tenant share, or None) and the counters of
 the NIC where the event happened (``nic_node``, ``nic_active_qps``,
 ``nic_tx_bytes``, ``nic_rx_bytes``, ``nic_rx_payload``: cumulative, so a
 controller turns them into rates with ``now_ps``), and records actions:

@@ -409,6 +409,10 @@ struct PyContext {
     /// The QP's id (a key for per-flow tables shared across QPs).
     #[pyo3(get)]
     qp: u32,
+    /// The tenant that owns the QP (`workload.tenants`), as a number the
+    /// QPs of one tenant share, or None: what a per-tenant defence groups by.
+    #[pyo3(get)]
+    tenant: Option<u32>,
     /// Counters of the NIC where the event happened: its node id, QPs in its
     /// round robin, frame bytes sent and received, data payload received.
     #[pyo3(get)]
@@ -534,6 +538,7 @@ impl PyController {
             coalesced: ctx.coalesced,
             at_receiver: ctx.at_receiver,
             qp: ctx.qp,
+            tenant: (ctx.tenant != u32::MAX).then_some(ctx.tenant),
             nic_node: ctx.nic.node,
             nic_active_qps: ctx.nic.active_qps,
             nic_tx_bytes: ctx.nic.tx_bytes,
