@@ -82,6 +82,12 @@ MALFORMED = {
     "unknown sweep key": ("grids: {duration: [1ms]}", ["grids: unknown sweep key; allowed: name,"]),
     "index out of range": ("grid:\n  workload.perftest[9].message_size: [1KB]",
                            ["`workload.perftest` has 4 items (indices 0 to 3)"]),
+    "values that read alike": ("grid: {workload.poisson.load: [1, 1.0]}",
+                               ["grid `workload.poisson.load`: `1` and `1.0` read the same in the results (`1.0`)"]),
+    "text that reads as a number": ("zip: [{workload.poisson.load: [0.5, '0.5'], seed: [1, 1]}]",
+                                    ["zip[0]: `0.5`, `1` and `\"0.5\"`, `1` read the same in the results"]),
+    "labels that read alike": ("grid:\n  cc:\n    1: {algorithm: dcqcn}\n    '1': {algorithm: none}",
+                               ["grid `cc`: the labels `1` and `\"1\"` are both `1` in the results"]),
     "not a key": ("grid: {'cc..x': [1]}", ["grid `cc..x`: `cc..x` is not a scenario key"]),
 }
 

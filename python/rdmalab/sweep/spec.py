@@ -157,10 +157,66 @@ def _column_value(v: Any) -> Any:
     return json.dumps(v, sort_keys=True, separators=(",", ":"))
 
 
+def param_kind(values: list) -> str:
+    """The type of a parameter's column in the results: `bool`, `int` or
+    `float` when all its values are (ints among floats read as floats), else
+    `str` (the store's tables and the manifest use it)."""
+    present = [v for v in values if v is not None]
+    if present and all(isinstance(v, bool) for v in present):
+        return "bool"
+    if present and all(isinstance(v, int) and not isinstance(v, bool) for v in present):
+        return "int"
+    if present and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in present):
+        return "float"
+    return "str"
+
+
+def shown_value(v: Any, kind: str) -> Any:
+    """A parameter value as its column of kind `kind` holds it."""
+    if v is None:
+        return None
+    if kind == "float":
+        return float(v)
+    if kind == "str" and not isinstance(v, str):
+        return json.dumps(v)
+    return v
+
+
+def _check_columns(axes: list[Axis]) -> None:
+    """Two settings of an axis must read apart in the results, or every table
+    and plot pools their runs as one setting: the values 1 and 1.0 are both
+    1.0 in a float column, 0.5 and "0.5" both "0.5" in a text one, and the
+    labels 1 and "1" (or null and "None") are one label."""
+    for ax in axes:
+        kinds = [param_kind([cols[i] for cols, _ in ax.points]) for i in range(len(ax.keys))]
+        seen: dict[tuple, tuple] = {}
+        for cols, _ in ax.points:
+            shown = tuple(shown_value(c, k) for c, k in zip(cols, kinds))
+            if shown in seen:
+                first = ", ".join(f"`{json.dumps(c)}`" for c in seen[shown])
+                second = ", ".join(f"`{json.dumps(c)}`" for c in cols)
+                read = ", ".join(f"`{s}`" for s in shown)
+                raise SweepError(
+                    f"{ax.where}: {first} and {second} read the same in the results ({read}), so tables and "
+                    f"plots would pool their runs as one setting; write the value once, or give every value a "
+                    f"label of its own (a mapping from labels to values)"
+                )
+            seen[shown] = cols
+
+
 def _values(where: str, spec: Any, unique: bool = True) -> list[tuple[Any, Any]]:
     """An axis' values as (column value, scenario value): a list, or a mapping of label -> value."""
     if isinstance(spec, dict):
         pts = [(str(label), v) for label, v in spec.items()]
+        labels: dict[str, Any] = {}
+        for label in spec:
+            if str(label) in labels:
+                raise SweepError(
+                    f"{where}: the labels `{json.dumps(labels[str(label)])}` and `{json.dumps(label)}` are both "
+                    f"`{label}` in the results, so tables and plots would pool their runs as one setting; "
+                    f"give every value a label of its own"
+                )
+            labels[str(label)] = label
     elif isinstance(spec, list):
         pts = [(_column_value(v), v) for v in spec]
     else:
@@ -351,6 +407,7 @@ def sweep_from_dict(spec: Any, sweep_dir: str | Path = ".", source: str = "<dict
         raise SweepError("set: must be a mapping from scenario keys to values")
     axes = _axes(spec)
     _check_conflicts(fixed, axes)
+    _check_columns(axes)
 
     base = copy.deepcopy(base)
     for k, v in fixed.items():

@@ -27,6 +27,7 @@ import polars as pl
 
 from rdmalab.outputs import COLUMNS, SCHEMAS, CorruptOutput, read_json, read_table
 from rdmalab.sweep.common import NotResults, StoreBusy
+from rdmalab.sweep.spec import param_kind
 
 MANIFEST = "manifest.jsonl"
 PLAN = "plan.jsonl"
@@ -208,14 +209,8 @@ def _cell(v, dtype):
 
 
 def _param_dtype(values: list):
-    present = [v for v in values if v is not None]
-    if present and all(isinstance(v, bool) for v in present):
-        return pl.Boolean
-    if present and all(isinstance(v, int) and not isinstance(v, bool) for v in present):
-        return pl.Int64
-    if present and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in present):
-        return pl.Float64
-    return pl.String
+    """A parameter's column type (`param_kind`, which the sweep's checks use too)."""
+    return {"bool": pl.Boolean, "int": pl.Int64, "float": pl.Float64, "str": pl.String}[param_kind(values)]
 
 
 class Results:
