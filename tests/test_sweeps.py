@@ -209,6 +209,27 @@ def test_a_failed_run_records_its_error_and_the_others_finish(tmp_path, examples
     assert load_results(out, "flows")["max_events"].unique().to_list() == [100000000]
 
 
+def test_a_run_directory_without_its_record_is_run_again_and_replaced(tmp_path, examples):
+    path = tmp_path / "rec-sweep.yaml"
+    path.write_text(f"base: {examples / 'dumbbell-dcqcn.yaml'}\nset: {{duration: 300us}}\nseeds: [1, 2]\n")
+    out = tmp_path / "out"
+    assert rdmalab_cli("sweep", path, "--out", out, "--workers", 1, "--quiet").returncode == 0
+    first = out / manifest(out)[0]["run_dir"]
+    (first / "run.json").unlink()
+    (first / "flows.csv").unlink()
+    r = rdmalab_cli("sweep", path, "--out", out, "--workers", 1, "--quiet")
+    assert r.returncode == 0 and "(1 run now, 1 finished before)" in r.stdout, r.stdout + r.stderr
+    assert (first / "run.json").exists() and (first / "flows.csv").exists(), "the new run replaces the remains"
+    assert "(0 run now, 2 finished before)" in rdmalab_cli("sweep", path, "--out", out, "--quiet").stdout
+    # A run.json that is not rdmalab's: refused, naming the file, not a traceback.
+    for bad in ("{bad", '{"status": "finished"}', "[]"):
+        (first / "run.json").write_text(bad)
+        r = rdmalab_cli("sweep", path, "--out", out, "--quiet")
+        assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+        assert f"{first / 'run.json'} is not the run record rdmalab writes" in r.stderr, r.stderr
+        assert f"delete {first} (the sweep then runs it again)" in r.stderr
+
+
 def test_slurm_export_writes_an_array_job_that_fills_the_store(tmp_path, examples):
     path = tmp_path / "hpc-sweep.yaml"
     path.write_text(f"base: {examples / 'dumbbell-dcqcn.yaml'}\nset: {{duration: 1ms}}\n"

@@ -121,11 +121,23 @@ class Store:
         return self.runs / run_id
 
     def record(self, run_id: str) -> dict | None:
-        """The run's run.json if the run is finished (done or failed), else None."""
+        """The run's run.json if the run is finished (done or failed), else None.
+        A run.json that is not one rdmalab wrote is refused: whether its run
+        finished cannot be told, and rerunning it would hide the damage."""
+        path = self.run_dir(run_id) / RUN_RECORD
         try:
-            return json.loads((self.run_dir(run_id) / RUN_RECORD).read_text())
+            rec = json.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             return None
+        except (OSError, UnicodeDecodeError, ValueError) as e:
+            why = str(e)
+        else:
+            if isinstance(rec, dict) and rec.get("status") in ("done", "failed"):
+                return rec
+            status = rec.get("status") if isinstance(rec, dict) else None
+            why = f"status `{status}`; allowed: done, failed" if isinstance(rec, dict) else f"holds {type(rec).__name__}"
+        raise CorruptOutput(f"{path} is not the run record rdmalab writes ({why}); delete "
+                            f"{self.run_dir(run_id)} (the sweep then runs it again) or sweep into a new directory")
 
     def new_work_dir(self, run_id: str) -> Path:
         """A fresh directory for a run in progress, named so a later start can tell whose it is."""
@@ -144,7 +156,14 @@ class Store:
         except OSError as e:
             if e.errno not in (errno.EEXIST, errno.ENOTEMPTY):
                 raise
-            shutil.rmtree(work_dir, ignore_errors=True)
+            if (self.run_dir(run_id) / RUN_RECORD).exists():
+                shutil.rmtree(work_dir, ignore_errors=True)
+                return
+            # A directory without run.json is no finished run (its run.json
+            # was deleted, or it was made by hand): this run, which was run
+            # because of that, replaces it rather than being thrown away.
+            shutil.rmtree(self.run_dir(run_id))
+            os.rename(work_dir, self.run_dir(run_id))
 
     def forget(self, run_id: str) -> None:
         """Remove a finished run (used to retry failed runs)."""
