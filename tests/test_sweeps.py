@@ -4,6 +4,7 @@ counts, resume after a kill, failed runs, the SLURM export."""
 import hashlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -228,6 +229,31 @@ def test_a_run_directory_without_its_record_is_run_again_and_replaced(tmp_path, 
         assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
         assert f"{first / 'run.json'} is not the run record rdmalab writes" in r.stderr, r.stderr
         assert f"delete {first} (the sweep then runs it again)" in r.stderr
+
+
+def _edit_manifest(out: Path, edit) -> None:
+    rows = manifest(out)
+    edit(rows)
+    (out / "manifest.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda rows: rows.__setitem__(1, rows[0]), "run 2 of 12: run `{id0}` is listed twice"),
+    (lambda rows: rows[0].pop("status"), "run 1 of 12: `status` is `null` — allowed: pending, done, failed"),
+    (lambda rows: rows[0]["params"].pop("seed"), "run 1 of 12: `params` is `{{\"cc\": \"dcqcn\", "
+                                                 "\"workload.poisson.load\": 0.1}}` — allowed: a mapping of the "
+                                                 "sweep's parameters (cc, workload.poisson.load, seed)"),
+    (lambda rows: rows[0].update(run_dir="../.."), "run 1 of 12: `run_dir` is `\"../..\"` — allowed: runs/{id0}"),
+])
+def test_a_hand_edited_manifest_is_refused_not_counted_twice(edit, message, local_sweep, tmp_path):
+    out = tmp_path / "out"
+    shutil.copytree(local_sweep, out)
+    id0 = manifest(out)[0]["run_id"]
+    _edit_manifest(out, edit)
+    r = rdmalab_cli("analyze", out)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert f"{out / 'manifest.jsonl'}: " + message.format(id0=id0) in r.stderr, r.stderr
+    assert "run `rdmalab sweep SWEEP.yaml --out DIR` on it again" in r.stderr
 
 
 def test_slurm_export_writes_an_array_job_that_fills_the_store(tmp_path, examples):

@@ -232,6 +232,36 @@ def _param_dtype(values: list):
     return {"bool": pl.Boolean, "int": pl.Int64, "float": pl.Float64, "str": pl.String}[param_kind(values)]
 
 
+# What fixes a sweep directory's manifest or sweep.json: they are rebuilt from the run directories.
+_REBUILD = "run `rdmalab sweep SWEEP.yaml --out DIR` on it again to rebuild it from the run directories"
+
+
+def _check_manifest(rows: list[dict], path: Path, param_names: list[str]) -> None:
+    """Refuse a manifest that is not one rdmalab wrote (edited by hand): a
+    run listed twice would count twice in every table, and a line without
+    a status or parameters would fail deep inside a plot."""
+    seen: set = set()
+    for n, row in enumerate(rows, 1):
+        where = f"{path}: run {n} of {len(rows)}"
+        if not isinstance(row, dict):
+            raise CorruptOutput(f"{where} is {type(row).__name__}, not the mapping rdmalab writes; {_REBUILD}")
+        for key, ok, allowed in (
+            ("index", isinstance(row.get("index"), int), "a whole number"),
+            ("run_id", isinstance(row.get("run_id"), str), "the run's id"),
+            ("status", row.get("status") in ("pending", "done", "failed"), "pending, done, failed"),
+            ("params", isinstance(row.get("params"), dict) and sorted(row["params"]) == sorted(param_names),
+             f"a mapping of the sweep's parameters ({', '.join(param_names) or 'none'})"),
+            ("run_dir", row.get("run_dir") == f"runs/{row.get('run_id')}", f"runs/{row.get('run_id')}"),
+        ):
+            if not ok:
+                raise CorruptOutput(f"{where}: `{key}` is `{json.dumps(row.get(key))}` — allowed: {allowed}; "
+                                    f"{_REBUILD}")
+        if row["run_id"] in seen:
+            raise CorruptOutput(f"{where}: run `{row['run_id']}` is listed twice, so its rows would count twice; "
+                                f"{_REBUILD}")
+        seen.add(row["run_id"])
+
+
 class Results:
     """The runs of a sweep directory, or a single run directory, as tables with the
     parameters as columns. `table("flows")` stacks that table of every finished run,
@@ -243,8 +273,14 @@ class Results:
             self.kind = "sweep"
             self.rows = Store(self.path).read_manifest()
             meta = read_json(self.path / SWEEP)
+            names = meta.get("param_names")
+            if not isinstance(meta.get("name"), str) or not isinstance(names, list) \
+                    or not all(isinstance(k, str) for k in names):
+                raise CorruptOutput(f"{self.path / SWEEP} lacks the `name` and `param_names` rdmalab writes; "
+                                    f"{_REBUILD}")
             self.name = meta["name"]
-            self.param_names = list(meta["param_names"])
+            self.param_names = list(names)
+            _check_manifest(self.rows, self.path / MANIFEST, self.param_names)
         elif (self.path / "summary.json").exists():
             self.kind = "run"
             self.name = read_json(self.path / "summary.json").get("name", self.path.name)
