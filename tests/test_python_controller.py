@@ -94,6 +94,38 @@ class Odd(Halve):
     assert message in str(e.value) and "OverflowError" not in str(e.value), str(e.value)
 
 
+@pytest.mark.parametrize("action,message", [
+    ("ctx.set_rate(True)", "set_rate(True): allowed: a finite rate in bit/s (an int or a float)"),
+    ("ctx.set_rate('10Gbps')", "set_rate('10Gbps'): allowed: a finite rate in bit/s"),
+    ("ctx.set_window(-5)", "set_window(-5): allowed: a whole number of bytes, at least 1, or None"),
+    ("ctx.set_window(1500.5)", "set_window(1500.5): allowed: a whole number of bytes"),
+    ("ctx.set_timer(0, -1)", "set_timer(0, -1): allowed: an absolute time in ps, now ("),
+    ("ctx.set_timer(0, ctx.now_ps - 1)", "allowed: an absolute time in ps, now ("),
+    ("ctx.set_timer(4, ctx.now_ps)", "allowed: timer slots 0 to 3"),
+    ("ctx.cancel_timer(-1)", "cancel_timer(-1): allowed: timer slots 0 to 3"),
+    ("ctx.set_path(70000)", "set_path(70000): allowed: a UDP source port, 0 to 65535"),
+    ("ctx.request_probe(-1)", "request_probe(-1): allowed: a UDP source port, 0 to 65535"),
+    ("ctx.send_oob([1, 2, 3, 2**32])", "send_oob([1, 2, 3, 4294967296]): allowed: a list of four whole numbers"),
+    ("ctx.send_oob([1, 2, 3])", "send_oob([1, 2, 3]): allowed: a list of four whole numbers"),
+    ("ctx.set_share(2**40)", "set_share(1099511627776): allowed: packets per turn, 1 to 65536"),
+    ("ctx.set_class(256)", "set_class(256): allowed: a traffic class, 1 to 7"),
+    ("ctx.set_cc_header_word(0, -1)", "set_cc_header_word(0, -1): allowed: a 32-bit word, 0 to 4294967295"),
+    ("return ctx.rate_bps // 2", "returned 50000000000 from on_event; allowed: None (record actions on ctx"),
+])
+def test_an_action_out_of_range_names_the_call_and_what_is_allowed(tmp_path, action, message):
+    src = HALVE + f'''
+class Odd(Halve):
+    def on_event(self, ev, ctx):
+        if ev.kind == "ACK":
+            {action}
+'''
+    with pytest.raises(rdmalab.RunError) as e:
+        rdmalab.run(scenario(tmp_path, src, "Odd", duration="300us"))
+    msg = str(e.value)
+    assert "controller `python:Odd` on QP 0 handling an ACK event" in msg, msg
+    assert message in msg and "OverflowError" not in msg and "out of range integral" not in msg, msg
+
+
 def test_a_float_rate_is_taken_rounded_to_whole_bits(tmp_path):
     """`ctx.set_rate(ctx.rate_bps * 0.5)` works, as the same in ints does."""
     results = []
@@ -255,7 +287,7 @@ def test_a_python_controller_carries_its_own_header(tmp_path):
     sc = scenario(tmp_path, STAMP, "Stamp", control={"cc_header": "16B"})
     res = rdmalab.run(sc, out_dir=tmp_path / "out")
     assert res.summary["flows_completed"] == res.summary["flows_total"]
-    with pytest.raises(Exception, match="allowed 0 to 15"):
+    with pytest.raises(Exception, match="allowed: words 0 to 15"):
         bad = STAMP.replace("set_cc_header_word(3,", "set_cc_header_word(16,")
         rdmalab.run(scenario(tmp_path, bad, "Stamp", control={"cc_header": "16B"}), out_dir=tmp_path / "bad")
 

@@ -45,8 +45,9 @@ it and their ACKs echo it back, read as ``ctx.cc_header``, a list of words),
 words to the other end of the QP;
 ``ctx.at_receiver`` says which end this event happened at: one controller
 object serves both ends, so pass state between them only this way). Actions are
-checked (a rate must be 1 bit/s to the line rate); an exception or a bad
-action stops the run with an error that names the controller and the event.
+checked (a rate must be 1 bit/s to the line rate, a timer now or later); the
+callbacks return None. An exception, a bad action or a returned value stops the
+run with an error that names the controller and the event.
 
 Python controllers go through exactly the same interface and placements as the
 Rust ones, but each call crosses into Python: expect roughly 1–2 µs per event,

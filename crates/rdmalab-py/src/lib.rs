@@ -5,7 +5,7 @@
 use pyo3::create_exception;
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyFloat, PyList, PyString};
+use pyo3::types::{PyBool, PyDict, PyFloat, PyList, PyString};
 use rdmalab_core::algo::{CcConfig, ControllerFactory};
 use rdmalab_core::control::{
     Actions, CcContext, CcEvent, Controller, EventMask, HintKind, CC_TIMER_SLOTS,
@@ -435,81 +435,212 @@ struct PyContext {
     actions: Actions,
 }
 
+/// A whole-number argument of a controller action, in `lo..=hi`. PyO3's own
+/// conversion took `True` as 1 and said of a negative or too large number
+/// only "out of range integral type conversion attempted", naming neither
+/// the call, the value nor what is allowed; `call` names them.
+fn whole(
+    v: &Bound<'_, PyAny>,
+    lo: u64,
+    hi: u64,
+    call: impl Fn() -> String,
+    allowed: &str,
+) -> PyResult<u64> {
+    let bad = || PyValueError::new_err(format!("{}: allowed: {allowed}", call()));
+    if v.is_instance_of::<PyBool>() {
+        return Err(bad());
+    }
+    // i128: a negative number, or one past u64, is a value to name, not an OverflowError.
+    let n: i128 = v.extract().map_err(|_| bad())?;
+    if n < lo as i128 || n > hi as i128 {
+        return Err(bad());
+    }
+    Ok(n as u64)
+}
+
+/// How a message shows an argument: Python's repr.
+fn shown(v: &Bound<'_, PyAny>) -> String {
+    v.repr()
+        .map(|r| r.to_string())
+        .unwrap_or_else(|_| "?".into())
+}
+
+const MAX_SHARE: u64 = 65536;
+
 #[pymethods]
 impl PyContext {
     /// Set the QP's dequeue rate (bit/s): an int or a float (`rate * 0.5`),
     /// rounded to whole bit/s. The action's check then holds it to 1 bit/s
     /// to the line rate.
-    fn set_rate(&mut self, bps: f64) -> PyResult<()> {
-        if !(bps.is_finite() && bps >= 0.0) {
-            return Err(PyValueError::new_err(format!(
-                "set_rate({bps}): allowed: a finite rate in bit/s, 1 to the line rate"
-            )));
+    fn set_rate(&mut self, bps: &Bound<'_, PyAny>) -> PyResult<()> {
+        // Not a bool: `True` would be 1 bit/s.
+        let v: Option<f64> = if bps.is_instance_of::<PyBool>() {
+            None
+        } else {
+            bps.extract().ok()
+        };
+        match v {
+            Some(v) if v.is_finite() && v >= 0.0 => {
+                // Saturating: a rate past u64 is refused by the check as above the line rate.
+                self.actions.rate = Some(Rate(v.round() as u64));
+                Ok(())
+            }
+            _ => Err(PyValueError::new_err(format!(
+                "set_rate({}): allowed: a finite rate in bit/s (an int or a float), 1 to the line rate",
+                v.map_or_else(|| shown(bps), |v| v.to_string())
+            ))),
         }
-        // Saturating: a rate past u64 is refused by the check as above the line rate.
-        self.actions.rate = Some(Rate(bps.round() as u64));
-        Ok(())
     }
     /// Set the window in bytes in flight; None removes it.
     #[pyo3(signature = (bytes=None))]
-    fn set_window(&mut self, bytes: Option<u64>) {
-        self.actions.window = Some(bytes);
+    fn set_window(&mut self, bytes: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        self.actions.window = Some(match bytes {
+            None => None,
+            Some(b) => Some(whole(
+                b,
+                1,
+                u64::MAX,
+                || format!("set_window({})", shown(b)),
+                "a whole number of bytes, at least 1, or None (no window)",
+            )?),
+        });
+        Ok(())
     }
-    /// Arm timer `slot` (0..3) at absolute time `at_ps`.
-    fn set_timer(&mut self, slot: usize, at_ps: u64) -> PyResult<()> {
-        if slot >= CC_TIMER_SLOTS {
-            return Err(PyValueError::new_err(format!(
-                "timer slot {slot}: allowed 0 to {}",
-                CC_TIMER_SLOTS - 1
-            )));
-        }
-        self.actions.timers[slot] = Some(Some(Time(at_ps)));
+    /// Arm timer `slot` (0..3) at absolute time `at_ps`, now or later.
+    fn set_timer(&mut self, slot: &Bound<'_, PyAny>, at_ps: &Bound<'_, PyAny>) -> PyResult<()> {
+        let call = || format!("set_timer({}, {})", shown(slot), shown(at_ps));
+        let slot = whole(
+            slot,
+            0,
+            CC_TIMER_SLOTS as u64 - 1,
+            call,
+            &format!("timer slots 0 to {}", CC_TIMER_SLOTS - 1),
+        )? as usize;
+        // A time in the past would fire at once, again and again if the
+        // handler re-arms it, until the event cap ends the run long after.
+        let at = whole(
+            at_ps,
+            self.now_ps,
+            u64::MAX,
+            call,
+            &format!("an absolute time in ps, now ({} ps) or later", self.now_ps),
+        )?;
+        self.actions.timers[slot] = Some(Some(Time(at)));
         Ok(())
     }
     /// Send an out-of-band RTT probe along the path of UDP source port `udp_sport`.
-    fn request_probe(&mut self, udp_sport: u16) {
+    fn request_probe(&mut self, udp_sport: &Bound<'_, PyAny>) -> PyResult<()> {
+        let sport = whole(
+            udp_sport,
+            0,
+            u16::MAX as u64,
+            || format!("request_probe({})", shown(udp_sport)),
+            "a UDP source port, 0 to 65535",
+        )? as u16;
         let a = &mut self.actions;
         if (a.probe_count as usize) < a.probes.len() {
-            a.probes[a.probe_count as usize] = udp_sport;
+            a.probes[a.probe_count as usize] = sport;
             a.probe_count += 1;
         }
+        Ok(())
     }
     /// Move the QP's data onto the path of UDP source port `udp_sport`.
-    fn set_path(&mut self, udp_sport: u16) {
-        self.actions.path = Some(udp_sport);
+    fn set_path(&mut self, udp_sport: &Bound<'_, PyAny>) -> PyResult<()> {
+        let sport = whole(
+            udp_sport,
+            0,
+            u16::MAX as u64,
+            || format!("set_path({})", shown(udp_sport)),
+            "a UDP source port, 0 to 65535",
+        )?;
+        self.actions.path = Some(sport as u16);
+        Ok(())
     }
     /// Send four 32-bit words to the QP's other end (an out-of-band message).
-    fn send_oob(&mut self, words: [u32; 4]) {
-        self.actions.oob = Some(words);
+    fn send_oob(&mut self, words: &Bound<'_, PyAny>) -> PyResult<()> {
+        let call = || format!("send_oob({})", shown(words));
+        let allowed = "a list of four whole numbers, each 0 to 4294967295";
+        let items: Vec<Bound<'_, PyAny>> = match words.extract() {
+            Ok(items) if !words.is_instance_of::<PyString>() => items,
+            _ => {
+                return Err(PyValueError::new_err(format!(
+                    "{}: allowed: {allowed}",
+                    call()
+                )))
+            }
+        };
+        if items.len() != 4 {
+            return Err(PyValueError::new_err(format!(
+                "{}: allowed: {allowed}",
+                call()
+            )));
+        }
+        let mut out = [0u32; 4];
+        for (o, w) in out.iter_mut().zip(&items) {
+            *o = whole(w, 0, u32::MAX as u64, call, allowed)? as u32;
+        }
+        self.actions.oob = Some(out);
+        Ok(())
     }
     /// The QP's share in the NIC's QP scheduler: packets per round-robin turn.
-    fn set_share(&mut self, packets: u32) {
-        self.actions.share = Some(packets);
+    fn set_share(&mut self, packets: &Bound<'_, PyAny>) -> PyResult<()> {
+        let n = whole(
+            packets,
+            1,
+            MAX_SHARE,
+            || format!("set_share({})", shown(packets)),
+            &format!("packets per turn, 1 to {MAX_SHARE}"),
+        )?;
+        self.actions.share = Some(n as u32);
+        Ok(())
     }
     /// Move the QP's data to traffic class `class` (1 to 7).
-    fn set_class(&mut self, class: u8) {
-        self.actions.class = Some(class);
+    fn set_class(&mut self, class: &Bound<'_, PyAny>) -> PyResult<()> {
+        let c = whole(
+            class,
+            1,
+            7,
+            || format!("set_class({})", shown(class)),
+            "a traffic class, 1 to 7 (0 is the control class)",
+        )?;
+        self.actions.class = Some(c as u8);
+        Ok(())
     }
     /// Write word `i` (0 to 15) of the QP's extensible CC header, carried by
     /// its data packets from the next one on and echoed on their ACKs.
-    fn set_cc_header_word(&mut self, i: usize, value: u32) -> PyResult<()> {
-        if i >= rdmalab_core::control::MAX_CC_HEADER_WORDS {
-            return Err(PyValueError::new_err(format!(
-                "header word {i}: allowed 0 to {}",
-                rdmalab_core::control::MAX_CC_HEADER_WORDS - 1
-            )));
-        }
+    fn set_cc_header_word(
+        &mut self,
+        i: &Bound<'_, PyAny>,
+        value: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let call = || format!("set_cc_header_word({}, {})", shown(i), shown(value));
+        let max = rdmalab_core::control::MAX_CC_HEADER_WORDS;
+        let i = whole(
+            i,
+            0,
+            max as u64 - 1,
+            call,
+            &format!("words 0 to {}", max - 1),
+        )? as usize;
+        let value = whole(
+            value,
+            0,
+            u32::MAX as u64,
+            call,
+            "a 32-bit word, 0 to 4294967295",
+        )? as u32;
         self.actions.header_mask |= 1 << i;
         self.actions.header[i] = value;
         Ok(())
     }
-    fn cancel_timer(&mut self, slot: usize) -> PyResult<()> {
-        if slot >= CC_TIMER_SLOTS {
-            return Err(PyValueError::new_err(format!(
-                "timer slot {slot}: allowed 0 to {}",
-                CC_TIMER_SLOTS - 1
-            )));
-        }
+    fn cancel_timer(&mut self, slot: &Bound<'_, PyAny>) -> PyResult<()> {
+        let slot = whole(
+            slot,
+            0,
+            CC_TIMER_SLOTS as u64 - 1,
+            || format!("cancel_timer({})", shown(slot)),
+            &format!("timer slots 0 to {}", CC_TIMER_SLOTS - 1),
+        )? as usize;
         self.actions.timers[slot] = Some(None);
         Ok(())
     }
@@ -597,6 +728,19 @@ impl PyController {
                         }
                     ),
                 )));
+            }
+            // A value returned is no action: `return rate` would be ignored
+            // without a word, and the controller would seem to do nothing.
+            if let Ok(v) = &result {
+                if !v.is_none(py) {
+                    let v = shown(v.bind(py));
+                    std::panic::resume_unwind(Box::new(rdmalab_core::control::ControllerRaised(
+                        format!(
+                            "returned {v} from {method}; allowed: None (record actions on ctx, \
+                             as ctx.set_rate(bps), and return nothing)"
+                        ),
+                    )));
+                }
             }
             let a = pctx.borrow(py).actions;
             if let Some(r) = a.rate {
