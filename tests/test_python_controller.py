@@ -1,5 +1,7 @@
 """Controllers written in Python run behind the same interface as built-ins."""
 
+import json
+
 import pyarrow.parquet as pq
 import pytest
 
@@ -124,6 +126,25 @@ class Odd(Halve):
     msg = str(e.value)
     assert "controller `python:Odd` on QP 0 handling an ACK event" in msg, msg
     assert message in msg and "OverflowError" not in msg and "out of range integral" not in msg, msg
+
+
+def test_ctrl_c_inside_a_controller_interrupts_the_run_not_fails_it(tmp_path):
+    """Ctrl-C while a (slow) controller runs raises KeyboardInterrupt in its
+    code: the run is interrupted, as between events, not failed."""
+    src = HALVE + '''
+class Interrupted(Halve):
+    def on_event(self, ev, ctx):
+        if ev.kind == "ACK":
+            raise KeyboardInterrupt
+'''
+    with pytest.raises(KeyboardInterrupt):
+        rdmalab.run(scenario(tmp_path, src, "Interrupted", duration="300us"), out_dir=tmp_path / "out")
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["end"] == "interrupted" and "error" not in summary
+    # The next run's error is its own, not a stale interrupt.
+    with pytest.raises(rdmalab.RunError, match="returned 1 from on_event"):
+        rdmalab.run(scenario(tmp_path, HALVE + "\nclass One(Halve):\n    def on_event(self, ev, ctx):\n"
+                             "        return 1\n", "One", duration="300us"))
 
 
 def test_a_float_rate_is_taken_rounded_to_whole_bits(tmp_path):

@@ -3,7 +3,7 @@
 //! the core depends on this crate.
 
 use pyo3::create_exception;
-use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyList, PyString};
 use rdmalab_core::algo::{CcConfig, ControllerFactory};
@@ -646,6 +646,18 @@ impl PyContext {
     }
 }
 
+/// A KeyboardInterrupt raised inside a Python controller (Ctrl-C while it
+/// ran). The controller's guard turns any unwinding into a run error;
+/// [`run_error`] gives this back instead, so the run ends as interrupted (the
+/// command's exit 130, `end: interrupted`), not as a controller that failed.
+static INTERRUPTED: std::sync::Mutex<Option<PyErr>> = std::sync::Mutex::new(None);
+
+/// The Python exception for a run that ended with error `e`.
+fn run_error(e: impl std::fmt::Display) -> PyErr {
+    let interrupt = INTERRUPTED.lock().unwrap_or_else(|p| p.into_inner()).take();
+    interrupt.unwrap_or_else(|| RunError::new_err(e.to_string()))
+}
+
 /// A controller written in Python, behind the same `Controller` trait as the
 /// built-ins. Each callback takes the GIL and builds two small objects, so it
 /// is much slower than Rust: for prototyping.
@@ -711,6 +723,14 @@ impl PyController {
                 }
             };
             if let Err(e) = result {
+                if e.is_instance_of::<PyKeyboardInterrupt>(py) {
+                    // Ctrl-C while Python code runs arrives here; it is the
+                    // user's interrupt, not the controller's failure.
+                    *INTERRUPTED.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+                    std::panic::resume_unwind(Box::new(rdmalab_core::control::ControllerRaised(
+                        "was interrupted".into(),
+                    )));
+                }
                 let tb = e
                     .traceback(py)
                     .and_then(|t| t.format().ok())
@@ -1020,26 +1040,17 @@ impl Simulation {
     fn run_until(&mut self, until_ps: u64) -> PyResult<&'static str> {
         if self.progress == Progress::Running {
             if let Some(p) = self.par.as_mut() {
-                match p
-                    .run_until(Time(until_ps))
-                    .map_err(|e| RunError::new_err(e.to_string()))?
-                {
+                match p.run_until(Time(until_ps)).map_err(run_error)? {
                     Step::Progress(pr) => self.progress = pr,
                     Step::FoldToSerial => {
-                        self.progress = self
-                            .world()
-                            .run_until(Time(until_ps))
-                            .map_err(|e| RunError::new_err(e.to_string()))?
+                        self.progress = self.world().run_until(Time(until_ps)).map_err(run_error)?
                     }
                 }
                 if self.progress != Progress::Running {
                     self.world();
                 }
             } else {
-                self.progress = self
-                    .world()
-                    .run_until(Time(until_ps))
-                    .map_err(|e| RunError::new_err(e.to_string()))?;
+                self.progress = self.world().run_until(Time(until_ps)).map_err(run_error)?;
             }
         }
         Ok(match self.progress {
@@ -1061,7 +1072,7 @@ impl Simulation {
             .hint(qp, k, value)
             .map_err(PyValueError::new_err)?;
         if let Some(e) = self.world().error.take() {
-            return Err(RunError::new_err(e.to_string()));
+            return Err(run_error(e));
         }
         Ok(())
     }
