@@ -116,6 +116,27 @@ def test_parameters_are_checked_against_what_the_controller_registered(tmp_path,
     assert (a / "flows.csv").read_text() != (b / "flows.csv").read_text()
 
 
+REGISTER = "struct doca_pcc_dev_algo_meta_data md = {0xBFFF, 0, 1, 0, 0}; " \
+           "doca_pcc_dev_algo_init_metadata(0, &md, 2, 0); "
+
+
+@pytest.mark.parametrize("init,says", [
+    # default above max: the NIC's API returns a failure, and the parameter would read 0
+    ('doca_pcc_dev_algo_init_param(0, 0, 50, 10, 1, 1, 2, (uint64_t)(uintptr_t)"AI");',
+     "doca_pcc_dev_algo_init_param(param_id 0, `AI`, default 50, max 10, min 1) was refused "
+     "(allowed: param_id 0 to 43, min <= default <= max)"),
+    ('doca_pcc_dev_algo_init_param(0, 44, 5, 10, 1, 1, 2, (uint64_t)(uintptr_t)"AI");',
+     "doca_pcc_dev_algo_init_param(param_id 44, `AI`"),
+    ('doca_pcc_dev_algo_init_param(0, 0, 5, 10, 1, 1, 2, (uint64_t)(uintptr_t)"AI"); '
+     'doca_pcc_dev_algo_init_param(0, 1, 5, 10, 1, 1, 2, (uint64_t)(uintptr_t)"ai");',
+     "registers parameters 0 (`AI`) and 1 (`ai`) under one name"),
+])
+def test_a_refused_parameter_registration_refuses_the_controller(tmp_path, init, says):
+    r, _ = run(tmp_path, "reg", controller(tmp_path, "", init=REGISTER + init), expect_ok=False)
+    assert r.returncode == 2 and "scenario refused" in r.stderr and "C controller `bad`" in r.stderr, r.stderr
+    assert says in r.stderr, r.stderr
+
+
 def test_compiler_errors_show_file_and_line(tmp_path):
     src = tmp_path / "broken.c"
     src.write_text("#include <rdmalab_cc.h>\nvoid doca_pcc_dev_user_algo(void) { this is not C }\n")

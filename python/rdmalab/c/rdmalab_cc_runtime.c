@@ -35,13 +35,24 @@ static uint32_t rt_param_count;
 static uint32_t rt_counters[RT_MAX_COUNTERS];
 static uint64_t rt_now_ps;
 static char rt_label[RT_NAME] = "c";
+/* The first parameter registration refused in doca_pcc_dev_user_init. The
+ * NIC's API only returns a failure, which controllers rarely check: the
+ * parameter would then read 0 in every event. rdmalab refuses the
+ * controller before the run with this text instead. */
+static char rt_param_error[256];
 
 /* ---- Services ---------------------------------------------------------- */
 doca_pcc_dev_error_t doca_pcc_dev_algo_init_metadata(uint32_t algo_idx, const struct doca_pcc_dev_algo_meta_data *md,
                                                      uint32_t param_num, uint32_t counter_num) {
     (void)algo_idx;
     (void)md;
-    if (param_num > RT_MAX_PARAMS || counter_num > RT_MAX_COUNTERS) return DOCA_PCC_DEV_STATUS_FAIL;
+    if (param_num > RT_MAX_PARAMS || counter_num > RT_MAX_COUNTERS) {
+        if (!rt_param_error[0])
+            snprintf(rt_param_error, sizeof rt_param_error,
+                     "doca_pcc_dev_algo_init_metadata declared %u parameters and %u counters "
+                     "(allowed: at most %u and %u)", param_num, counter_num, RT_MAX_PARAMS, RT_MAX_COUNTERS);
+        return DOCA_PCC_DEV_STATUS_FAIL;
+    }
     if (param_num > rt_param_count) rt_param_count = param_num;
     return DOCA_PCC_DEV_STATUS_OK;
 }
@@ -52,8 +63,16 @@ doca_pcc_dev_error_t doca_pcc_dev_algo_init_param(uint32_t algo_idx, uint32_t pa
     (void)algo_idx;
     (void)permissions;
     if (param_id >= RT_MAX_PARAMS || min_value > max_value || default_value < min_value ||
-        default_value > max_value)
+        default_value > max_value) {
+        const char *desc = (const char *)(uintptr_t)param_desc_addr;
+        int n = desc ? (int)strnlen(desc, param_desc_size ? param_desc_size : RT_NAME) : 0;
+        if (!rt_param_error[0])
+            snprintf(rt_param_error, sizeof rt_param_error,
+                     "doca_pcc_dev_algo_init_param(param_id %u, `%.*s`, default %u, max %u, min %u) was refused "
+                     "(allowed: param_id 0 to %u, min <= default <= max), so the parameter would read 0",
+                     param_id, n, desc ? desc : "", default_value, max_value, min_value, RT_MAX_PARAMS - 1);
         return DOCA_PCC_DEV_STATUS_FAIL;
+    }
     rt_params[param_id] = default_value;
     rt_param_default[param_id] = default_value;
     rt_param_min[param_id] = min_value;
@@ -190,6 +209,9 @@ void rdmalab_rt_fini(void) {
 }
 
 uint32_t rdmalab_rt_param_count(void) { return rt_param_count; }
+
+/* The first refused registration ("" if none); see rt_param_error. */
+const char *rdmalab_rt_param_error(void) { return rt_param_error; }
 
 /* Parameter i: its name, default and range; 0 if it was never registered. */
 int rdmalab_rt_param_info(uint32_t i, const char **name, uint32_t *def, uint32_t *min, uint32_t *max) {

@@ -229,6 +229,17 @@ impl CLibrary {
                 ));
             }
             lib.disabled = disabled;
+            // Libraries built before rdmalab_rt_param_error existed lack it.
+            if let Some(err) = sym("rdmalab_rt_param_error") {
+                let err: unsafe extern "C" fn() -> *const c_char = std::mem::transmute(err);
+                let text = err();
+                if !text.is_null() && *text != 0 {
+                    return Err(format!(
+                        "C controller `{label}`: {}",
+                        CStr::from_ptr(text).to_string_lossy()
+                    ));
+                }
+            }
             let count: unsafe extern "C" fn() -> u32 = std::mem::transmute(count);
             let info: InfoFn = std::mem::transmute(info);
             for i in 0..count() {
@@ -248,6 +259,20 @@ impl CLibrary {
                         min: 0,
                         max: 0,
                     });
+                }
+            }
+            // cc.params names a parameter case-insensitively: of two alike,
+            // only the first could ever be set.
+            for (i, p) in lib.params.iter().enumerate() {
+                if let Some(j) = lib.params[..i]
+                    .iter()
+                    .position(|q| !p.name.is_empty() && q.name.eq_ignore_ascii_case(&p.name))
+                {
+                    return Err(format!(
+                        "C controller `{label}` registers parameters {j} (`{}`) and {i} (`{}`) under one name; \
+                         cc.params could set only the first: give each a name of its own",
+                        lib.params[j].name, p.name
+                    ));
                 }
             }
             Ok(lib)
