@@ -50,6 +50,16 @@ def test_bad_overrides_and_tables_are_named(examples):
         r.table("nope")
 
 
+def test_validate_takes_what_run_takes(examples):
+    path = examples / "dumbbell-dcqcn.yaml"
+    for scenario in (path, str(path), rdmalab.load_scenario(path), rdmalab.load_scenario(path).data):
+        assert rdmalab.validate(scenario)["hosts"] == 8
+    with pytest.raises(rdmalab.ScenarioError, match="cc.algorithm: `nope`"):
+        rdmalab.validate(dict(rdmalab.load_scenario(path).data, cc={"algorithm": "nope"}))
+    with pytest.raises(rdmalab.ScenarioError, match="expected a scenario file path, a mapping"):
+        rdmalab.validate(None)
+
+
 def test_the_example_notebook_runs_cell_by_cell(root, monkeypatch):
     # Executed in this process, cell after cell, as a kernel would.
     monkeypatch.chdir(root)

@@ -92,8 +92,10 @@ def late_starts_warning(late_flows: int, late_apps: int, duration_ps: int) -> st
             f"{'it' if one else 'they'} cannot complete; lengthen `duration` or move the starts")
 
 
-def validate(scenario: LoadedScenario) -> dict:
-    """Check a scenario without running it; raises ScenarioError listing every problem."""
+def validate(scenario) -> dict:
+    """Check a scenario without running it; raises ScenarioError listing every problem.
+    `scenario` is what `run` takes: a file path, a mapping or a loaded scenario."""
+    scenario = _as_scenario(scenario, {})
     info = _core.validate(scenario.to_json())
     if scenario.controller is not None:
         info["cc"] = scenario.controller[1]
