@@ -50,6 +50,20 @@ def test_bad_overrides_and_tables_are_named(examples):
         r.table("nope")
 
 
+@pytest.mark.parametrize("argument,message", [
+    ({"threads": -1}, "threads: `-1` — allowed: a whole number, 1 (serial) or more"),
+    ({"threads": "2"}, "threads: `'2'` — allowed: a whole number"),
+    ({"threads": True}, "threads: `True` — allowed: a whole number"),
+    ({"parquet": "no"}, "parquet: `'no'` — allowed: True or False"),
+    ({"progress": None}, "progress: `None` — allowed: True or False"),
+    ({"out_dir": 123}, "out_dir: `123` — allowed: a directory path (str or os.PathLike), or None"),
+])
+def test_run_refuses_its_own_arguments_naming_them(examples, argument, message):
+    with pytest.raises(rdmalab.ScenarioError) as e:
+        rdmalab.run(examples / "dumbbell-dcqcn.yaml", duration="100us", **argument)
+    assert message in str(e.value)
+
+
 def test_validate_takes_what_run_takes(examples):
     path = examples / "dumbbell-dcqcn.yaml"
     for scenario in (path, str(path), rdmalab.load_scenario(path), rdmalab.load_scenario(path).data):

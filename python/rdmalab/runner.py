@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import sys
 import time
 import warnings
@@ -257,6 +258,22 @@ def _as_scenario(scenario, overrides: dict) -> LoadedScenario:
     return scenario_from_dict(data, base_dir=base, source=source)
 
 
+def _check_run_arguments(out_dir, progress, parquet, threads) -> None:
+    """`run`'s own arguments, before anything is read: the string "no" for
+    `parquet` would be true and write Parquet, True threads would be 1, and
+    -1 threads or an int `out_dir` failed with an OverflowError or a
+    TypeError from deep inside, naming nothing."""
+    from rdmalab.scenario import ScenarioError
+
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        raise ScenarioError(f"threads: `{threads!r}` — allowed: a whole number, 1 (serial) or more")
+    for key, value in (("progress", progress), ("parquet", parquet)):
+        if not isinstance(value, bool):
+            raise ScenarioError(f"{key}: `{value!r}` — allowed: True or False")
+    if out_dir is not None and not isinstance(out_dir, (str, os.PathLike)):
+        raise ScenarioError(f"out_dir: `{out_dir!r}` — allowed: a directory path (str or os.PathLike), or None")
+
+
 def run(
     scenario,
     out_dir: str | Path | None = None,
@@ -274,6 +291,7 @@ def run(
     available in memory either way (``result.table("flows")``). With
     `threads` > 1 the run is split over that many threads; its outputs are
     the serial run's, byte for byte (docs/parallel.md says what it runs)."""
+    _check_run_arguments(out_dir, progress, parquet, threads)
     scenario = _as_scenario(scenario, overrides)
     factory, name = scenario.controller or (None, None)
     sim = _core.Simulation(scenario.to_json(), factory, name, threads)
