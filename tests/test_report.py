@@ -284,3 +284,23 @@ def test_an_application_that_completed_nothing_shows_no_latency(tmp_path):
     rows = {name: html[html.index(f">{name}<"):].split("</tr>")[0] for name in ("early", "late")}
     assert "—" not in rows["early"] and " 0 ps" not in rows["early"]
     assert rows["late"].count(">—<") == 3 and "0 ps" not in rows["late"], rows["late"]
+
+
+def test_no_samples_are_explained_by_why_there_are_none(tmp_path):
+    """A run that ended before its first sample has no samples, though
+    sampling was on; the report says so rather than that it was off."""
+    f = tmp_path / "s.yaml"
+    f.write_text("name: short\nduration: 300us\nmax_events: 300\nrecords: {sample_interval: 10us}\n"
+                 "topology: {kind: single_switch, hosts: 3, host_link: {rate: 100Gbps, delay: 1us}}\n"
+                 "workload: {flows: [{src: h0, dst: h2, size: 200KB}]}\n")
+    out = tmp_path / "o"
+    assert rdmalab_cli("run", f, "--out", out, "--quiet").returncode == 3, "the run fails at max_events"
+    assert rdmalab_cli("report", out).returncode == 0
+    html = (out / "report.html").read_text()
+    assert "records.sample_interval is off" not in html
+    assert "No QP samples were recorded (the runs ended before their first sample)" in html
+    assert "(no port samples: the runs ended before their first sample)" in html
+    f.write_text(f.read_text().replace("sample_interval: 10us", "sample_interval: off"))
+    assert rdmalab_cli("run", f, "--out", out, "--quiet").returncode == 3
+    assert rdmalab_cli("report", out).returncode == 0
+    assert "No QP samples were recorded (records.sample_interval is off)" in (out / "report.html").read_text()

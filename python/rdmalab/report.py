@@ -269,7 +269,8 @@ def build_report(path: str | Path, start_ps: int | None = None, end_ps: int | No
     S.h2("rates", "Rates and throughput")
     rate_figs = S.section("rates")
     if not rate_figs:
-        S.none("rates-none", "No QP samples were recorded (records.sample_interval is off), so there are no rates.")
+        S.none("rates-none", f"No QP samples were recorded ({_why_no_samples(results)}), so there are no rates."
+               if results.table("qp_samples").height == 0 else "No QP rates to show.")
     else:
         names, _ = named_qps(results)
         if names:
@@ -301,7 +302,7 @@ def build_report(path: str | Path, start_ps: int | None = None, end_ps: int | No
     qfigs = S.section("queues")
     if not qfigs:
         S.none("queues-none", "No switch queue ever held a byte at a sample"
-               + (" (no port samples: records.sample_interval is off)." if results.table("port_samples").height == 0
+               + (f" (no port samples: {_why_no_samples(results)})." if results.table("port_samples").height == 0
                   else "."))
     else:
         S.plots(qfigs)
@@ -367,6 +368,19 @@ def build_report(path: str | Path, start_ps: int | None = None, end_ps: int | No
     )
     out.append("</body></html>\n")
     return "".join(out)
+
+
+def _why_no_samples(results: Results) -> str:
+    """Why no sample was taken. Not always that sampling was off: a run may
+    fail, or end, before its first sample period is over."""
+    done = results.done()
+    if not done:
+        return "no run finished"
+    off = sum(((read_json(results.run_path(r) / "scenario.json").get("records") or {})
+               .get("sample_interval", "10us") in ("off", False)) for r in done)
+    if off == len(done):
+        return "records.sample_interval is off"
+    return "the runs ended before their first sample" + (", or had records.sample_interval off" if off else "")
 
 
 def _pfc_enabled(results: Results) -> bool:
