@@ -202,6 +202,11 @@ def test_a_failed_run_records_its_error_and_the_others_finish(tmp_path, examples
     assert [r["status"] for r in rows] == ["failed", "failed", "done", "done"]
     assert all("RunError" in r["error"] and "max_events = 2000" in r["error"] for r in rows[:2])
     assert all(r["error"] is None for r in rows[2:])
+    # Analysis leaves the failed runs out, and says so: their setting is in no table or plot.
+    for cmd in (["analyze", out], ["plot", out, "--out", tmp_path / "plots"], ["report", out]):
+        r = rdmalab_cli(*cmd)
+        assert r.returncode == 0, r.stderr
+        assert "warning: 2 of 4 runs left out (2 failed), first: run 0 max_events=2000, seed=1" in r.stderr, cmd
     again = rdmalab_cli("sweep", path, "--out", out)
     assert "2 done before, 2 failed before, 0 to run" in again.stderr
     retry = rdmalab_cli("sweep", path, "--out", out, "--retry-failed")

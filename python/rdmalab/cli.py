@@ -398,6 +398,31 @@ def slowdown_text(sd, cols: list[str], results) -> str:
     return "\n".join(out)
 
 
+def _warn_left_out(results) -> None:
+    """Say which runs analyze, plot and report leave out: a sweep's failed
+    and pending runs have no results, so a setting whose runs all failed
+    would be missing from every plot without a word; a single run that
+    ended early has only what it finished."""
+    from rdmalab.outputs import read_json
+    from rdmalab.sweep.spec import describe_params
+    from rdmalab.units import plural
+
+    if results.kind == "run":
+        end = read_json(results.path / "summary.json").get("end")
+        if end in ("failed", "interrupted"):
+            print(f"rdmalab: warning: the run {end} (summary.json end: {end}); its tables hold only what it "
+                  f"finished", file=sys.stderr)
+        return
+    out = [r for r in results.rows if r["status"] != "done"]
+    if not out:
+        return
+    counts = ", ".join(f"{n} {st}" for st in ("failed", "pending") if (n := sum(r["status"] == st for r in out)))
+    first = out[0]
+    print(f"rdmalab: warning: {len(out)} of {plural(len(results.rows), 'run')} left out ({counts}), first: run "
+          f"{first['index']} {describe_params(first['params'])}; `rdmalab sweep SWEEP.yaml --out DIR` runs pending "
+          f"runs, with --retry-failed failed ones", file=sys.stderr)
+
+
 def cmd_analyze(args) -> int:
     from rdmalab.analysis import MAX_BUCKETS, default_buckets, flows_needed, slowdown_by_size
     from rdmalab.plots import group_columns, in_sweep_order
@@ -405,6 +430,7 @@ def cmd_analyze(args) -> int:
     from rdmalab.units import plural
 
     results = Results(args.path)
+    _warn_left_out(results)
     cols = args.by if args.by is not None else group_columns(results)
     unknown = [c for c in cols if c not in results.param_names and c not in results.param_columns and c != "run_id"]
     if unknown:
@@ -447,8 +473,11 @@ def _output_dir(path, option: str) -> None:
 def cmd_report(args) -> int:
     from rdmalab.report import write_report
 
+    from rdmalab.sweep import Results
+
     if args.out is not None:
         _output_file(args.out, "--out")
+    _warn_left_out(Results(args.path))
     path = write_report(args.path, args.out, start_ps=_time_arg(args.start), end_ps=_time_arg(args.end),
                         buckets=args.buckets)
     print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB; opens offline in any browser)")
@@ -460,7 +489,10 @@ def cmd_plot(args) -> int:
 
     from rdmalab.casestudies import remembered, write_figures
 
+    from rdmalab.sweep import Results
+
     _output_dir(args.out, "--out")
+    _warn_left_out(Results(args.path))
     paths = write_plots(args.path, args.out, fmt=args.format, start_ps=_time_arg(args.start),
                         end_ps=_time_arg(args.end), buckets=args.buckets)
     problems: list[str] = []
