@@ -279,6 +279,10 @@ def test_slurm_export_writes_an_array_job_that_fills_the_store(tmp_path, example
     r = rdmalab_cli("sweep", path, "--out", out)
     assert "4 done before, 0 failed before, 0 to run" in r.stderr
     assert {r["backend"] for r in manifest(out)} == {"slurm"}
+    for index in (-1, 4):  # not Python's indexing: -1 is no run
+        t = rdmalab_cli("sweep-task", out, index)
+        assert t.returncode == 1 and "Traceback" not in t.stderr, t.stderr
+        assert f"sweep-task: INDEX `{index}` — allowed: 0 to 3, the runs of" in t.stderr, t.stderr
 
 
 def test_a_second_sweep_into_the_same_directory_is_refused(tmp_path, sweep12):

@@ -363,7 +363,10 @@ def cmd_sweep(args) -> int:
 def cmd_sweep_task(args) -> int:
     from rdmalab.sweep import run_task
 
-    rec = run_task(args.dir, args.index)
+    try:
+        rec = run_task(args.dir, args.index)
+    except IndexError as e:
+        raise SystemExit(f"rdmalab: sweep-task: {e}") from None
     print(f"run {args.index}: {rec['status']}" + (f" ({rec['error']})" if rec["error"] else ""))
     return 0 if rec["status"] == "done" else 1
 

@@ -242,7 +242,12 @@ def _run_ray(store: Store, todo, workers: int, address: str | None, finished) ->
 def run_task(out_dir: str | Path, index: int) -> dict:
     """Run the plan's run `index` into the store (what one SLURM array task does)."""
     store = Store(out_dir)
-    p = store.read_plan()[index]
+    plan = store.read_plan()
+    # Not Python's indexing: -1 would run the last run, and a task id past
+    # the plan would fail with a bare IndexError.
+    if not 0 <= index < len(plan):
+        raise IndexError(f"INDEX `{index}` — allowed: 0 to {len(plan) - 1}, the runs of {store.root / 'plan.jsonl'}")
+    p = plan[index]
     rec = store.record(p["run_id"])
     if rec is not None:
         return rec
