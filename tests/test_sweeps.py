@@ -261,6 +261,11 @@ def test_a_hand_edited_manifest_is_refused_not_counted_twice(edit, message, loca
     assert "run `rdmalab sweep SWEEP.yaml --out DIR` on it again" in r.stderr
 
 
+def test_an_unknown_table_is_named_with_the_tables_there_are(local_sweep):
+    with pytest.raises(KeyError, match="has a table `flow`; allowed: flows, qp_samples, port_samples"):
+        Results(local_sweep).table("flow")
+
+
 def test_slurm_export_writes_an_array_job_that_fills_the_store(tmp_path, examples):
     path = tmp_path / "hpc-sweep.yaml"
     path.write_text(f"base: {examples / 'dumbbell-dcqcn.yaml'}\nset: {{duration: 1ms}}\n"

@@ -359,7 +359,8 @@ class Results:
         elif name in EXTRA_SCHEMAS:
             empty = pl.DataFrame(schema=EXTRA_SCHEMAS[name])
         else:
-            raise KeyError(f"no run in {self.path} has a table `{name}`")
+            raise KeyError(f"no run in {self.path} has a table `{name}`; allowed: "
+                           f"{', '.join(dict.fromkeys([*SCHEMAS, *EXTRA_SCHEMAS]))}")
         return self._with_params(empty, None)
 
     def _with_params(self, df: pl.DataFrame, row: dict | None) -> pl.DataFrame:
