@@ -93,6 +93,14 @@ MALFORMED = {
 }
 
 
+def test_a_sweep_file_as_base_is_named_as_such(sweep12, tmp_path):
+    path = tmp_path / "outer.yaml"
+    path.write_text(f"base: {sweep12}\nseeds: [1, 2]\n")
+    r = rdmalab_cli("sweep", path, "--out", tmp_path / "out")
+    assert r.returncode == 2 and f"base: `{sweep12}` is a sweep file (it has `base`); allowed: a scenario file" \
+        in r.stderr, r.stderr
+
+
 def test_a_zip_list_may_repeat_a_value_when_the_combinations_differ(tmp_path, examples):
     spec = {"base": str(examples / "dumbbell-dcqcn.yaml"),
             "zip": {"duration": ["1ms", "1ms", "2ms"], "seed": [1, 2, 1]}}

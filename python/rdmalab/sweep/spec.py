@@ -350,6 +350,10 @@ def _base(spec: dict, sweep_dir: Path) -> tuple[dict, Path]:
             raise SweepError(f"base: `{path}` is not valid YAML: {e}") from None
         if not isinstance(data, dict):
             raise SweepError(f"base: `{path}` is not a scenario (a mapping of keys to values)")
+        if is_sweep_file(data):
+            # Else the core lists `base`, `grid`, ... as unknown scenario keys, and no topology.
+            raise SweepError(f"base: `{path}` is a sweep file (it has `base`); allowed: a scenario file, "
+                             f"or an inline scenario")
         return data, path.parent
     if isinstance(base, dict):
         return base, sweep_dir
