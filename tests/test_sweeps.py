@@ -89,6 +89,10 @@ MALFORMED = {
                                     ["zip[0]: `0.5`, `1` and `\"0.5\"`, `1` read the same in the results"]),
     "labels that read alike": ("grid:\n  cc:\n    1: {algorithm: dcqcn}\n    '1': {algorithm: none}",
                                ["grid `cc`: the labels `1` and `\"1\"` are both `1` in the results"]),
+    "seed past u64": ("seeds: [1, 18446744073709551616]",
+                      ["seeds: `18446744073709551616` — allowed: whole numbers from 0 to 18446744073709551615"]),
+    "seeds running past u64": ("seeds: {first: 18446744073709551615, count: 2}",
+                               ["seeds.first: `18446744073709551615` — allowed: at most 18446744073709551614"]),
     "not a key": ("grid: {'cc..x': [1]}", ["grid `cc..x`: `cc..x` is not a scenario key"]),
 }
 

@@ -234,6 +234,10 @@ def _values(where: str, spec: Any, unique: bool = True) -> list[tuple[Any, Any]]
     return pts
 
 
+#: The largest seed the core takes (a u64); past it the core would see a float.
+MAX_SEED = 2**64 - 1
+
+
 def _seeds_axis(spec: Any) -> Axis:
     if isinstance(spec, dict):
         extra = set(spec) - {"first", "count"}
@@ -246,13 +250,16 @@ def _seeds_axis(spec: Any) -> Axis:
             raise SweepError(f"seeds.count: `{count}` — allowed: at most {MAX_RUNS} (a sweep's runs)")
         if not isinstance(first, int) or isinstance(first, bool) or first < 0:
             raise SweepError(f"seeds.first: `{first}` — allowed: a whole number ≥ 0")
+        if first + count - 1 > MAX_SEED:
+            raise SweepError(f"seeds.first: `{first}` — allowed: at most {MAX_SEED - count + 1}, so that the last "
+                             f"of {count} seeds is at most {MAX_SEED}")
         seeds = list(range(first, first + count))
     elif isinstance(spec, list):
         if not spec:
             raise SweepError("seeds: empty axis — give at least one seed")
         for s in spec:
-            if not isinstance(s, int) or isinstance(s, bool) or s < 0:
-                raise SweepError(f"seeds: `{s}` — allowed: whole numbers ≥ 0")
+            if not isinstance(s, int) or isinstance(s, bool) or not 0 <= s <= MAX_SEED:
+                raise SweepError(f"seeds: `{s}` — allowed: whole numbers from 0 to {MAX_SEED}")
         dup = next((s for i, s in enumerate(spec) if s in spec[:i]), None)
         if dup is not None:
             raise SweepError(f"seeds: the seed `{dup}` appears twice; every run would be done twice")
