@@ -93,6 +93,8 @@ MALFORMED = {
                       ["seeds: `18446744073709551616` — allowed: whole numbers from 0 to 18446744073709551615"]),
     "seeds running past u64": ("seeds: {first: 18446744073709551615, count: 2}",
                                ["seeds.first: `18446744073709551615` — allowed: at most 18446744073709551614"]),
+    "set not a mapping": ("set: []", ["set: `[]` — allowed: a mapping from scenario keys to values"]),
+    "name not text": ("name: [a, b]", ["name: `['a', 'b']` — allowed: text"]),
     "not a key": ("grid: {'cc..x': [1]}", ["grid `cc..x`: `cc..x` is not a scenario key"]),
 }
 

@@ -413,9 +413,15 @@ def sweep_from_dict(spec: Any, sweep_dir: str | Path = ".", source: str = "<dict
     except ValueError as e:
         raise SweepError(str(e)) from None
     base, base_dir = _base(spec, sweep_dir)
-    fixed = spec.get("set") or {}
+    # Only a missing or null `set` is no overrides: `set: 0` or `set: []` is a mistake, not an empty mapping.
+    fixed = spec.get("set")
+    fixed = {} if fixed is None else fixed
     if not isinstance(fixed, dict):
-        raise SweepError("set: must be a mapping from scenario keys to values")
+        raise SweepError(f"set: `{fixed}` — allowed: a mapping from scenario keys to values")
+    for key in ("name", "description"):
+        if isinstance(spec.get(key), (list, dict)):
+            # str() would make a list or a mapping into Python's repr, in the report's title.
+            raise SweepError(f"{key}: `{spec[key]}` — allowed: text")
     axes = _axes(spec)
     _check_conflicts(fixed, axes)
     _check_columns(axes)
