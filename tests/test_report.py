@@ -305,3 +305,16 @@ def test_no_samples_are_explained_by_why_there_are_none(tmp_path):
     assert rdmalab_cli("run", f, "--out", out, "--quiet").returncode == 3
     assert rdmalab_cli("report", out).returncode == 0
     assert "No QP samples were recorded (records.sample_interval is off)" in (out / "report.html").read_text()
+
+
+def test_a_window_without_flows_is_said_and_a_backward_one_refused(local_sweep, tmp_path):
+    for cmd in (["analyze", local_sweep], ["plot", local_sweep, "--out", tmp_path / "p"],
+                ["report", local_sweep, "--out", tmp_path / "r.html"]):
+        r = rdmalab_cli(*cmd, "--start", "1s")
+        assert r.returncode == 0, r.stderr
+        assert "warning: no flow started in [1 s, the end), the window of --start/--end; the flows started " \
+               "from " in r.stderr, (cmd, r.stderr)
+        r = rdmalab_cli(*cmd, "--start", "1ms", "--end", "1ms")
+        assert r.returncode == 1 and "--end `1ms` — allowed: a time after --start `1ms`" in r.stderr, r.stderr
+    html = (tmp_path / "r.html").read_text()
+    assert "No flow started in [1 s, the end), the window of --start/--end: the flows started from " in html

@@ -382,6 +382,36 @@ def _time_arg(text):
         raise SystemExit(f"rdmalab: {e}") from None
 
 
+def _window_args(args) -> tuple[int | None, int | None]:
+    """--start and --end in ps; an --end at or before --start is refused, as it holds no flow."""
+    start, end = _time_arg(args.start), _time_arg(args.end)
+    if start is not None and end is not None and end <= start:
+        raise SystemExit(f"rdmalab: --end `{args.end}` — allowed: a time after --start `{args.start}`")
+    return start, end
+
+
+def _warn_empty_window(results, start: int | None, end: int | None) -> None:
+    """Flows, but none started in the window: the slowdown and FCT plots and
+    the slowdown table are empty, which would otherwise pass unremarked."""
+    import polars as pl
+
+    from rdmalab.units import fmt_time
+
+    if start is None and end is None:
+        return
+    flows = results.table("flows")
+    if flows.height == 0:
+        return
+    inside = flows.filter(pl.col("start_ps") >= (start or 0))
+    if end is not None:
+        inside = inside.filter(pl.col("start_ps") < end)
+    if inside.height == 0:
+        print(f"rdmalab: warning: no flow started in [{fmt_time(start or 0)}, "
+              f"{'the end' if end is None else fmt_time(end)}), the window of --start/--end; the flows started "
+              f"from {fmt_time(flows['start_ps'].min())} to {fmt_time(flows['start_ps'].max())}, so there is "
+              f"no slowdown or FCT to show", file=sys.stderr)
+
+
 def slowdown_text(sd, cols: list[str], results) -> str:
     """The slowdown-by-size table, one block per group."""
     from rdmalab.plots import group_label
@@ -441,7 +471,8 @@ def cmd_analyze(args) -> int:
                          f"allowed: run_id{''.join(', ' + p for p in results.param_names)}")
     cols = [results.column(c) if c in results.param_names else c for c in cols]
     flows = results.table("flows")
-    start, end = _time_arg(args.start), _time_arg(args.end)
+    start, end = _window_args(args)
+    _warn_empty_window(results, start, end)
     buckets = args.buckets or default_buckets(flows, cols, 0.99, start, end)
     sd = slowdown_by_size(flows, by=cols, buckets=buckets, start_ps=start, end_ps=end)
     sd = in_sweep_order(sd, results, [c for c in cols if c != "run_id"], ["bucket"])
@@ -481,8 +512,9 @@ def cmd_report(args) -> int:
     if args.out is not None:
         _output_file(args.out, "--out")
     _warn_left_out(Results(args.path))
-    path = write_report(args.path, args.out, start_ps=_time_arg(args.start), end_ps=_time_arg(args.end),
-                        buckets=args.buckets)
+    start, end = _window_args(args)
+    _warn_empty_window(Results(args.path), start, end)
+    path = write_report(args.path, args.out, start_ps=start, end_ps=end, buckets=args.buckets)
     print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB; opens offline in any browser)")
     return 0
 
@@ -496,8 +528,9 @@ def cmd_plot(args) -> int:
 
     _output_dir(args.out, "--out")
     _warn_left_out(Results(args.path))
-    paths = write_plots(args.path, args.out, fmt=args.format, start_ps=_time_arg(args.start),
-                        end_ps=_time_arg(args.end), buckets=args.buckets)
+    start, end = _window_args(args)
+    _warn_empty_window(Results(args.path), start, end)
+    paths = write_plots(args.path, args.out, fmt=args.format, start_ps=start, end_ps=end, buckets=args.buckets)
     problems: list[str] = []
     paths += write_figures(args.path, remembered(args.path), args.out, fmt=args.format, problems=problems)
     for p in problems:

@@ -240,10 +240,17 @@ def build_report(path: str | Path, start_ps: int | None = None, end_ps: int | No
     flows = results.table("flows")
     window = "" if start_ps is None and end_ps is None else (
         f" that started in [{fmt_time(start_ps or 0)}, {'the end' if end_ps is None else fmt_time(end_ps)})")
+    in_window = flows.filter((pl.col("start_ps") >= (start_ps or 0))
+                             & (pl.col("start_ps") < (end_ps if end_ps is not None else 2**64 - 1)))
     if flows.height == 0:
         S.none("fct-none", "No flow completed in any run, so there is no FCT to show." if _total(results, "flows_total")
                else "The workload has no flows (only perftest-like applications, in the table under Rates), "
                     "so there is no FCT to show.")
+    elif in_window.height == 0:
+        S.none("fct-none", f"No flow started{window.removeprefix(' that started')}, the window of --start/--end: "
+               f"the flows started from "
+               f"{fmt_time(flows['start_ps'].min())} to {fmt_time(flows['start_ps'].max())}, so there is no FCT "
+               f"to show.")
     else:
         pooled = ", seeds pooled" if "seed" in results.param_names else ""
         S.text(f"Flows{window}{pooled}. Slowdown is FCT over the flow's FCT alone on an idle network. "
