@@ -114,6 +114,17 @@ def test_an_interrupted_run_keeps_exactly_what_it_finished(examples, tmp_path, m
     assert samples["time_ps"].max() <= stopped
 
 
+def test_a_failed_runs_files_are_the_same_every_time(examples, tmp_path):
+    """summary.json holds no wall-clock figures, a failed run's neither."""
+    for out in ("a", "b"):
+        with pytest.raises(rdmalab.RunError) as e:
+            rdmalab.run(examples / "dumbbell-dcqcn.yaml", out_dir=tmp_path / out, duration="1ms", max_events=2000)
+        assert e.value.rdmalab_saved[1]["wall_seconds"] > 0, "the exception still tells the wall time"
+    a, b = ((tmp_path / out / "summary.json").read_text() for out in ("a", "b"))
+    assert json.loads(a)["end"] == "failed" and "wall_seconds" not in json.loads(a)
+    assert a == b
+
+
 def test_fct_txt_grows_as_flows_finish(examples, tmp_path, monkeypatch):
     """ns-3 users watch fct.txt grow: after every step it holds one line per
     flow finished so far, the first lines of the file the run ends with."""

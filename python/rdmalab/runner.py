@@ -340,10 +340,11 @@ def run(
             summary["end"] = "interrupted" if isinstance(e, KeyboardInterrupt) else "failed"
             if isinstance(e, _core.RunError):
                 summary["error"] = str(e)
-            summary["wall_seconds"] = time.perf_counter() - t0
             sim.write_tables(str(out_dir))
+            # No wall time in the file: summary.json holds no wall-clock
+            # figures, so a failed run's files, too, are the same every time.
             write_outputs(Path(out_dir), summary, scenario, parquet=parquet)
-            e.rdmalab_saved = (Path(out_dir), summary)
+            e.rdmalab_saved = (Path(out_dir), dict(summary, wall_seconds=time.perf_counter() - t0))
         raise
     wall = time.perf_counter() - t0
     bar.update(sim, done=True)
