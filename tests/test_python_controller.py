@@ -128,6 +128,21 @@ class Odd(Halve):
     assert message in msg and "OverflowError" not in msg and "out of range integral" not in msg, msg
 
 
+def test_an_action_on_a_kept_ctx_is_refused_not_lost(tmp_path):
+    """A ctx kept from an earlier call is no longer read: its actions would vanish."""
+    src = HALVE + '''
+class Kept(Halve):
+    def on_start(self, ctx):
+        self.first = ctx
+    def on_event(self, ev, ctx):
+        if ev.kind == "ACK":
+            self.first.set_rate(ctx.line_rate_bps // 2)
+'''
+    with pytest.raises(rdmalab.RunError) as e:
+        rdmalab.run(scenario(tmp_path, src, "Kept", duration="300us"))
+    assert "handling an ACK event raised ValueError: set_rate on the ctx of an earlier call" in str(e.value)
+
+
 def test_ctrl_c_inside_a_controller_interrupts_the_run_not_fails_it(tmp_path):
     """Ctrl-C while a (slow) controller runs raises KeyboardInterrupt in its
     code: the run is interrupted, as between events, not failed."""

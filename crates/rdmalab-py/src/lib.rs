@@ -433,6 +433,9 @@ struct PyContext {
     #[pyo3(get)]
     cc_header: Vec<u32>,
     actions: Actions,
+    /// Whether the call this context was made for is still running: after
+    /// it, its actions are no longer read, so one recorded then is refused.
+    live: bool,
 }
 
 /// A whole-number argument of a controller action, in `lo..=hi`. PyO3's own
@@ -467,12 +470,27 @@ fn shown(v: &Bound<'_, PyAny>) -> String {
 
 const MAX_SHARE: u64 = 65536;
 
+impl PyContext {
+    /// Refuse an action on the context of an earlier call (one a controller
+    /// kept, say in on_start): it would be recorded where nothing reads it.
+    fn live(&self, action: &str) -> PyResult<()> {
+        if self.live {
+            return Ok(());
+        }
+        Err(PyValueError::new_err(format!(
+            "{action} on the ctx of an earlier call, whose actions are no longer read; \
+             allowed: actions on the ctx passed to the current on_event or on_start"
+        )))
+    }
+}
+
 #[pymethods]
 impl PyContext {
     /// Set the QP's dequeue rate (bit/s): an int or a float (`rate * 0.5`),
     /// rounded to whole bit/s. The action's check then holds it to 1 bit/s
     /// to the line rate.
     fn set_rate(&mut self, bps: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.live("set_rate")?;
         // Not a bool: `True` would be 1 bit/s.
         let v: Option<f64> = if bps.is_instance_of::<PyBool>() {
             None
@@ -494,6 +512,7 @@ impl PyContext {
     /// Set the window in bytes in flight; None removes it.
     #[pyo3(signature = (bytes=None))]
     fn set_window(&mut self, bytes: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        self.live("set_window")?;
         self.actions.window = Some(match bytes {
             None => None,
             Some(b) => Some(whole(
@@ -508,6 +527,7 @@ impl PyContext {
     }
     /// Arm timer `slot` (0..3) at absolute time `at_ps`, now or later.
     fn set_timer(&mut self, slot: &Bound<'_, PyAny>, at_ps: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.live("set_timer")?;
         let call = || format!("set_timer({}, {})", shown(slot), shown(at_ps));
         let slot = whole(
             slot,
@@ -530,6 +550,7 @@ impl PyContext {
     }
     /// Send an out-of-band RTT probe along the path of UDP source port `udp_sport`.
     fn request_probe(&mut self, udp_sport: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.live("request_probe")?;
         let sport = whole(
             udp_sport,
             0,
@@ -546,6 +567,7 @@ impl PyContext {
     }
     /// Move the QP's data onto the path of UDP source port `udp_sport`.
     fn set_path(&mut self, udp_sport: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.live("set_path")?;
         let sport = whole(
             udp_sport,
             0,
@@ -558,6 +580,7 @@ impl PyContext {
     }
     /// Send four 32-bit words to the QP's other end (an out-of-band message).
     fn send_oob(&mut self, words: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.live("send_oob")?;
         let call = || format!("send_oob({})", shown(words));
         let allowed = "a list of four whole numbers, each 0 to 4294967295";
         let items: Vec<Bound<'_, PyAny>> = match words.extract() {
@@ -584,6 +607,7 @@ impl PyContext {
     }
     /// The QP's share in the NIC's QP scheduler: packets per round-robin turn.
     fn set_share(&mut self, packets: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.live("set_share")?;
         let n = whole(
             packets,
             1,
@@ -596,6 +620,7 @@ impl PyContext {
     }
     /// Move the QP's data to traffic class `class` (1 to 7).
     fn set_class(&mut self, class: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.live("set_class")?;
         let c = whole(
             class,
             1,
@@ -613,6 +638,7 @@ impl PyContext {
         i: &Bound<'_, PyAny>,
         value: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
+        self.live("set_cc_header_word")?;
         let call = || format!("set_cc_header_word({}, {})", shown(i), shown(value));
         let max = rdmalab_core::control::MAX_CC_HEADER_WORDS;
         let i = whole(
@@ -634,6 +660,7 @@ impl PyContext {
         Ok(())
     }
     fn cancel_timer(&mut self, slot: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.live("cancel_timer")?;
         let slot = whole(
             slot,
             0,
@@ -701,6 +728,7 @@ impl PyController {
                 .collect(),
             cc_header: ctx.header.to_vec(),
             actions: Actions::default(),
+            live: true,
         }
     }
 
@@ -762,7 +790,11 @@ impl PyController {
                     )));
                 }
             }
-            let a = pctx.borrow(py).actions;
+            let a = {
+                let mut c = pctx.borrow_mut(py);
+                c.live = false;
+                c.actions
+            };
             if let Some(r) = a.rate {
                 ctx.set_rate(r);
             }
