@@ -137,6 +137,12 @@ def test_a_refused_parameter_registration_refuses_the_controller(tmp_path, init,
     assert says in r.stderr, r.stderr
 
 
+def test_an_empty_name_is_refused(tmp_path, examples):
+    src = examples / "c" / "dcqcn.c"
+    r, _ = run(tmp_path, "n", f"{{algorithm: c, source: {src}, name: ''}}", expect_ok=False)
+    assert r.returncode == 2 and "cc.name: `` — allowed: a name that is not empty" in r.stderr, r.stderr
+
+
 def test_compiler_errors_show_file_and_line(tmp_path):
     src = tmp_path / "broken.c"
     src.write_text("#include <rdmalab_cc.h>\nvoid doca_pcc_dev_user_algo(void) { this is not C }\n")

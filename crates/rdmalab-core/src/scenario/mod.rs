@@ -2401,6 +2401,15 @@ impl Parser {
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_else(|| "c".into());
         let label = self.string(c, "name", Some(&stem))?;
+        if label.trim().is_empty() {
+            // The name is how outputs (summary `cc`) and messages tell the controller apart.
+            self.err(
+                "cc.name",
+                format!("`{label}`"),
+                "allowed: a name that is not empty (default: the library's file stem)",
+            );
+            return None;
+        }
         let lib = match crate::algo::c::CLibrary::load(&library, &label) {
             Ok(l) => l,
             Err(e) => {
