@@ -137,6 +137,14 @@ def test_a_refused_parameter_registration_refuses_the_controller(tmp_path, init,
     assert says in r.stderr, r.stderr
 
 
+def test_a_built_library_as_source_is_named(tmp_path, examples):
+    lib = tmp_path / "dcqcn.so"
+    assert rdmalab_cli("cc", "build", examples / "c" / "dcqcn.c", "-o", lib).returncode == 0
+    r, _ = run(tmp_path, "s", f"{{algorithm: c, source: {lib}}}", expect_ok=False)
+    assert r.returncode == 2 and f"cc.source: `{lib}` is a built library or object, not C source" in r.stderr, \
+        r.stderr
+
+
 def test_an_empty_name_is_refused(tmp_path, examples):
     src = examples / "c" / "dcqcn.c"
     r, _ = run(tmp_path, "n", f"{{algorithm: c, source: {src}, name: ''}}", expect_ok=False)

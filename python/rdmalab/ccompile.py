@@ -57,6 +57,11 @@ def build(source: str | os.PathLike, out: str | os.PathLike | None = None, key: 
     src = Path(source)
     if not src.is_file():
         raise CompileError(f"{key}: `{src}` is not a readable file")
+    with open(src, "rb") as f:
+        if f.read(4) == b"\x7fELF":
+            # The compiler would take it as linker input, and the load fail later on a missing symbol.
+            raise CompileError(f"{key}: `{src}` is a built library or object, not C source; "
+                               f"give a library as cc.library, or its .c file as cc.source")
     cc = compiler()
     version = _version(cc)
     h = hashlib.sha256()
