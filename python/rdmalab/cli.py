@@ -432,6 +432,41 @@ def slowdown_text(sd, cols: list[str], results) -> str:
 
 
 def _warn_left_out(results) -> None:
+    """Say what analyze, plot and report leave out: runs without results,
+    and flows that did not complete."""
+    _warn_left_out_runs(results)
+    _warn_unfinished_flows(results)
+
+
+def _warn_unfinished_flows(results) -> None:
+    """The flows table holds completed flows only, so FCTs and slowdowns
+    are of those: a run cut short before its long flows finished looks
+    better than it was. Say how many flows of the finished runs did not
+    complete (summary.json: flows_total − flows_completed)."""
+    from rdmalab.outputs import read_json
+    from rdmalab.sweep.spec import describe_params
+    from rdmalab.units import plural
+
+    total = unfinished = runs = 0
+    first = None
+    for row in results.done():
+        s = read_json(results.run_path(row) / "summary.json")
+        n = s.get("flows_total", 0) - s.get("flows_completed", 0)
+        total += s.get("flows_total", 0)
+        if n > 0:
+            unfinished += n
+            runs += 1
+            first = first or row
+    if not unfinished:
+        return
+    where = "" if results.kind == "run" else (
+        f" in {plural(runs, 'run')}, first: run {first['index']} {describe_params(first['params'])}")
+    print(f"rdmalab: warning: {unfinished} of {plural(total, 'flow')} did not complete{where}; FCTs and slowdowns "
+          f"are of completed flows only (flows that start after `duration`, or need longer, are not counted)",
+          file=sys.stderr)
+
+
+def _warn_left_out_runs(results) -> None:
     """Say which runs analyze, plot and report leave out: a sweep's failed
     and pending runs have no results, so a setting whose runs all failed
     would be missing from every plot without a word; a single run that
