@@ -724,3 +724,41 @@ fn reads_from_several_responders_escape_every_sender_scope() {
         shares.join(", ")
     );
 }
+
+/// A staggered attack's piece count is bounded however it is given, and its
+/// starts never wrap past the end of u64 picoseconds into the run.
+#[test]
+fn staggered_pieces_are_bounded_and_their_starts_never_wrap() {
+    let st = |extra: &str| {
+        dumbbell(
+            "qp",
+            "dcqcn",
+            &format!(r#""staggered": [{{"src": "h0", "dst": "h2", "piece": "1KB"{extra}}}]"#),
+        )
+    };
+    // One piece more than `pieces` allows: refused, not built (an hour at
+    // 1 ps would be 3.6e15 flows, gigabytes before the run).
+    let e = errors(&st(r#", "interval": "1ps", "stop": "16777217ps""#));
+    assert!(
+        e.contains("workload.staggered[0].stop: `16777217ps`")
+            && e.contains("opens 16777217 pieces")
+            && e.contains("at most 16777216"),
+        "{e}"
+    );
+    // 2^24 pieces are still allowed through `stop`.
+    let s = Scenario::from_json_str(&st(r#", "interval": "1ps", "stop": "16777216ps""#))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(s.workload.flows.len(), 1 << 24);
+    // Piece 2^14 of 2^50 ps apart starts at 2^64 ps: past every run, not at 0.
+    let s = Scenario::from_json_str(&st(
+        r#", "interval": "1125899906842624ps", "pieces": 16385, "start": "1us""#,
+    ))
+    .unwrap_or_else(|e| panic!("{e}"));
+    let starts: Vec<u64> = s.workload.flows.iter().map(|f| f.start.ps()).collect();
+    assert_eq!(
+        starts.iter().filter(|&&t| t <= 1_000_000).count(),
+        1,
+        "a start wrapped"
+    );
+    assert_eq!(*starts.last().unwrap(), u64::MAX);
+}

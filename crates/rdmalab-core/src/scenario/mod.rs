@@ -4279,7 +4279,18 @@ impl Parser {
                 (Some(_), None) => self.int(&f, "pieces", None, 1, 1 << 24),
                 (None, Some(_)) => match (self.duration(&f, "stop", None), start, interval) {
                     (Some(sp), Some(st), Some(iv)) if sp > st => {
-                        Some((sp.ps() - st.ps()).div_ceil(iv.ps()))
+                        // `pieces` stops at 2^24; a stop far from start at a short
+                        // interval would otherwise build billions of flows before the run.
+                        let n = (sp.ps() - st.ps()).div_ceil(iv.ps());
+                        if n > 1 << 24 {
+                            self.err(
+                                f.key("stop"),
+                                written(&f, "stop", &sp),
+                                format!("opens {n} pieces from start ({st}) every {iv}; allowed: at most 16777216 pieces, as `pieces` (an earlier stop or a longer interval)"),
+                            );
+                            continue;
+                        }
+                        Some(n)
                     }
                     (Some(sp), Some(st), Some(_)) => {
                         self.err(
@@ -4315,7 +4326,9 @@ impl Parser {
             ) = (src, dst, verb, piece, interval, start, count, tenant)
             {
                 for k in 0..n {
-                    let start = st + Duration(iv.ps() * k);
+                    // Saturating: 2^24 pieces an hour apart pass u64 picoseconds,
+                    // and a wrapped start would land inside the run.
+                    let start = Duration(st.ps().saturating_add(iv.ps().saturating_mul(k)));
                     let after = if chained && k > 0 {
                         Some(wl.flows.len() as u32 - 1)
                     } else {
