@@ -424,3 +424,16 @@ def test_a_null_topology_path_is_absent_not_a_file_named_none(tmp_path):
                                 "workload: {flows: [{src: 0, dst: 1, size: 4KB}]}\n")
     assert r.returncode != 0 and "hpcc_file needs exactly one of `builtin`" in r.stderr, r.stderr
     assert "None" not in r.stderr
+
+
+def test_a_key_yaml_1_1_reads_as_a_boolean_keeps_its_name(tmp_path):
+    # `on:` is `true` to YAML 1.1: `control.trigger.on` was refused as
+    # `control.trigger.true: unknown key` although it is the documented key.
+    from rdmalab import yamlio
+
+    assert yamlio.load("trigger: {on: [ack], every: 2}\nyes: off\n") == {"trigger": {"on": ["ack"], "every": 2}, "yes": False}
+    f = tmp_path / "t.yaml"
+    f.write_text("name: t\nduration: 100us\n" + TOPO + "control:\n  trigger:\n    on: [ack, tx_last]\n    every: 2\n"
+                 "workload: {perftest: [{src: h0, dst: h1, message_size: 4KiB}]}\n")
+    r = rdmalab_cli("validate", str(f))
+    assert r.returncode == 0, r.stdout + r.stderr

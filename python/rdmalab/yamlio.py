@@ -16,10 +16,19 @@ class _StrictLoader(_Base):
     pass
 
 
+#: The tag YAML 1.1 gives a plain `on`, `off`, `yes`, `no`, `true`, `false`.
+_BOOL_TAG = "tag:yaml.org,2002:bool"
+
+
 def _mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False):
     loader.flatten_mapping(node)
     seen: dict = {}
     for key_node, _ in node.value:
+        # A key is a name as written: no scenario key is a boolean, and YAML
+        # 1.1 would turn `control.trigger.on` into `true` (and a tenant named
+        # `no` into `false`), so the core would refuse a documented key.
+        if isinstance(key_node, yaml.ScalarNode) and key_node.tag == _BOOL_TAG and not key_node.style:
+            key_node.tag = "tag:yaml.org,2002:str"
         key = loader.construct_object(key_node, deep=deep)
         try:
             hash(key)
