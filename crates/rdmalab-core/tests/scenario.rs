@@ -589,3 +589,53 @@ fn values_that_round_to_zero_are_shown_as_written() {
     ));
     assert!(e.contains("duration: `-5us` — `-5us` is negative"), "{e}");
 }
+
+/// Cycles at a clock are a duration too: at most an hour, and a clock is
+/// finite. A slow clock used to give a time past u64 picoseconds, which a
+/// release build wrapped to a small one (`cycles: 2^40` at `1Hz` ran as if
+/// processing were short).
+#[test]
+fn cycles_at_a_clock_are_bounded_like_every_duration() {
+    let with_control = |control: &str| {
+        format!(
+            r#"{{"duration": "1ms", {BASE_TOPO}, "control": {control}, "workload": {{"flows": [{{"src": 0, "dst": 1, "size": "1KB"}}]}}}}"#
+        )
+    };
+    let cases = [
+        (
+            r#"{"placement": "dpa", "cycles_per_event": 1099511627776, "clock": "1Hz"}"#,
+            "control.cycles_per_event: `1099511627776` cycles at `1Hz`",
+        ),
+        (
+            r#"{"placement": "dpa", "compute": {"clock": "1e-300Hz", "cycles": 60}}"#,
+            "control.compute.cycles: `60` cycles at `1e-300Hz`",
+        ),
+        (
+            r#"{"on_path": {"tx_cores": 1, "cycles_per_packet": 4294967296, "clock": "1Hz"}}"#,
+            "control.on_path.cycles_per_packet: `4294967296` cycles at `1Hz`",
+        ),
+        (
+            r#"{"on_path": {"preset": "swcc", "clock": "1Hz", "memory": {"kind": "naive", "access_cycles": 1048576}}}"#,
+            "control.on_path.memory.access_cycles: `1048576` cycles at `1Hz`",
+        ),
+    ];
+    for (control, want) in cases {
+        let e = errors(&with_control(control));
+        assert!(e.contains(want), "{control}: {e}");
+        assert!(e.contains("at most 3600s (one hour)"), "{control}: {e}");
+    }
+    // An hour exactly is allowed.
+    Scenario::from_json_str(&with_control(
+        r#"{"placement": "dpa", "cycles_per_event": 3600, "clock": "1Hz"}"#,
+    ))
+    .unwrap_or_else(|e| panic!("{e}"));
+    for clock in ["infGHz", "1e400GHz"] {
+        let e = errors(&with_control(&format!(
+            r#"{{"placement": "dpa", "cycles_per_event": 100, "clock": "{clock}"}}"#
+        )));
+        assert!(
+            e.contains(&format!("control.clock: `{clock}`")) && e.contains("finite frequency"),
+            "{e}"
+        );
+    }
+}

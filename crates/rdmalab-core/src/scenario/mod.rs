@@ -533,6 +533,33 @@ impl Parser {
         }
     }
 
+    /// Core time of `cycles` at `hz` (the clock as written in `clock`),
+    /// refused past the longest duration any key takes: a slow clock or a
+    /// huge count would pass the end of u64 picoseconds, which a release
+    /// build wraps to a small time.
+    fn cycle_time(
+        &mut self,
+        key: impl Into<String>,
+        cycles: u64,
+        hz: f64,
+        clock: &Value,
+    ) -> Option<Duration> {
+        let ps = (cycles as f64 * 1e12 / hz).round();
+        if ps > units::MAX_DURATION_PS as f64 {
+            let clock = match clock {
+                Value::String(c) => c.clone(),
+                other => other.to_string(),
+            };
+            self.err(
+                key,
+                format!("`{cycles}` cycles at `{clock}`"),
+                "allowed: at most 3600s (one hour) of core time per event: fewer cycles or a faster clock",
+            );
+            return None;
+        }
+        Some(Duration(ps as u64))
+    }
+
     // ------------------------------------------------------------- sections
 
     fn scenario(&mut self, v: &Value) -> Option<Scenario> {
@@ -2547,7 +2574,9 @@ impl Parser {
                     }
                 };
                 if let (Some(cy), Some(hz)) = (cycles, hz) {
-                    p.processing = Duration((cy as f64 * 1e12 / hz).round() as u64);
+                    if let Some(d) = self.cycle_time("control.cycles_per_event", cy, hz, clock) {
+                        p.processing = d;
+                    }
                 }
             }
             _ => self.err(
@@ -2745,6 +2774,10 @@ impl Parser {
         let l2_hit = self.duration(&m, "l2_hit", Some(d.l2_hit));
         let l3_hit = self.duration(&m, "l3_hit", Some(d.l3_hit));
         let memory = self.duration(&m, "memory", Some(d.memory));
+        if let (Some(cy), Some(hz)) = (cycles, clock) {
+            let written = m.get("clock").cloned().unwrap_or_else(|| "505MHz".into());
+            self.cycle_time(m.key("cycles"), cy, hz, &written);
+        }
         if let Some(l) = line.filter(|&l| !(1..=4096).contains(&l)) {
             self.err(m.key("line"), format!("`{l}B`"), "allowed: 1B to 4KiB");
         }
@@ -3338,16 +3371,26 @@ impl Parser {
         let tx_lead = self.duration(&o, "tx_lead", Some(Duration::from_ns(40)));
         let rx_lead = self.duration(&o, "rx_lead", Some(Duration::from_ns(60)));
         let clock = match p.get("clock") {
-            Some(Value::String(s)) => parse_frequency(s).ok().filter(|&hz| hz > 0.0),
+            Some(Value::String(s)) => match parse_frequency(s) {
+                Ok(hz) => Some(hz),
+                Err(e) => {
+                    self.err(p.key("clock"), format!("`{s}`"), e);
+                    return None;
+                }
+            },
             _ => None,
         };
         let Some(hz) = clock else {
             self.err(
                 p.key("clock"),
-                "",
+                p.get("clock").map_or(String::new(), show),
                 "is required with memory: the cores' frequency, like 250MHz (SwCC's FPGA)",
             );
             return None;
+        };
+        let access = match access_cycles {
+            Some(n) => Some(self.cycle_time(o.key("access_cycles"), n, hz, &p.map["clock"])?),
+            None => None,
         };
         let (table, entry, line) = (table?, entry?, line?);
         let unit = if naive { line } else { entry };
@@ -3376,7 +3419,7 @@ impl Parser {
             entry_bytes: entry.min(u32::MAX as u64) as u32,
             line_bytes: line.min(u32::MAX as u64) as u32,
             dram: dram?,
-            access: Duration((access_cycles? as f64 / hz * 1e12).round() as u64),
+            access: access?,
             tx_lead: tx_lead?,
             rx_lead: rx_lead?,
         }))
@@ -3427,7 +3470,7 @@ impl Parser {
                     }
                 };
                 match (cycles, clock) {
-                    (Some(n), Some(hz)) => Some(Duration((n as f64 / hz * 1e12).round() as u64)),
+                    (Some(n), Some(hz)) => self.cycle_time(p.key(&ck), n, hz, &p.map["clock"]),
                     _ => None,
                 }
             }
@@ -4846,9 +4889,10 @@ fn parse_frequency(s: &str) -> Result<f64, String> {
     } else {
         return Err("a frequency with a unit: Hz, kHz, MHz or GHz, like `250MHz`".into());
     };
+    // `inf` parses as a number: an infinite clock would make every cycle free.
     match num.trim().parse::<f64>() {
-        Ok(v) if v > 0.0 => Ok(v * mult),
-        _ => Err("a frequency greater than 0, like `250MHz`".into()),
+        Ok(v) if v > 0.0 && (v * mult).is_finite() => Ok(v * mult),
+        _ => Err("a finite frequency greater than 0, like `250MHz`".into()),
     }
 }
 
