@@ -199,3 +199,22 @@ fn bad_compute_settings_are_refused_naming_the_key() {
         "{e}"
     );
 }
+
+/// A scenario without `cc` (or without `cc.algorithm`) runs DCQCN, the
+/// default, so `control.compute` takes DCQCN's measured 60 cycles: it used
+/// to read the missing algorithm as `none` and refuse the scenario for
+/// having no cycle count.
+#[test]
+fn compute_without_cc_uses_the_default_algorithms_cycles() {
+    for cc in ["", r#""cc": {},"#, r#""cc": {"algorithm": null},"#] {
+        let json = format!(
+            r#"{{"duration": "100us", "topology": {{"kind": "single_switch", "hosts": 2, "host_link": {{"rate": "100Gbps", "delay": "1us"}}}},
+                {cc} "control": {{"placement": "dpa", "compute": {{"state_bytes": "0B"}}}},
+                "workload": {{"flows": [{{"src": "h0", "dst": "h1", "size": "1MB"}}]}}}}"#
+        );
+        let s = rdmalab_core::scenario::Scenario::from_json_str(&json)
+            .unwrap_or_else(|e| panic!("{cc}: {e}"));
+        let c = s.placement.compute.expect("compute");
+        assert_eq!(c.cycles, 60, "{cc}");
+    }
+}

@@ -2641,7 +2641,9 @@ impl Parser {
             }
             let algorithm = match o.get("cc").and_then(|v| v.get("algorithm")) {
                 Some(Value::String(a)) => a.clone(),
-                _ => "none".into(),
+                // No algorithm is cc.algorithm's default, DCQCN, which has a
+                // measured cycle count (a non-string is cc's own error).
+                _ => "dcqcn".into(),
             };
             p.compute = self.compute(&c, &algorithm);
         }
