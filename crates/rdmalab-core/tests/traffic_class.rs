@@ -472,3 +472,67 @@ fn a_policy_reading_a_job_on_other_hosts_is_refused() {
         "{e}"
     );
 }
+
+/// A policy on a signal the host does not produce, or with an action its NIC
+/// ignores, is refused: it used to run, never firing (or, with `below`,
+/// always), or firing into policy_actions with nothing done.
+#[test]
+fn policies_that_need_a_model_the_scenario_lacks_are_refused() {
+    let with = |sched: &str, nic: &str| {
+        scenario(r#", "job": "ls""#).replace(
+            r#""cc": {"algorithm": "none"},"#,
+            &format!(
+                r#""cc": {{"algorithm": "none"}}, "nic": {nic}, "host": {{"scheduler": {{"policies": [{sched}]}}}},"#
+            ),
+        )
+    };
+    let when = |signal: &str| {
+        format!(
+            r#"{{"name": "x", "when": [{{"signal": "{signal}", "below": 0.5}}], "then": {{"set_class": 5, "job": "ls"}}}}"#
+        )
+    };
+    let then = |action: &str| {
+        format!(
+            r#"{{"name": "x", "when": [{{"signal": "active_qps", "above": 0}}], "then": {{{action}, "job": "ls"}}}}"#
+        )
+    };
+    for (sched, nic, key, what) in [
+        (
+            when("qpc_miss_rate"),
+            "{}",
+            "policies[0].when[0].signal: `qpc_miss_rate`",
+            "needs nic.resources",
+        ),
+        (
+            when("doorbell_wait_ns"),
+            "{}",
+            "policies[0].when[0].signal: `doorbell_wait_ns`",
+            "needs host.uar",
+        ),
+        (
+            then(r#""set_uar": "per-core""#),
+            "{}",
+            "policies[0].then.set_uar: `per-core`",
+            "needs host.uar",
+        ),
+        (
+            then(r#""set_share": 4"#),
+            r#"{"qp_scheduler": "wqe"}"#,
+            "policies[0].then.set_share: `4`",
+            "needs nic.qp_scheduler `packet` or `srnic`",
+        ),
+    ] {
+        let e = Scenario::from_json_str(&with(&sched, nic))
+            .err()
+            .unwrap_or_else(|| panic!("accepted {sched}"))
+            .to_string();
+        assert!(e.contains(key) && e.contains(what), "{key} / {what}: {e}");
+    }
+    // With the model, or the packet scheduler, the same policies are taken.
+    for (sched, nic) in [
+        (then(r#""set_share": 4"#), "{}"),
+        (when("active_qps"), r#"{"qp_scheduler": "wqe"}"#),
+    ] {
+        Scenario::from_json_str(&with(&sched, nic)).unwrap_or_else(|e| panic!("{sched}: {e}"));
+    }
+}

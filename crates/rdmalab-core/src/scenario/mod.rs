@@ -676,7 +676,7 @@ impl Parser {
                         .and_then(|t| t.nodes.get(i as usize))
                         .map_or_else(|| format!("node {i}"), |n| n.name.clone())
                 };
-                n.scheduler = self.scheduler(&o, w, &host_name);
+                n.scheduler = self.scheduler(&o, w, n, &host_name);
             }
             n.pcie = host.pcie;
             n.device_pcie = host.device_pcie;
@@ -2906,6 +2906,7 @@ impl Parser {
         &mut self,
         o: &Obj,
         w: &Workload,
+        n: &NicConfig,
         host_name: &dyn Fn(u32) -> String,
     ) -> Option<crate::host::policy::SchedulerConfig> {
         use crate::host::policy::{Condition, Policy, PolicyAction, SchedulerConfig, Signal, Test};
@@ -3002,6 +3003,25 @@ impl Parser {
                     }
                 };
                 let Some(signal) = signal else { continue };
+                // A host without the model has no such reading: the condition
+                // would never hold (with `below`, always hold), silently.
+                let needs = match signal {
+                    Signal::QpcMissRate if n.resources.is_none() => {
+                        Some("nic.resources (the QP-context cache whose misses it counts)")
+                    }
+                    Signal::DoorbellWaitNs if n.uar.is_none() => {
+                        Some("host.uar (the doorbell pages whose lock waits it reads)")
+                    }
+                    _ => None,
+                };
+                if let Some(what) = needs {
+                    self.err(
+                        c.key("signal"),
+                        format!("`{}`", Signal::NAMES[signal as usize]),
+                        format!("needs {what}"),
+                    );
+                    continue;
+                }
                 let job = job_of(self, &c, signal.per_job());
                 if !signal.per_job() && c.get("job").is_some() {
                     self.err(
@@ -3068,6 +3088,16 @@ impl Parser {
             let action = then.and_then(|t| {
                 let job = job_of(self, &t, true)?;
                 let given: Vec<&str> = ["set_class", "set_share", "set_qps", "set_uar"].into_iter().filter(|k| t.get(k).is_some()).collect();
+                // Actions the NIC would ignore: the firing would be recorded in
+                // policy_actions with nothing done.
+                if given == ["set_uar"] && n.uar.is_none() {
+                    self.err(t.key("set_uar"), t.get("set_uar").map_or(String::new(), show), "needs host.uar: without its doorbell pages there is nothing to move the job's QPs between");
+                    return None;
+                }
+                if given == ["set_share"] && matches!(n.qp_scheduler, crate::nic::QpScheduler::Wqe { .. } | crate::nic::QpScheduler::Ns3Hpcc) {
+                    self.err(t.key("set_share"), t.get("set_share").map_or(String::new(), show), "needs nic.qp_scheduler `packet` or `srnic`: a `wqe` turn is set by turn_quantum, and `ns3-hpcc` sends one packet per turn");
+                    return None;
+                }
                 match given.as_slice() {
                     ["set_class"] => self.int(&t, "set_class", None, 1, 7).map(|c| PolicyAction::SetClass { job, class: c as u8 }),
                     ["set_share"] => self.int(&t, "set_share", None, 1, 1 << 16).map(|n| PolicyAction::SetShare { job, packets: n as u32 }),
