@@ -639,3 +639,27 @@ fn cycles_at_a_clock_are_bounded_like_every_duration() {
         );
     }
 }
+
+/// A PCIe latency without its link had nothing to apply to and was ignored.
+#[test]
+fn a_pcie_latency_without_its_link_is_refused() {
+    for (host, key) in [
+        (r#"{"pcie_latency": "2us"}"#, "host.pcie_latency: `2us`"),
+        (
+            r#"{"pcie": "gen4x16", "device_pcie_latency": "2us"}"#,
+            "host.device_pcie_latency: `2us`",
+        ),
+    ] {
+        let e = errors(&format!(
+            r#"{{"duration": "1ms", {BASE_TOPO}, "host": {host}, "workload": {{"flows": [{{"src": 0, "dst": 1, "size": "1KB"}}]}}}}"#
+        ));
+        assert!(
+            e.contains(key) && e.contains("only applies with host."),
+            "{e}"
+        );
+    }
+    Scenario::from_json_str(&format!(
+        r#"{{"duration": "1ms", {BASE_TOPO}, "host": {{"pcie_bandwidth": "100Gbps", "pcie_latency": "2us"}}, "workload": {{"flows": [{{"src": 0, "dst": 1, "size": "1KB"}}]}}}}"#
+    ))
+    .unwrap_or_else(|e| panic!("{e}"));
+}

@@ -3655,7 +3655,17 @@ impl Parser {
         } else {
             None
         };
-        let latency = self.duration(h, &format!("{name}_latency"), Some(default_latency));
+        let lat_key = format!("{name}_latency");
+        if let (false, Some(v)) = (wanted, h.get(&lat_key)) {
+            // Without the link nothing reads over it: the latency would be ignored.
+            self.err(
+                h.key(&lat_key),
+                show(v),
+                format!("only applies with host.{name} or host.{bw_key} (the link it is the read round trip of)"),
+            );
+            return None;
+        }
+        let latency = self.duration(h, &lat_key, Some(default_latency));
         match (wanted, bw, latency) {
             (true, Some(bandwidth), Some(latency)) => {
                 Some(crate::nic::PcieConfig { bandwidth, latency })
