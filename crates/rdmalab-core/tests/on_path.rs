@@ -351,3 +351,44 @@ fn the_control_loop_is_built_from_its_parts() {
     // Its receiver's thread (7.8 us + 1000 B x 4.19 ns) and the ACK's (7.8 us).
     assert_eq!(soft - asic, 7_800_000 + 4_190_000 + 7_800_000);
 }
+
+/// A context-memory key that only the other kind (or the QPN hint) reads
+/// is refused like `hint` with `naive`: `line` with `qp-aware`, or a lead
+/// without the hint, used to be accepted and ignored.
+#[test]
+fn a_context_memory_key_its_kind_does_not_read_is_refused() {
+    let base = |mem: &str| {
+        format!(
+            r#"{{"name": "bad", "duration": "10us", "topology": {{"kind": "single_switch", "hosts": 2, "host_link": {{"rate": "100Gbps", "delay": "1us"}}}},
+            "control": {{"on_path": {{"preset": "swcc", "memory": {mem}}}}}, "cc": {{"algorithm": "none"}},
+            "workload": {{"flows": [{{"src": "h0", "dst": "h1", "size": "1KB"}}]}}}}"#
+        )
+    };
+    for (mem, want) in [
+        (
+            r#"{"kind": "qp-aware", "line": "0B"}"#,
+            "control.on_path.memory.line: `0B` — only applies to kind naive",
+        ),
+        (
+            r#"{"kind": "naive", "tx_lead": "10ns"}"#,
+            "control.on_path.memory.tx_lead: `10ns` — only applies to kind qp-aware with hint: true",
+        ),
+        (
+            r#"{"kind": "qp-aware", "hint": false, "rx_lead": "10ns"}"#,
+            "control.on_path.memory.rx_lead: `10ns`",
+        ),
+    ] {
+        let e = rdmalab_core::scenario::Scenario::from_json_str(&base(mem))
+            .err()
+            .unwrap_or_else(|| panic!("accepted {mem}"))
+            .to_string();
+        assert!(e.contains(want), "{mem}: {e}");
+    }
+    for mem in [
+        r#"{"kind": "naive", "line": "32B"}"#,
+        r#"{"kind": "qp-aware", "tx_lead": "10ns", "rx_lead": "20ns"}"#,
+    ] {
+        rdmalab_core::scenario::Scenario::from_json_str(&base(mem))
+            .unwrap_or_else(|e| panic!("{mem}: {e}"));
+    }
+}

@@ -3386,6 +3386,17 @@ impl Parser {
             );
         }
         let hint = self.boolean(&o, "hint", true);
+        // Keys only the other kind (or the hint) reads would be ignored here.
+        for k in ["line", "tx_lead", "rx_lead"] {
+            let why = match k {
+                "line" if !naive => "only applies to kind naive (its cache holds lines; the qp-aware table holds whole contexts of `entry` bytes)",
+                "tx_lead" | "rx_lead" if naive || !hint => "only applies to kind qp-aware with hint: true (how long before the core needs it the hinted fetch starts)",
+                _ => continue,
+            };
+            if let Some(v) = o.get(k) {
+                self.err(o.key(k), show(v), why);
+            }
+        }
         let table = self.bytes(&o, "table", Some(128 * 1024));
         let ways = self.int(&o, "ways", Some(4), 1, 1 << 16);
         let entry = self.bytes(&o, "entry", Some(128));
