@@ -663,3 +663,41 @@ fn a_pcie_latency_without_its_link_is_refused() {
     ))
     .unwrap_or_else(|e| panic!("{e}"));
 }
+
+/// At the direct (`asic`) placement no event waits for a thread, so the
+/// coalescing keys and `record_delays: true` did nothing: the run took them
+/// and wrote an empty control_delays table.
+#[test]
+fn coalescing_and_delay_records_at_the_direct_placement_are_refused() {
+    let with_control = |control: &str| {
+        format!(
+            r#"{{"duration": "1ms", {BASE_TOPO}, "control": {control}, "workload": {{"flows": [{{"src": 0, "dst": 1, "size": "1KB"}}]}}}}"#
+        )
+    };
+    for (control, want) in [
+        (
+            r#"{"software_coalescing": false}"#,
+            "control.software_coalescing: `false` — has no effect at the `asic` placement",
+        ),
+        (
+            r#"{"placement": "asic", "coalesce": {"tx": "keep-latest"}}"#,
+            "control.coalesce: ",
+        ),
+        (
+            r#"{"record_delays": true}"#,
+            "control.record_delays: `true` — has nothing to record",
+        ),
+    ] {
+        let e = errors(&with_control(control));
+        assert!(e.contains(want), "{control}: {e}");
+    }
+    // With a queue (threads, or a latency) they act, and so they are taken.
+    for control in [
+        r#"{"placement": "asic", "threads": 4, "software_coalescing": false, "record_delays": true}"#,
+        r#"{"placement": "asic", "trigger_latency": "1us", "coalesce": {"tx": "keep-latest"}}"#,
+        r#"{"placement": "asic", "record_delays": false}"#,
+    ] {
+        Scenario::from_json_str(&with_control(control))
+            .unwrap_or_else(|e| panic!("{control}: {e}"));
+    }
+}

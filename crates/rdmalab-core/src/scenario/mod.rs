@@ -2658,6 +2658,18 @@ impl Parser {
             );
         }
         let record = self.boolean(&c, "record_delays", !p.is_immediate());
+        if p.is_immediate() {
+            // The direct path has no entries waiting for a thread: nothing to
+            // coalesce and no delay to record, so these keys would be ignored.
+            for k in ["software_coalescing", "coalesce"] {
+                if let Some(v) = c.get(k) {
+                    self.err(c.key(k), show(v), "has no effect at the `asic` placement without latencies or threads: events reach the controller at once, so none waits to be coalesced (set trigger_latency, processing or threads to give them a queue)");
+                }
+            }
+            if record {
+                self.err(c.key("record_delays"), "`true`", "has nothing to record at the `asic` placement without latencies or threads: every action acts at once, so control_delays stays empty");
+            }
+        }
         if p.is_immediate() && name != "asic" {
             self.err(
                 "control",
