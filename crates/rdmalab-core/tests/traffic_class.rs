@@ -194,10 +194,16 @@ fn bad_policies_are_refused() {
             "then",
             "exactly one action",
         ),
+        // A threshold with a unit: named plainly, not with f64's 309-digit limits.
+        (
+            r#"{"policies": [{"name": "x", "when": [{"signal": "p99_latency_us", "job": "ls", "above": "20us"}], "then": {"set_class": 5, "job": "ls"}}]}"#,
+            "when[0].above: `20us` — must be a number, like 20 or 0.5\n",
+            "",
+        ),
         (
             r#"{"policies": [{"name": "x", "when": [{"signal": "port_utilization", "above": 0.8}]}]}"#,
-            "then",
-            "{set_uar: PLACEMENT, job: J}",
+            "policies[0].then: is required",
+            "{set_qps: K, job: J} or {set_uar: PLACEMENT, job: J}",
         ),
     ] {
         let e = Scenario::from_json_str(&with(sched))

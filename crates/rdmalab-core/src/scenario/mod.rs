@@ -506,11 +506,14 @@ impl Parser {
                 }
             }
             Some(other) => {
-                self.err(
-                    o.key(k),
-                    show(other),
-                    format!("must be a number from {min} to {max}"),
-                );
+                // A policy threshold takes any number: f64's limits spelt out
+                // are 309 digits each.
+                let allowed = if min == f64::MIN && max == f64::MAX {
+                    "must be a number, like 20 or 0.5".to_string()
+                } else {
+                    format!("must be a number from {min} to {max}")
+                };
+                self.err(o.key(k), show(other), allowed);
                 None
             }
             None => {
@@ -3092,7 +3095,7 @@ impl Parser {
                     self.err(
                         p.key("then"),
                         "",
-                        "is required: {set_class: C, job: J}, {set_share: N, job: J}, {set_qps: K, job: J} or {set_uar: PLACEMENT, job: J}",
+                        "is required: one action and its job, {set_class: C, job: J}, {set_share: N, job: J}, {set_qps: K, job: J} or {set_uar: PLACEMENT, job: J}",
                     );
                     None
                 }
