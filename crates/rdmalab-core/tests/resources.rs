@@ -349,3 +349,34 @@ fn each_message_fetches_its_own_wqe() {
         "one WQE read per message"
     );
 }
+
+/// `wqe_cache: off` (YAML's false) is named with what is allowed, and a
+/// preset whose only other keys are null (absent) is reported as the plain
+/// preset, not `cx6+custom`.
+#[test]
+fn a_wqe_cache_that_is_no_size_is_named_and_null_keys_customise_nothing() {
+    let base = |res: &str| {
+        format!(
+            r#"{{"name": "r", "duration": "10us", "topology": {{"kind": "single_switch", "hosts": 2, "host_link": {{"rate": "100Gbps", "delay": "1us"}}}},
+            "nic": {{"resources": {res}}}, "host": {{"pcie": "gen4x16"}}, "cc": {{"algorithm": "none"}}, "workload": {{"flows": [{{"src": "h0", "dst": "h1", "size": "1KB"}}]}}}}"#
+        )
+    };
+    let e = refused(
+        &base(r#"{"preset": "cx6", "wqe_cache": false}"#),
+        "nic.resources.wqe_cache: `false` — allowed: a size like `64KiB`, or `none`",
+    );
+    assert!(!e.contains("``"), "{e}");
+    let preset = |res: &str| {
+        Scenario::from_json_str(&base(res))
+            .unwrap_or_else(|e| panic!("{e}"))
+            .nic
+            .resources
+            .expect("on")
+            .preset
+    };
+    assert_eq!(
+        preset(r#"{"preset": "cx6", "units": null, "page": null}"#),
+        "cx6"
+    );
+    assert_eq!(preset(r#"{"preset": "cx6", "units": 4}"#), "cx6+custom");
+}

@@ -1898,9 +1898,18 @@ impl Parser {
         let wqe = match o.get("wqe_cache") {
             Some(Value::String(s)) if s == "none" => Some(None),
             None => Some(base.wqe.map(|w| w.bytes)),
-            Some(_) => self
-                .unit_value(&o, "wqe_cache", None, units::parse_bytes, "64KiB or `none`")
+            Some(Value::String(_) | Value::Number(_)) => self
+                .unit_value(&o, "wqe_cache", None, units::parse_bytes, "64KiB")
                 .map(Some),
+            // YAML reads `wqe_cache: off` as false.
+            Some(other) => {
+                self.err(
+                    "nic.resources.wqe_cache",
+                    show(other),
+                    "allowed: a size like `64KiB`, or `none` (no WQE cache)",
+                );
+                None
+            }
         };
         let wqe_ways = self.int(
             &o,
@@ -1982,7 +1991,8 @@ impl Parser {
             return None;
         }
         Some(Some(ResourceConfig {
-            preset: if o.map.len() == 1 {
+            // A key set to null is absent: it overrides nothing.
+            preset: if o.map.values().filter(|v| !v.is_null()).count() == 1 {
                 name
             } else {
                 format!("{name}+custom")
