@@ -118,3 +118,45 @@ fn unknown_packet_kinds_are_refused() {
     let e = Scenario::from_json_str(&json).err().unwrap().to_string();
     assert!(e.contains("control.trigger.every"), "{e}");
 }
+
+/// A filter that can raise nothing, an `every` with no TX kind to count, or
+/// `rx` where no RX events exist used to be taken: the controller silently
+/// saw no events, or `every` did nothing.
+#[test]
+fn a_filter_that_passes_nothing_is_refused() {
+    let json = |control: &str| {
+        format!(
+            r#"{{"name": "bad", "duration": "10us", "topology": {{"kind": "single_switch", "hosts": 2, "host_link": {{"rate": "100Gbps", "delay": "1us"}}}},
+            "control": {control}, "cc": {{"algorithm": "dcqcn"}},
+            "workload": {{"flows": [{{"src": "h0", "dst": "h1", "size": "1KB"}}]}}}}"#
+        )
+    };
+    for (control, want) in [
+        (
+            r#"{"trigger": {"on": []}}"#,
+            "control.trigger.on: `[]` — needs at least one packet kind",
+        ),
+        (
+            r#"{"trigger": {"on": ["ack", "cnp"], "every": 8}}"#,
+            "control.trigger.every: `8` — counts TX packets",
+        ),
+        (
+            r#"{"trigger": {"on": ["cnp", "rx"]}}"#,
+            "control.trigger.on: `rx` — no RX events exist at this placement",
+        ),
+    ] {
+        let e = Scenario::from_json_str(&json(control))
+            .err()
+            .unwrap_or_else(|| panic!("accepted {control}"))
+            .to_string();
+        assert!(e.contains(want), "{control}: {e}");
+    }
+    for control in [
+        r#"{"trigger": {"on": ["tx_last", "cnp"], "every": 8}}"#,
+        r#"{"rx_events": true, "trigger": {"on": ["cnp", "rx"]}}"#,
+        r#"{"trigger": {"every": 2}}"#,
+        r#"{"trigger": {"on": null}}"#,
+    ] {
+        Scenario::from_json_str(&json(control)).unwrap_or_else(|e| panic!("{control}: {e}"));
+    }
+}

@@ -632,6 +632,25 @@ impl Parser {
         }
         let cc = self.cc(&o);
         let control = self.control(&o);
+        if let (Some(n), Some((p, _))) = (&nic, &control) {
+            let rx = n
+                .trigger
+                .is_some_and(|t| t.events.0 & crate::control::EventMask::RX != 0);
+            if rx
+                && !p.rx_events
+                && o.get("control")
+                    .and_then(|c| c.get("trigger"))
+                    .and_then(|t| t.get("on"))
+                    .is_some_and(|v| !v.is_null())
+            {
+                // A kind that never happens at this placement would pass nothing.
+                self.err(
+                    "control.trigger.on",
+                    "`rx`",
+                    "no RX events exist at this placement: use placement swcc or host-cpu, or control.rx_events: true",
+                );
+            }
+        }
         let workload = match (&topology, duration) {
             (Some(t), Some(d)) => self.workload(&o, t, d, seed),
             _ => None,
@@ -3622,6 +3641,22 @@ impl Parser {
                     ),
                 ),
             }
+        }
+        if names.is_empty() {
+            // Nothing would raise an event: the controller would run blind.
+            self.err(
+                t.key("on"),
+                "`[]`",
+                format!("needs at least one packet kind ({}); for no congestion control use cc.algorithm: none", TriggerMask::NAMES.join(", ")),
+            );
+        }
+        let tx = m.tx_first || m.tx_middle || m.tx_last;
+        if let (false, Some(v)) = (tx || names.is_empty(), t.get("every")) {
+            self.err(
+                t.key("every"),
+                show(v),
+                "counts TX packets: only applies with tx_first, tx_middle or tx_last in `on`",
+            );
         }
         m.every = every? as u32;
         Some(Some(m))
