@@ -542,3 +542,50 @@ fn policies_that_need_a_model_the_scenario_lacks_are_refused() {
         Scenario::from_json_str(&with(&sched, nic)).unwrap_or_else(|e| panic!("{sched}: {e}"));
     }
 }
+
+/// policy_actions names the policy that fired, and nothing else: two
+/// policies of one name (or one named like an intent policy), or an empty
+/// name, made its rows ambiguous.
+#[test]
+fn policy_names_are_unique_and_not_empty() {
+    let with = |sched: &str| {
+        scenario(r#", "job": "ls", "intent": "ls""#).replace(
+            r#""cc": {"algorithm": "none"},"#,
+            &format!(r#""cc": {{"algorithm": "none"}}, "host": {{"scheduler": {sched}}},"#),
+        )
+    };
+    let policy = |name: &str| {
+        format!(
+            r#"{{"name": "{name}", "when": [{{"signal": "active_qps", "above": 0}}], "then": {{"set_class": 5, "job": "ls"}}}}"#
+        )
+    };
+    for (sched, want) in [
+        (
+            format!(r#"{{"policies": [{}, {}]}}"#, policy("x"), policy("x")),
+            "host.scheduler.policies[1].name: `x` — already names host.scheduler.policies[0]",
+        ),
+        (
+            format!(r#"{{"policies": [{}]}}"#, policy("")),
+            "host.scheduler.policies[0].name: `` — must be a non-empty name",
+        ),
+        (
+            format!(
+                r#"{{"intents": true, "policies": [{}]}}"#,
+                policy("intent-ls-ls")
+            ),
+            "host.scheduler.policies[0].name: `intent-ls-ls` — is the name of an intent policy",
+        ),
+    ] {
+        let e = Scenario::from_json_str(&with(&sched))
+            .err()
+            .unwrap_or_else(|| panic!("accepted {sched}"))
+            .to_string();
+        assert!(e.contains(want), "{want}: {e}");
+    }
+    let two = format!(
+        r#"{{"intents": true, "policies": [{}, {}]}}"#,
+        policy("x"),
+        policy("y")
+    );
+    Scenario::from_json_str(&with(&two)).unwrap_or_else(|e| panic!("{e}"));
+}

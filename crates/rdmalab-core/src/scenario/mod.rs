@@ -3003,12 +3003,29 @@ impl Parser {
             }
         };
         let mut policies = Vec::new();
+        let mut named: std::collections::HashMap<String, String> = Default::default();
         for (path, v) in self.list(&s, "policies") {
             let Some(p) = self.obj(v, &path, &["name", "when", "for", "then"]) else {
                 continue;
             };
             let name = self.string(&p, "name", None).unwrap_or_default();
             self.table_name(p.key("name"), &name);
+            // policy_actions tells the policies apart by name alone.
+            if let Some(first) = named.get(&name) {
+                self.err(
+                    p.key("name"),
+                    format!("`{name}`"),
+                    format!("already names {first}: give each policy its own name (policy_actions names the policy that fired)"),
+                );
+            } else if p.get("name").is_some_and(|v| v == "") {
+                self.err(
+                    p.key("name"),
+                    "``",
+                    "must be a non-empty name (policy_actions names the policy that fired)",
+                );
+            } else {
+                named.insert(name.clone(), path.clone());
+            }
             let periods = self.int(&p, "for", Some(1), 1, 1 << 20);
             let mut when = Vec::new();
             let mut cond_jobs: Vec<(String, u32)> = Vec::new();
@@ -3202,7 +3219,16 @@ impl Parser {
         }
         if let Some(v) = s.get("intents") {
             let key = s.key("intents");
-            policies.extend(self.intent_policies(v, &key, w));
+            for p in self.intent_policies(v, &key, w) {
+                if let Some(first) = named.get(&p.name) {
+                    self.err(
+                        first.clone() + ".name",
+                        format!("`{}`", p.name),
+                        "is the name of an intent policy (intent-ls-JOB, intent-lt-JOB): give the policy another",
+                    );
+                }
+                policies.push(p);
+            }
         }
         if policies.is_empty() && self.errs.is_empty() {
             self.err(
