@@ -392,3 +392,38 @@ fn a_context_memory_key_its_kind_does_not_read_is_refused() {
             .unwrap_or_else(|e| panic!("{mem}: {e}"));
     }
 }
+
+/// A clock for cores whose costs are all durations read nothing: it used to
+/// be taken and ignored (`{preset: connectx-5, clock: 1GHz}` ran at 177 ns).
+#[test]
+fn a_clock_no_cost_is_counted_in_is_refused() {
+    let base = |op: &str| {
+        format!(
+            r#"{{"name": "bad", "duration": "10us", "topology": {{"kind": "single_switch", "hosts": 2, "host_link": {{"rate": "100Gbps", "delay": "1us"}}}},
+            "control": {{"on_path": {op}}}, "cc": {{"algorithm": "none"}},
+            "workload": {{"flows": [{{"src": "h0", "dst": "h1", "size": "1KB"}}]}}}}"#
+        )
+    };
+    for op in [
+        r#"{"tx_cores": 2, "per_packet": "100ns", "clock": "250MHz"}"#,
+        r#"{"preset": "connectx-5", "clock": "1GHz"}"#,
+    ] {
+        let e = rdmalab_core::scenario::Scenario::from_json_str(&base(op))
+            .err()
+            .unwrap_or_else(|| panic!("accepted {op}"))
+            .to_string();
+        assert!(
+            e.contains("control.on_path.clock: `")
+                && e.contains("only applies with cycles_per_packet"),
+            "{op}: {e}"
+        );
+    }
+    for op in [
+        r#"{"tx_cores": 2, "cycles_per_packet": 25, "clock": "250MHz"}"#,
+        r#"{"preset": "swcc", "clock": "500MHz"}"#,
+        r#"{"tx_cores": 1, "per_packet": "1ns", "clock": "1GHz", "memory": "naive"}"#,
+    ] {
+        rdmalab_core::scenario::Scenario::from_json_str(&base(op))
+            .unwrap_or_else(|e| panic!("{op}: {e}"));
+    }
+}

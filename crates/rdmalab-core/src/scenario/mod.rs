@@ -3316,6 +3316,7 @@ impl Parser {
                 merged.remove("rx_cores");
             }
         }
+        let user_clock = user.get("clock").filter(|v| !v.is_null()).cloned();
         for (k, v) in user {
             if k != "preset" {
                 merged.insert(k, v);
@@ -3325,6 +3326,17 @@ impl Parser {
             path: c.key("on_path"),
             map: &merged,
         };
+        let counts_cycles = ["cycles_per_packet", "rx_cycles_per_packet", "memory"]
+            .iter()
+            .any(|k| p.get(k).is_some());
+        if let (Some(v), false) = (user_clock, counts_cycles) {
+            // Costs given as durations read no clock: it would be ignored.
+            self.err(
+                p.key("clock"),
+                show(&v),
+                "only applies with cycles_per_packet, rx_cycles_per_packet or memory (per_packet and rx_per_packet are times, not cycles)",
+            );
+        }
         let memory = self.context_memory(&p);
         let shared = self.boolean(&p, "shared", false);
         let rx_data = self.boolean(&p, "rx_data", false);
