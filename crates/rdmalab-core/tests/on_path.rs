@@ -377,6 +377,19 @@ fn a_context_memory_key_its_kind_does_not_read_is_refused() {
             r#"{"kind": "qp-aware", "hint": false, "rx_lead": "10ns"}"#,
             "control.on_path.memory.rx_lead: `10ns`",
         ),
+        // A zero-byte context is named, not the table that could not hold it.
+        (
+            r#"{"kind": "qp-aware", "entry": "0B"}"#,
+            "control.on_path.memory.entry: `0B` — must be at least 1 byte",
+        ),
+        (
+            r#"{"kind": "naive", "entry": "0B"}"#,
+            "control.on_path.memory.entry: `0B` — must be at least 1 byte",
+        ),
+        (
+            r#"{"kind": "naive", "line": "0B"}"#,
+            "control.on_path.memory.line: `0B` — must be at least 1 byte",
+        ),
     ] {
         let e = rdmalab_core::scenario::Scenario::from_json_str(&base(mem))
             .err()

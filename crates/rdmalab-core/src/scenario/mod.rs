@@ -3518,6 +3518,17 @@ impl Parser {
             None => None,
         };
         let (table, entry, line) = (table?, entry?, line?);
+        // A zero-byte context (or naive line) is the key's fault, not the table's.
+        let mut zero = false;
+        for (k, v) in [("entry", entry), ("line", line)] {
+            if v == 0 && (k == "entry" || naive) {
+                self.err(o.key(k), "`0B`", "must be at least 1 byte");
+                zero = true;
+            }
+        }
+        if zero {
+            return None;
+        }
         let unit = if naive { line } else { entry };
         if unit == 0 || table < unit {
             self.err(
