@@ -144,3 +144,15 @@ def test_fct_txt_grows_as_flows_finish(examples, tmp_path, monkeypatch):
     assert len({n for n, _ in seen}) > 3, "flows finish over several steps"
     for n, text in seen:
         assert text.count("\n") == n and final.startswith(text), (n, text)
+
+
+def test_load_scenario_takes_dotted_overrides_as_run_does(examples):
+    """`cc.algorithm` used to be set as one top-level key of that name, and
+    refused as unknown only when the scenario was validated or run."""
+    s = rdmalab.load_scenario(examples / "dumbbell-dcqcn.yaml",
+                              overrides={"cc.algorithm": "timely", "seed": 5, "workload.perftest[0].message_size": "8KB"})
+    assert s.data["cc"]["algorithm"] == "timely" and "cc.algorithm" not in s.data
+    assert s.data["seed"] == 5 and s.data["workload"]["perftest"][0]["message_size"] == "8KB"
+    rdmalab.validate(s)
+    with pytest.raises(rdmalab.ScenarioError, match="override"):
+        rdmalab.load_scenario(examples / "dumbbell-dcqcn.yaml", overrides={"workload.perftest[99].message_size": "8KB"})

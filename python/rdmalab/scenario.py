@@ -433,7 +433,8 @@ def _figures(value, where: str) -> list:
 
 
 def load_scenario(path: str | os.PathLike, overrides: dict[str, Any] | None = None) -> LoadedScenario:
-    """Read a YAML scenario. `overrides` sets top-level keys (e.g. ``{"seed": 3}``)."""
+    """Read a YAML scenario. `overrides` sets keys, dotted as `rdmalab.run`
+    takes them (``{"seed": 3, "cc.algorithm": "hpcc"}``)."""
     p = Path(path)
     try:
         text = read_input(p, "(scenario)")
@@ -446,5 +447,13 @@ def load_scenario(path: str | os.PathLike, overrides: dict[str, Any] | None = No
     if data is None:
         raise ScenarioError(f"(scenario): `{p}` is empty")
     if overrides and isinstance(data, dict):
-        data.update(overrides)
+        # Dotted, as rdmalab.run and sweeps take them: `cc.algorithm` set
+        # as one top-level key was refused as unknown only later.
+        from rdmalab.sweep.spec import SweepError, parse_key, set_key
+
+        for key, value in overrides.items():
+            try:
+                set_key(data, parse_key(key, "override"), value, "override")
+            except SweepError as e:
+                raise ScenarioError(str(e)) from None
     return _from_dict(data, p.parent, str(p), read_flows)
