@@ -441,23 +441,30 @@ fn an_inline_cdf_point_with_more_than_two_values_is_refused() {
     Scenario::from_json_str(&poisson("[[0, 0], [1000, 100]]")).unwrap();
 }
 
+/// A leaf-spine of 100 Gb/s host links and 400 Gb/s fabric links, with
+/// `ecn` (switch or link settings) among its top-level keys.
+fn ecn_leaf_spine(ecn: &str) -> String {
+    format!(
+        r#"{{"duration": "1ms",
+        "topology": {{"kind": "leaf_spine", "leaves": 2, "spines": 1, "hosts_per_leaf": 2,
+            "host_link": {{"rate": "100Gbps"}}, "fabric_link": {{"rate": "400Gbps"}}}},
+        {ecn},
+        "workload": {{"flows": [{{"src": 0, "dst": 3, "size": "1KB"}}]}}}}"#
+    )
+}
+
+/// One `thresholds` entry for `rate`.
+fn ecn_threshold(rate: &str, kmin: &str) -> String {
+    format!(r#"{{"rate": "{rate}", "kmin": "{kmin}", "kmax": "400KB", "pmax": 0.5}}"#)
+}
+
 /// An ECN threshold for a rate no switch port runs at would never apply
 /// (the scaled default marks instead): it is refused naming the rate and
 /// listing the ports' rates, fabric-wide and for a `switches[]` entry.
 #[test]
 fn an_ecn_threshold_for_a_rate_no_port_has_is_refused() {
-    let leaf_spine = |ecn: &str| {
-        format!(
-            r#"{{"duration": "1ms",
-            "topology": {{"kind": "leaf_spine", "leaves": 2, "spines": 1, "hosts_per_leaf": 2,
-                "host_link": {{"rate": "100Gbps"}}, "fabric_link": {{"rate": "400Gbps"}}}},
-            {ecn},
-            "workload": {{"flows": [{{"src": 0, "dst": 3, "size": "1KB"}}]}}}}"#
-        )
-    };
-    let t = |rate: &str| {
-        format!(r#"{{"rate": "{rate}", "kmin": "10KB", "kmax": "40KB", "pmax": 0.5}}"#)
-    };
+    let leaf_spine = ecn_leaf_spine;
+    let t = |rate: &str| ecn_threshold(rate, "10KB");
     let e = errors(&leaf_spine(&format!(
         r#""switch": {{"ecn": {{"thresholds": [{}, {}]}}}}"#,
         t("100Gbps"),
@@ -498,17 +505,11 @@ fn an_ecn_threshold_for_a_rate_no_port_has_is_refused() {
 #[test]
 fn a_second_ecn_threshold_for_one_rate_is_refused() {
     let scenario = |thresholds: &str| {
-        format!(
-            r#"{{"duration": "1ms",
-            "topology": {{"kind": "leaf_spine", "leaves": 2, "spines": 1, "hosts_per_leaf": 2,
-                "host_link": {{"rate": "100Gbps"}}, "fabric_link": {{"rate": "400Gbps"}}}},
-            "switch": {{"ecn": {{"thresholds": {thresholds}}}}},
-            "workload": {{"flows": [{{"src": 0, "dst": 3, "size": "1KB"}}]}}}}"#
-        )
+        ecn_leaf_spine(&format!(
+            r#""switch": {{"ecn": {{"thresholds": {thresholds}}}}}"#
+        ))
     };
-    let t = |rate: &str, kmin: &str| {
-        format!(r#"{{"rate": "{rate}", "kmin": "{kmin}", "kmax": "400KB", "pmax": 0.5}}"#)
-    };
+    let t = ecn_threshold;
     let e = errors(&scenario(&format!(
         "[{}, {}, {}]",
         t("100Gbps", "10KB"),
