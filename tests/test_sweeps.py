@@ -404,6 +404,80 @@ def test_a_python_controller_is_part_of_a_runs_id(tmp_path, examples):
     assert again[:3] != ids[:3] and again[3] == ids[3]
 
 
+def test_a_python_controller_split_over_files_runs_and_its_modules_are_part_of_the_id(tmp_path, examples):
+    """A controller may import modules of its own from beside its file
+    (`from helpers_x import rate`), and those import others in turn or
+    inside a method; editing any of them makes new runs, as editing the
+    class's file does, or a sweep would reuse results of the old code.
+    Imports of Python's own or installed modules leave the id as the
+    class's file alone gives it, so earlier stores stay valid. (The module
+    names are unique to this test: Python keeps an imported module for
+    the process.)"""
+    tag = tmp_path.name.replace("-", "_")
+    helpers, consts, lazy = f"helpers_{tag}", f"consts_{tag}", f"lazy_{tag}"
+    (tmp_path / f"{consts}.py").write_text("GBPS = 10\n")
+    (tmp_path / f"{helpers}.py").write_text(f"from {consts} import GBPS\n\ndef rate():\n    return GBPS * 10**9\n")
+    (tmp_path / f"{lazy}.py").write_text("FACTOR = 1\n")
+    (tmp_path / "cc.py").write_text(f"""
+import json
+import yaml
+from rdmalab import Controller
+from {helpers} import rate
+
+
+class Split(Controller):
+    subscriptions = ["ACK"]
+
+    def on_event(self, event, ctx):
+        import {lazy}
+        ctx.set_rate(rate() * {lazy}.FACTOR)
+""")
+    (tmp_path / "plain.py").write_text("import json\nimport yaml\n" + CONTROLLER)
+    points = {"split": {"algorithm": "python", "class": "cc.py:Split"},
+              "plain": {"algorithm": "python", "class": "plain.py:Fixed"}}
+    sweep = _python_cc_sweep(tmp_path, examples, points)
+    ids = [r.run_id for r in sweep.runs]
+    plain = hashlib.sha256((tmp_path / "plain.py").read_bytes()).hexdigest()
+    assert json.loads(sweep.runs[1].scenario.identity())["cc"]["code"] == plain
+    assert json.loads(sweep.runs[0].scenario.identity())["cc"]["code"] != (
+        hashlib.sha256((tmp_path / "cc.py").read_bytes()).hexdigest())
+    # It runs from the command line, in a process of its own, wherever that starts.
+    (tmp_path / "split.yaml").write_text((examples / "dumbbell-dcqcn.yaml").read_text().replace(
+        "cc:\n  algorithm: dcqcn", "cc:\n  algorithm: python\n  class: cc.py:Split"))
+    r = rdmalab_cli("run", tmp_path / "split.yaml", "--out", tmp_path / "out", "--quiet")
+    assert r.returncode == 0, r.stderr
+    for name, text in ((consts, "GBPS = 10\n"), (consts, "GBPS = 5\n"), (lazy, "FACTOR = 2\n"),
+                       (helpers, f"from {consts} import GBPS\n\ndef rate():\n    return GBPS * 1_000_000_000\n")):
+        same = (tmp_path / f"{name}.py").read_text() == text
+        (tmp_path / f"{name}.py").write_text(text)
+        again = [r.run_id for r in _python_cc_sweep(tmp_path, examples, points).runs]
+        assert (again[0] == ids[0]) == same, (name, text)
+        assert again[1] == ids[1]
+        ids = again
+
+
+def test_a_controller_in_a_package_covers_the_modules_it_imports_relatively(tmp_path, monkeypatch):
+    """`class: pkg.cc:Ctl`: `from . import util` and `from .sub import x`
+    name modules of the same package, found as the package imported them."""
+    import importlib
+
+    from rdmalab.scenario import _user_modules
+
+    pkg = f"pkg_{tmp_path.name.replace('-', '_')}"
+    (tmp_path / pkg / "sub").mkdir(parents=True)
+    (tmp_path / pkg / "__init__.py").write_text("")
+    (tmp_path / pkg / "util.py").write_text("X = 1\n")
+    (tmp_path / pkg / "sub" / "__init__.py").write_text("from .deep import Y\n")
+    (tmp_path / pkg / "sub" / "deep.py").write_text("Y = 2\n")
+    (tmp_path / pkg / "cc.py").write_text("import json\nfrom . import util\nfrom .sub import Y\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    importlib.import_module(f"{pkg}.cc")
+    found = _user_modules(tmp_path / pkg / "cc.py", pkg)
+    assert {k: v.relative_to(tmp_path).as_posix() for k, v in found.items()} == {
+        pkg: f"{pkg}/__init__.py", f"{pkg}.util": f"{pkg}/util.py", f"{pkg}.sub": f"{pkg}/sub/__init__.py",
+        f"{pkg}.sub.deep": f"{pkg}/sub/deep.py"}, found
+
+
 def test_a_runs_id_does_not_depend_on_where_a_c_controller_lies(tmp_path, examples, monkeypatch):
     """A C controller's source and library are absolute paths in the expanded
     scenario; the run id hashes the library's bytes instead, so another cache

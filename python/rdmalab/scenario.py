@@ -11,6 +11,7 @@ import hashlib
 import json
 import math
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,7 +41,8 @@ class LoadedScenario:
     controller: tuple | None = None
     #: Case-study figures to draw when the run is done (the `figures:` key).
     figures: list | None = None
-    #: For `cc: {algorithm: python}`: the SHA-256 of the file that defines the class.
+    #: For `cc: {algorithm: python}`: the SHA-256 of the file that defines the
+    #: class and of the user's modules it imports (`_code_hash`).
     controller_code: str | None = None
 
     @property
@@ -59,7 +61,8 @@ class LoadedScenario:
         its hash): the scenario as the core sees it, but a controller named
         by what it is rather than by where it lies. The core sees a Python
         controller as no CC at all, so its class's name, its parameters and
-        the hash of the file defining it stand in; a C controller is named by the
+        the hash of its code (its file and the user's modules it imports)
+        stand in; a C controller is named by the
         paths of its source and library on this machine, so the hash of
         the library stands in. Equal to `to_json()` for any other scenario."""
         data = self.data
@@ -101,6 +104,12 @@ def _load_python_controller(cc: dict, base: Path):
             if spec is None or not path.exists():
                 raise ScenarioError(f"cc.class: `{ref}` — file `{path}` cannot be read")
             module = importlib.util.module_from_spec(spec)
+            # Its imports are looked up beside it, as when a script runs: a
+            # controller split over files imports its own modules. Searched
+            # last, so a file there named like an installed module (random.py)
+            # does not hide that module from the rest of the process.
+            if str(path.parent) not in sys.path:
+                sys.path.append(str(path.parent))
             spec.loader.exec_module(module)
             # Absolute, as a C controller's paths: a sweep's worker loads
             # the expanded scenario again, from its own directory.
@@ -141,18 +150,102 @@ def _load_python_controller(cc: dict, base: Path):
 
 def _code_hash(module, cls) -> str | None:
     """SHA-256 of the file of `module`, or of the module that defines `cls`
-    if that is another: what a change to the controller changes. None for
-    a module without a file. Files it imports are not covered."""
-    import sys
-
+    if that is another: what a change to the controller changes. If that
+    file imports modules of the user's own (see `_user_modules`), the hash
+    covers their files too, by module name, so editing a helper module
+    makes new runs. None for a module without a file."""
     defining = sys.modules.get(cls.__module__, module) if cls.__module__ != module.__name__ else module
     path = getattr(defining, "__file__", None)
     if not path:
         return None
     try:
-        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+        own = hashlib.sha256(Path(path).read_bytes()).hexdigest()
     except OSError:
         return None
+    imported = _user_modules(Path(path), getattr(defining, "__package__", None) or "")
+    if not imported:
+        return own  # as before modules were covered: earlier stores stay valid
+    h = hashlib.sha256(own.encode())
+    for name, file in sorted(imported.items()):
+        h.update(f"\n{name} ".encode() + hashlib.sha256(file.read_bytes()).digest())
+    return h.hexdigest()
+
+
+def _library_dirs() -> list[Path]:
+    """Where Python's own and installed modules live, rdmalab's included:
+    code there is not the user's controller."""
+    import site
+    import sysconfig
+
+    dirs = {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    dirs.add(site.getusersitepackages())
+    dirs.add(str(Path(__file__).resolve().parent))
+    return [Path(d).resolve() for d in dirs if d]
+
+
+def _user_modules(file: Path, package: str) -> dict[str, Path]:
+    """The user's own modules that `file` imports, directly or through one
+    another: name -> file. Found from the import statements (those inside
+    functions too), among the modules already loaded or, for a top-level
+    name not loaded yet, where Python would find it; a module inside the
+    Python installation, its site-packages or rdmalab is not the user's."""
+    import ast
+    import importlib.util
+
+    libs = _library_dirs()
+
+    def users_file(name: str) -> Path | None:
+        mod = sys.modules.get(name)
+        origin = getattr(mod, "__file__", None) if mod is not None else None
+        if mod is None and "." not in name:
+            try:
+                spec = importlib.util.find_spec(name)
+            except (ImportError, ValueError):
+                spec = None
+            origin = spec.origin if spec is not None and spec.has_location else None
+        if not origin or not origin.endswith(".py"):
+            return None
+        f = Path(origin).resolve()
+        return None if any(f.is_relative_to(d) for d in libs) else f
+
+    def imported_names(f: Path, pkg: str) -> set[str]:
+        try:
+            tree = ast.parse(f.read_bytes())
+        except (OSError, SyntaxError, ValueError):
+            return set()
+        names = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for a in node.names:
+                    parts = a.name.split(".")
+                    names.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    up = pkg.split(".")[: len(pkg.split(".")) - node.level + 1] if pkg else []
+                    if not up:
+                        continue  # a relative import outside a package cannot run
+                    base = ".".join(up + ([base] if base else []))
+                if base:
+                    names.add(base)
+                # `from pkg import sub` may name a submodule.
+                names.update(f"{base}.{a.name}" if base else a.name for a in node.names)
+        return names
+
+    found: dict[str, Path] = {}
+    todo = [(file.resolve(), package)]
+    while todo:
+        f, pkg = todo.pop()
+        for name in imported_names(f, pkg):
+            if name in found:
+                continue
+            g = users_file(name)
+            if g is None or g == file.resolve():
+                continue
+            found[name] = g
+            is_pkg = g.name == "__init__.py"
+            todo.append((g, name if is_pkg else name.rpartition(".")[0]))
+    return found
 
 
 def _user_frame(e: BaseException) -> str:
