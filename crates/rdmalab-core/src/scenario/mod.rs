@@ -3837,11 +3837,7 @@ impl Parser {
         wl: &mut Workload,
         host_tenant: &std::collections::HashMap<u32, u32>,
     ) {
-        let Some(f) = self.obj(
-            v,
-            path,
-            &["src", "dst", "verb", "size", "start", "dport", "tenant"],
-        ) else {
+        let Some(f) = self.obj(v, path, &FLOW_KEYS) else {
             return;
         };
         let dport = self.int(&f, "dport", Some(100), 0, 65535).unwrap_or(100) as u16;
@@ -3874,6 +3870,9 @@ impl Parser {
     /// The rows of a CSV flow file as mappings of its header's columns, keyed
     /// `KEY[line N]` for messages. Plain CSV: comma-separated, no quoting
     /// (no field of a flow holds a comma), blank lines and `#` lines skipped.
+    /// The rows of a flow file (CSV text) as `workload.flows[]` entries.
+    /// Columns `size_bytes`, `start_ps`, `start_ns` and `start_us` hold bare
+    /// numbers in their unit, as `size` and `start` with one.
     fn csv_rows(&mut self, text: &str, key: &str) -> Vec<(String, Value)> {
         let mut lines = text
             .lines()
@@ -3896,9 +3895,42 @@ impl Parser {
             );
             return Vec::new();
         }
+        // Once for the file, not once per row.
+        if let Some(c) = cols
+            .iter()
+            .find(|c| !FLOW_KEYS.contains(&c.as_str()) && unit_column(c).is_none())
+        {
+            self.err(
+                key,
+                format!("header `{header}`"),
+                format!("column `{c}` is no key of a flow; allowed: {}, size_bytes, start_ps, start_ns, start_us", FLOW_KEYS.join(", ")),
+            );
+            return Vec::new();
+        }
         for need in ["src", "dst", "size"] {
-            if !cols.iter().any(|c| c == need) {
-                self.err(key, format!("header `{header}`"), format!("needs a `{need}` column (columns: src, dst, size, and optionally start, verb, dport, tenant)"));
+            let given = cols
+                .iter()
+                .any(|c| c == need || unit_column(c).is_some_and(|(k, _)| k == need));
+            if !given {
+                self.err(key, format!("header `{header}`"), format!("needs a `{need}` column (columns: src, dst, size or size_bytes, and optionally start or start_ps/_ns/_us, verb, dport, tenant)"));
+                return Vec::new();
+            }
+        }
+        for k in ["size", "start"] {
+            let given: Vec<&str> = cols
+                .iter()
+                .filter(|c| *c == k || unit_column(c).is_some_and(|(of, _)| of == k))
+                .map(String::as_str)
+                .collect();
+            if given.len() > 1 {
+                self.err(
+                    key,
+                    format!("header `{header}`"),
+                    format!(
+                        "columns {} all give the {k}; allowed: one of them",
+                        given.join(", ")
+                    ),
+                );
                 return Vec::new();
             }
         }
@@ -3915,8 +3947,36 @@ impl Parser {
                 continue;
             }
             let mut m = Map::new();
+            // A refused bare number leaves its row out: its key would
+            // otherwise be reported missing as well.
+            let mut refused = false;
             for (c, f) in cols.iter().zip(fields) {
                 if f.is_empty() {
+                    continue;
+                }
+                if let Some((k, unit)) = unit_column(c) {
+                    // A bare number in the column's unit (`size_bytes`,
+                    // `start_ns`, as a Parquet file of integers holds it).
+                    let text = format!("{f}{unit}");
+                    let checked = match f.parse::<f64>() {
+                        Ok(v) if v.is_finite() => match k {
+                            "size" => units::parse_bytes(&text).map(|_| ()),
+                            _ => units::parse_duration(&text).map(|_| ()),
+                        },
+                        _ => Err(format!(
+                            "`{f}` is not a number; a `{c}` column holds plain numbers in {unit} (or use a `{k}` column with units, like `{}`)",
+                            if k == "size" { "4KB" } else { "10us" }
+                        )),
+                    };
+                    match checked {
+                        Ok(()) => {
+                            m.insert(k.to_string(), Value::String(text));
+                        }
+                        Err(e) => {
+                            self.err(format!("{path}.{c}"), format!("`{f}`"), e);
+                            refused = true;
+                        }
+                    }
                     continue;
                 }
                 // dport is a number, and so is a host given by index (`0`, as
@@ -3932,7 +3992,9 @@ impl Parser {
                     .unwrap_or_else(|| Value::String(f.to_string()));
                 m.insert(c.clone(), v);
             }
-            rows.push((path, Value::Object(m)));
+            if !refused {
+                rows.push((path, Value::Object(m)));
+            }
         }
         rows
     }
@@ -5012,7 +5074,21 @@ impl Parser {
     }
 }
 
-/// A clock frequency: `Hz`, `kHz`, `MHz`, `GHz`.
+/// The keys of a `workload.flows[]` entry, and so the columns of a flow file.
+const FLOW_KEYS: [&str; 7] = ["src", "dst", "verb", "size", "start", "dport", "tenant"];
+
+/// A flow file's column that holds a bare number in a unit: the key it
+/// gives and the unit (`size_bytes` is `size` in `B`).
+fn unit_column(column: &str) -> Option<(&'static str, &'static str)> {
+    match column {
+        "size_bytes" => Some(("size", "B")),
+        "start_ps" => Some(("start", "ps")),
+        "start_ns" => Some(("start", "ns")),
+        "start_us" => Some(("start", "us")),
+        _ => None,
+    }
+}
+
 /// A flow file's host written as an index, the way YAML reads `src: 3`: a
 /// decimal integer without a leading zero (`012` is octal to YAML; here it
 /// stays text, and so no host, rather than a host YAML would not pick).
