@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Compare the simulation core of two revisions on the same scenarios, the
-# way the speed figures in README.md were measured: build the core's
+# way the speed figures in docs/speed.md were measured: build the core's
 # `run_json` example at each revision, then run the two binaries in
 # alternation (A, B, A, B, ...) so that both see the same drift of a shared
 # machine, and print every pair and the medians. Simulation only: no Python,

@@ -2,7 +2,7 @@
 # Build and install rdmalab with profile-guided optimisation (PGO): for a
 # sweep of hundreds of runs, 12-15 % fewer instructions per event and
 # 4-27 % less time (4-8 % in the calmest measurement, 2026-11-27), with the
-# same outputs byte for byte (README.md, Speed).
+# same outputs byte for byte (docs/speed.md).
 #
 #   scripts/build-pgo.sh            # from the repository root, instead of `pip install .`
 #
