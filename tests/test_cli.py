@@ -81,6 +81,44 @@ def test_another_seed_changes_the_arrivals(examples, tmp_path):
     assert (tmp_path / "1" / "flows.csv").read_text() != (tmp_path / "2" / "flows.csv").read_text()
 
 
+def test_set_changes_keys_of_the_scenario_for_one_run(examples, tmp_path):
+    """`--set KEY=VALUE` on `run` and `validate`: the key dotted as in
+    sweeps, the value read as YAML reads it in the file; the run is the one
+    an edited copy of the file gives, byte for byte, and its scenario.json
+    says what ran."""
+    src = examples / "dumbbell-dcqcn.yaml"
+    r = cli("run", src, "--out", tmp_path / "set", "--quiet", "--no-parquet", "--set", "cc.algorithm=timely",
+            "--set", "duration=2ms", "--set", "records.sample_interval=null")
+    assert r.returncode == 0, r.stderr
+    edited = tmp_path / "edited.yaml"
+    text = src.read_text().replace("algorithm: dcqcn", "algorithm: timely").replace("duration: 10ms", "duration: 2ms")
+    edited.write_text(text.replace("  sample_interval: 20us", "  {}"))
+    assert cli("run", edited, "--out", tmp_path / "edited", "--quiet", "--no-parquet").returncode == 0
+    ran = json.loads((tmp_path / "set" / "scenario.json").read_text())
+    assert ran["cc"] == {"algorithm": "timely"} and ran["duration"] == "2ms", ran
+    assert ran["records"] == {}, ran
+    assert _digests(tmp_path / "set") == _digests(tmp_path / "edited")
+    r = cli("validate", src, "--set", "duration=1ms")
+    assert r.returncode == 0 and "cc dcqcn, 1 ms" in r.stdout, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("args,says", [
+    (["--set", "duration"], "--set `duration`: allowed: KEY=VALUE"),
+    (["--set", "duration="], "--set duration: no value after `=`"),
+    (["--set", "seed=3", "--set", "seed=4"], "--set seed: given twice"),
+    (["--set", "seed=3", "--seed", "4"], "--seed and --set seed=... both given"),
+    (["--set", "cc.algorithm=nope"], "cc.algorithm: `nope`"),
+    (["--set", "colour=red"], "colour: unknown key"),
+])
+def test_bad_set_arguments_are_refused_before_the_run(examples, tmp_path, args, says):
+    r = cli("run", examples / "dumbbell-dcqcn.yaml", "--out", tmp_path / "out", "--quiet", *args)
+    assert r.returncode != 0 and says in r.stderr, r.stderr
+    assert not (tmp_path / "out" / "summary.json").exists()
+    if "seed" not in " ".join(args):
+        v = cli("validate", examples / "dumbbell-dcqcn.yaml", *args)
+        assert v.returncode != 0 and says in v.stderr, v.stderr
+
+
 BAD = {
     "unknown key": ("duration: 1ms\ntopology: {kind: single_switch, hosts: 2, host_link: {rate: 100Gbps}}\n"
                     "workload: {flows: [{src: h0, dst: h1, size: 1KB, colour: red}]}\n",

@@ -95,7 +95,7 @@ def cmd_run(args) -> int:
 
     from rdmalab.outputs import refuse_foreign_run_dir
 
-    overrides = {"seed": args.seed} if args.seed is not None else None
+    overrides = _overrides(args.set, args.seed)
     _refuse_sweep_file(args.scenario)
     refuse_foreign_run_dir(args.out)
     # `kill PID` (and a batch system's time limit) stops a run like Ctrl-C does.
@@ -106,6 +106,39 @@ def cmd_run(args) -> int:
     print(summary_table(result.summary, result.out_dir, stop_ps=_stop_ps(result), stop_given="duration"))
     _draw_case_figures(args.out, scenario.figures or [])
     return 0
+
+
+def _overrides(pairs: list[str] | None, seed: int | None = None) -> dict | None:
+    """`--set KEY=VALUE` (any number) and `--seed` as `load_scenario`'s
+    overrides. The key is dotted as in sweeps (`cc.algorithm`,
+    `workload.flows[0].size`); the value is read as YAML reads it in a
+    scenario file (`5ms`, `0.5`, `[1, 2]`, `{algorithm: hpcc}`), and `null`
+    removes the key."""
+    import yaml
+
+    from rdmalab import yamlio
+
+    out: dict = {}
+    for item in pairs or []:
+        key, eq, text = item.partition("=")
+        key = key.strip()
+        if not eq or not key:
+            raise ScenarioError(f"--set `{item}`: allowed: KEY=VALUE, the key dotted as in sweeps "
+                                f"(`--set cc.algorithm=hpcc`)")
+        if not text.strip():
+            raise ScenarioError(f"--set {key}: no value after `=`; allowed: a value as in the scenario file "
+                                f"(`null` removes the key)")
+        if key in out:
+            raise ScenarioError(f"--set {key}: given twice; allowed: each key once")
+        try:
+            out[key] = yamlio.load(text)
+        except yaml.YAMLError as e:
+            raise ScenarioError(f"--set {key}: `{text}` is not a YAML value ({e})") from None
+    if seed is not None:
+        if "seed" in out:
+            raise ScenarioError("--seed and --set seed=... both given; allowed: one of them")
+        out["seed"] = seed
+    return out or None
 
 
 def _stop_ps(result) -> int | None:
@@ -245,14 +278,22 @@ def cmd_validate(args) -> int:
     from rdmalab.sweep import SweepError, load_sweep
 
     status = 0
+    try:
+        overrides = _overrides(args.set)
+    except ScenarioError as e:
+        print(f"rdmalab: {e}", file=sys.stderr)
+        return 2
     for path in args.scenarios:
         try:
             if _is_sweep_file(path):
+                if overrides:
+                    raise ScenarioError("--set: a sweep file sets keys in its own `set:`; allowed: --set with "
+                                        "scenario files")
                 sweep = load_sweep(path)
                 print(f"{path}: ok — sweep `{sweep.name}` of {plural(len(sweep.runs), 'run')} ({sweep.shape()}), "
                       f"every scenario valid")
                 continue
-            info = validate(load_scenario(path))
+            info = validate(load_scenario(path, overrides))
         except (ScenarioError, SweepError) as e:
             print(f"{path}: refused\n{e}", file=sys.stderr)
             status = 1
@@ -775,6 +816,10 @@ def _show_scenario_warnings() -> None:
     warnings.showwarning = show
 
 
+SET_HELP = ("set a key of the scenario, dotted as in sweeps (--set cc.algorithm=hpcc --set duration=5ms); "
+            "the value is read as YAML, `null` removes the key; repeat for more keys")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="rdmalab", description=__doc__)
     parser.add_argument("--version", action="version", version=f"rdmalab {_core.__version__}")
@@ -784,6 +829,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("scenario", help="scenario YAML file")
     p.add_argument("--out", required=True, help="output directory")
     p.add_argument("--seed", type=int, help="override the scenario's seed")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE", help=SET_HELP)
     p.add_argument("--quiet", action="store_true", help="no progress line")
     p.add_argument("--no-parquet", action="store_true", help="write CSV only")
     p.add_argument("--threads", type=_positive_int, default=1, help=THREADS_HELP)
@@ -791,6 +837,7 @@ def main(argv: list[str] | None = None) -> int:
 
     p = sub.add_parser("validate", help="check scenarios without running them")
     p.add_argument("scenarios", nargs="+")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE", help=SET_HELP)
     p.set_defaults(func=cmd_validate)
 
     p = sub.add_parser("algorithms", help="list congestion-control algorithms and their parameters")
