@@ -2,7 +2,7 @@
 # Every test of rdmalab: installs the package with its test extra (which
 # includes Ray, so the Ray backend is tested), headless Chromium (for the
 # HTML report), tshark (which dissects packets.pcap in tests/test_pcap.py),
-# GNU time (tests/test_ns3_speed_script.py) and a C compiler (for C
+# GNU time (tests/test_ns3_speed_script.py, test_htsim_speed_script.py) and a C compiler (for C
 # controllers) if missing, checks that the declared minimum Rust version
 # holds, runs the Rust core's tests, then the Python tests.
 # CI runs exactly this.
@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 missing=""
 command -v chromium >/dev/null 2>&1 || missing="$missing chromium"
 command -v tshark >/dev/null 2>&1 || missing="$missing tshark"
-# GNU time, which scripts/ns3-speed.sh (and its test) reads CPU time and peak memory from.
+# GNU time, which scripts/ns3-speed.sh and htsim-speed.sh (and their tests) read CPU time and peak memory from.
 [ -x /usr/bin/time ] || missing="$missing time"
 # A C compiler builds the C controllers the tests run (cargo needs one too).
 command -v cc >/dev/null 2>&1 || missing="$missing gcc libc6-dev"
