@@ -52,10 +52,10 @@ def test_htsim_speed_gives_both_the_same_flows_alternates_runs_and_divides_by_th
     tm = [line for line in (out / "tm.cm").read_text().splitlines() if "->" in line]
     csv = (out / "flows.csv").read_text().splitlines()
     assert csv[0] == "src,dst,size_bytes,start_ps" and len(tm) == len(csv) - 1 == len(flows)
+    # htsim_roce starts every connection at 0, whatever its start: so do both.
     for i, (f, t, c) in enumerate(zip(flows, tm, csv[1:])):
-        start = round(float(f[5]) * 1e12)
-        assert t == f"{f[0]}->{f[1]} id {i + 1} start {start} size {f[4]}"
-        assert c == f"{f[0]},{f[1]},{f[4]},{start}"
+        assert t == f"{f[0]}->{f[1]} id {i + 1} start 0 size {f[4]}"
+        assert c == f"{f[0]},{f[1]},{f[4]},0"
     scenario = (out / "rdmalab.yaml").read_text()
     assert "kind: fat_tree\n  k: 4\n" in scenario and "algorithm: none" in scenario and "mtu: 1000B" in scenario
     runs = re.findall(r"^(rdmalab|htsim): ([0-9.]+) s", report, re.M)
