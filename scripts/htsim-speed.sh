@@ -28,7 +28,8 @@
 # MTU (payload bytes per packet, 1000), Q (htsim's queue per input port in
 # packets, 400: enough headroom above the pause threshold at this MTU),
 # CDF (websearch), SEED (1), ROUNDS (1), RDMALAB (the command timed:
-# "rdmalab").
+# "rdmalab"), TRIES (3: htsim runs that stop on an assertion are run again,
+# up to this many times in all, and each stop is logged).
 # Prints one line per run and a table; writes both to OUT_DIR/speed.txt.
 set -euo pipefail
 htsim=${1:?usage: scripts/htsim-speed.sh HTSIM_ROCE [OUT_DIR]}
@@ -36,8 +37,9 @@ htsim=$(realpath "$htsim")
 out=$(realpath -m "${2:-runs/htsim-speed}")
 K=${K:-8}; LOAD=${LOAD:-0.3}; WINDOW=${WINDOW:-0.002}; END_US=${END_US:-3000}; MTU=${MTU:-1000}
 Q=${Q:-400}; CDF=${CDF:-websearch}; SEED=${SEED:-1}; ROUNDS=${ROUNDS:-1}; RDMALAB=${RDMALAB:-rdmalab}
+TRIES=${TRIES:-3}
 whole() { case "$2" in ''|*[!0-9]*|0) echo "htsim-speed: $1: '$2' is not a positive whole number" >&2; exit 2 ;; esac; }
-whole K "$K"; whole END_US "$END_US"; whole MTU "$MTU"; whole Q "$Q"; whole ROUNDS "$ROUNDS"
+whole K "$K"; whole END_US "$END_US"; whole MTU "$MTU"; whole Q "$Q"; whole ROUNDS "$ROUNDS"; whole TRIES "$TRIES"
 if [ $((K % 2)) -ne 0 ]; then
     echo "htsim-speed: K: '$K' is odd; a fat tree's k is even" >&2; exit 2
 fi
@@ -106,7 +108,20 @@ for round in $(seq 1 "$ROUNDS"); do
     log "== round $round: k = $K ($hosts hosts), $flows flows, MTU $MTU, $END_US us; load $(cut -d' ' -f1-3 /proc/loadavg)"
     rdmalab_run; read -r a1 am < "$out/last.txt"; read -r ad < "$out/done.txt"
     log "rdmalab: $a1 s, $am MB, $ad flows finished"
-    timed "$htsim" -nodes "$hosts" -tm tm.cm -strat ecmp_host -paths 64 -end "$END_US" -mtu "$MTU" -q "$Q" -o htsim-log.dat
+    # htsim may stop on an assertion (FairPriorityQueue::beginService) and
+    # its runs of one input differ: run it again, up to TRIES times in all.
+    for try in $(seq 1 "$TRIES"); do
+        if (cd "$out" && /usr/bin/time -f "%U %S %M" -o "$out/time.txt" "$htsim" -nodes "$hosts" -tm tm.cm \
+                -strat ecmp_host -paths 64 -end "$END_US" -mtu "$MTU" -q "$Q" -o htsim-log.dat > "$out/run.log" 2>&1); then
+            break
+        fi
+        log "htsim stopped: $(grep -m1 -E 'Assertion|terminated' "$out/run.log" || tail -1 "$out/run.log")"
+        if [ "$try" -eq "$TRIES" ]; then
+            echo "htsim-speed: htsim failed $TRIES times (its output: $out/run.log)" >&2
+            exit 1
+        fi
+    done
+    awk '{printf "%.2f %d\n", $1 + $2, $3 / 1024}' "$out/time.txt" > "$out/last.txt"
     read -r h hm < "$out/last.txt"; hd=$(grep -c " finished at " "$out/run.log" || true)
     if grep -q "LOSSLESS not working" "$out/run.log"; then
         echo "htsim-speed: htsim overflowed a lossless queue (see $out/run.log); raise Q" >&2
