@@ -437,3 +437,12 @@ def test_a_key_yaml_1_1_reads_as_a_boolean_keeps_its_name(tmp_path):
                  "workload: {perftest: [{src: h0, dst: h1, message_size: 4KiB}]}\n")
     r = rdmalab_cli("validate", str(f))
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_a_refused_cc_header_is_not_reported_again_as_0b(tmp_path):
+    # A too-large control.cc_header is refused as written; cc: homa's "needs
+    # 8B or more" must not follow it naming a `0B` the user never gave.
+    e = refused(tmp_path, "name: h\nduration: 1ms\n" + TOPO + "control: {placement: swcc, cc_header: 65B}\n"
+                "cc: {algorithm: homa}\nworkload: {flows: [{src: h0, dst: h1, size: 10KB}]}\n")
+    assert "control.cc_header: `65B` — allowed: 0B to 64B" in e, e
+    assert "`0B`" not in e and "1 problem" in e, e

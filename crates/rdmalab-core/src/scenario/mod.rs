@@ -736,7 +736,12 @@ impl Parser {
                 )),
                 _ => None,
             };
-            if let Some((who, why)) = header_need.filter(|_| n.wire.cc_header < 8) {
+            // A refused cc_header is left at 0 B: it was reported as written,
+            // not again as a `0B` the user never gave.
+            let header_refused = self.errs.iter().any(|e| e.key == "control.cc_header");
+            if let Some((who, why)) =
+                header_need.filter(|_| n.wire.cc_header < 8 && !header_refused)
+            {
                 self.err(
                     "control.cc_header",
                     format!("`{}B`", n.wire.cc_header),
