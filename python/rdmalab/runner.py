@@ -93,11 +93,14 @@ def late_starts_warning(late_flows: int, late_apps: int, duration_ps: int) -> st
             f"{'it' if one else 'they'} cannot complete; lengthen `duration` or move the starts")
 
 
-def validate(scenario) -> dict:
+def validate(scenario, quantities: bool = False) -> dict:
     """Check a scenario without running it; raises ScenarioError listing every problem.
-    `scenario` is what `run` takes: a file path, a mapping or a loaded scenario."""
+    `scenario` is what `run` takes: a file path, a mapping or a loaded scenario.
+    With `quantities`, the result also lists every quantity written with a
+    unit as the core read it: `(key, kind, value)`, kind `rate` (bit/s),
+    `duration` (ps) or `size` (bytes)."""
     scenario = _as_scenario(scenario, {})
-    info = _core.validate(scenario.to_json())
+    info = _core.validate(scenario.to_json(), quantities)
     if scenario.controller is not None:
         info["cc"] = scenario.controller[1]
     return info

@@ -702,3 +702,37 @@ fn coalescing_and_delay_records_at_the_direct_placement_are_refused() {
             .unwrap_or_else(|e| panic!("{control}: {e}"));
     }
 }
+
+#[test]
+fn quantities_are_listed_as_read_so_two_spellings_of_one_read_alike() {
+    // A sweep refuses an axis whose values are one setting written two ways
+    // (`10us` and `10000ns`) by comparing what the core read.
+    let read = |delay: &str, size: &str| {
+        let json = format!(
+            r#"{{"duration": "1ms", "topology": {{"kind": "single_switch", "hosts": 4, "host_link": {{"rate": "100Gbps", "delay": "{delay}"}}}}, "workload": {{"flows": [{{"src": 0, "dst": 1, "size": "{size}"}}]}}}}"#
+        );
+        let (_, q) = Scenario::from_json_str_with_quantities(&json).unwrap();
+        q.into_iter()
+            .map(|q| (q.key, q.kind, q.value))
+            .collect::<Vec<_>>()
+    };
+    let a = read("10us", "1KiB");
+    for want in [
+        ("duration".to_string(), "duration", 1_000_000_000),
+        (
+            "topology.host_link.rate".to_string(),
+            "rate",
+            100_000_000_000,
+        ),
+        (
+            "topology.host_link.delay".to_string(),
+            "duration",
+            10_000_000,
+        ),
+        ("workload.flows[0].size".to_string(), "size", 1024),
+    ] {
+        assert!(a.contains(&want), "{want:?} not in {a:?}");
+    }
+    assert_eq!(a, read("10000ns", "1024B"));
+    assert_ne!(a, read("10001ns", "1024B"));
+}

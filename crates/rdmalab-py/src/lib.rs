@@ -36,11 +36,23 @@ fn parse(json: &str) -> PyResult<Scenario> {
     Scenario::from_json_str(json).map_err(|e| ScenarioError::new_err(e.to_string()))
 }
 
-/// Check a scenario without running it. Returns a short description.
+/// Check a scenario without running it. Returns a short description; with
+/// `quantities`, also `quantities`: `(key, kind, value)` for every quantity
+/// written with a unit, in its base unit (bit/s, ps, bytes), as the core
+/// read it.
 #[pyfunction]
-fn validate(py: Python<'_>, json: &str) -> PyResult<PyObject> {
-    let s = parse(json)?;
+#[pyo3(signature = (json, quantities = false))]
+fn validate(py: Python<'_>, json: &str, quantities: bool) -> PyResult<PyObject> {
     let d = PyDict::new(py);
+    let s = if quantities {
+        let (s, q) = Scenario::from_json_str_with_quantities(json)
+            .map_err(|e| ScenarioError::new_err(e.to_string()))?;
+        let q: Vec<(String, &str, u64)> = q.into_iter().map(|q| (q.key, q.kind, q.value)).collect();
+        d.set_item("quantities", q)?;
+        s
+    } else {
+        parse(json)?
+    };
     d.set_item("name", &s.name)?;
     d.set_item("nodes", s.topology.nodes.len())?;
     d.set_item("hosts", s.topology.host_count())?;

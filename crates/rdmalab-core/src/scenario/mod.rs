@@ -106,10 +106,38 @@ impl Scenario {
     }
 
     pub fn from_value(v: &Value) -> Result<Scenario, ScenarioErrors> {
-        let mut p = Parser { errs: Vec::new(), nodes: None };
+        Self::parse(v, false).map(|(s, _)| s)
+    }
+
+    /// As [`Scenario::from_json_str`], and every quantity with a unit the
+    /// scenario wrote (`10us`, `100Gbps`, `64KiB`) as the core read it: two
+    /// spellings of one setting read the same here (a sweep refuses an axis
+    /// whose values do).
+    pub fn from_json_str_with_quantities(
+        text: &str,
+    ) -> Result<(Scenario, Vec<Quantity>), ScenarioErrors> {
+        let v: Value = serde_json::from_str(text).map_err(|e| {
+            ScenarioErrors(vec![ScenarioError {
+                key: "(scenario)".into(),
+                value: String::new(),
+                allowed: format!("not valid JSON: {e}"),
+            }])
+        })?;
+        Self::parse(&v, true)
+    }
+
+    fn parse(v: &Value, record: bool) -> Result<(Scenario, Vec<Quantity>), ScenarioErrors> {
+        let mut p = Parser {
+            errs: Vec::new(),
+            nodes: None,
+            quantities: record.then(Vec::new),
+        };
         let s = p.scenario(v);
         if p.errs.is_empty() {
-            Ok(s.expect("no errors means a scenario"))
+            Ok((
+                s.expect("no errors means a scenario"),
+                p.quantities.unwrap_or_default(),
+            ))
         } else {
             Err(ScenarioErrors(p.errs))
         }
@@ -194,6 +222,47 @@ struct Parser {
     errs: Vec<ScenarioError>,
     /// Names and hosts of the topology being read, for `node_ref`.
     nodes: Option<std::rc::Rc<NodeIndex>>,
+    /// The quantities read with a unit, when asked for (not by default: a
+    /// key per flow of a 100,000-flow workload is time and memory).
+    quantities: Option<Vec<Quantity>>,
+}
+
+/// A quantity a scenario wrote with a unit, as the core read it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Quantity {
+    /// Its key, as messages name it: `topology.host_link.rate`.
+    pub key: String,
+    /// `rate`, `duration` or `size`.
+    pub kind: &'static str,
+    /// In the base unit: bit/s, picoseconds or bytes.
+    pub value: u64,
+}
+
+/// What `Parser::unit_value` reads: a kind of quantity and its base unit.
+trait UnitKind {
+    const KIND: &'static str;
+    fn base(&self) -> u64;
+}
+
+impl UnitKind for Rate {
+    const KIND: &'static str = "rate";
+    fn base(&self) -> u64 {
+        self.bps()
+    }
+}
+
+impl UnitKind for Duration {
+    const KIND: &'static str = "duration";
+    fn base(&self) -> u64 {
+        self.ps()
+    }
+}
+
+impl UnitKind for u64 {
+    const KIND: &'static str = "size";
+    fn base(&self) -> u64 {
+        *self
+    }
 }
 
 /// A topology's node names and host ids, built once per topology: finding a
@@ -351,7 +420,7 @@ impl Parser {
         }
     }
 
-    fn unit_value<T>(
+    fn unit_value<T: UnitKind>(
         &mut self,
         o: &Obj,
         k: &str,
@@ -361,7 +430,16 @@ impl Parser {
     ) -> Option<T> {
         match o.get(k) {
             Some(Value::String(s)) => match parse(s) {
-                Ok(v) => Some(v),
+                Ok(v) => {
+                    if let Some(q) = self.quantities.as_mut() {
+                        q.push(Quantity {
+                            key: o.key(k),
+                            kind: T::KIND,
+                            value: v.base(),
+                        });
+                    }
+                    Some(v)
+                }
                 Err(e) => {
                     self.err(o.key(k), format!("`{s}`"), e);
                     None
