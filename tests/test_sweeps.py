@@ -87,6 +87,25 @@ MALFORMED = {
                                ["grid `workload.poisson.load`: `1` and `1.0` read the same in the results (`1.0`)"]),
     "text that reads as a number": ("zip: [{workload.poisson.load: [0.5, '0.5'], seed: [1, 1]}]",
                                     ["zip[0]: `0.5`, `1` and `\"0.5\"`, `1` read the same in the results"]),
+    "one duration written two ways": ("grid: {duration: [100us, 0.0001s]}",
+                                      ["grid `duration`: `100us` and `0.0001s` are one setting written two ways — "
+                                       "for `duration`, `100us` and `0.0001s` both mean 100 µs (100000000 ps)"]),
+    "one rate written two ways": ("grid: {topology.host_link.rate: [100Gbps, 25Gbps, 100000Mbps]}",
+                                  ["grid `topology.host_link.rate`: `100Gbps` and `100000Mbps` are one setting "
+                                   "written two ways — for `topology.host_link.rate`, `100Gbps` and `100000Mbps` "
+                                   "both mean 100 Gbit/s (100000000000 bit/s)"]),
+    "one size written two ways": ("grid:\n  workload.perftest[0].message_size: [1KiB, 1024B]",
+                                  ["grid `workload.perftest[0].message_size`: `1KiB` and `1024B` are one setting",
+                                   "both mean 1.02 KB (1024 B)"]),
+    "a labelled value written two ways": ("grid:\n  cc:\n    slow: {algorithm: dcqcn, params: {rate_ai: 200Mbps}}\n"
+                                          "    fast: {algorithm: dcqcn, params: {rate_ai: 0.2Gbps}}",
+                                          ["grid `cc`: labelled `slow` and labelled `fast` are one setting written "
+                                           "two ways — for `cc.params.rate_ai`, `200Mbps` and `0.2Gbps` both mean "
+                                           "200 Mbit/s (200000000 bit/s)"]),
+    "a zip combination written two ways": ("zip: [{duration: [1ms, 1000us], seed: [1, 1]}]",
+                                           ["zip[0]: (duration=`1ms`, seed=`1`) and (duration=`1000us`, seed=`1`) "
+                                            "are one setting written two ways — for `duration`, `1ms` and `1000us` "
+                                            "both mean 1 ms (1000000000 ps)"]),
     "labels that read alike": ("grid:\n  cc:\n    1: {algorithm: dcqcn}\n    '1': {algorithm: none}",
                                ["grid `cc`: the labels `1` and `\"1\"` are both `1` in the results"]),
     "seed past u64": ("seeds: [1, 18446744073709551616]",
@@ -113,6 +132,15 @@ def test_a_zip_list_may_repeat_a_value_when_the_combinations_differ(tmp_path, ex
     sweep = sweep_from_dict(spec, check=False)
     assert [r.params for r in sweep.runs] == [{"duration": "1ms", "seed": 1}, {"duration": "1ms", "seed": 2},
                                               {"duration": "2ms", "seed": 1}]
+
+
+def test_text_that_reads_as_a_quantity_is_kept_apart_where_the_key_is_text(examples):
+    # Only a key the core reads as a quantity makes two spellings one setting:
+    # `name` is text, so `10us` and `10000ns` are two names.
+    sweep = sweep_from_dict({"base": str(examples / "dumbbell-dcqcn.yaml"),
+                             "grid": {"name": ["10us", "10000ns"], "records.sample_interval": ["10us", "20000ns"]}})
+    assert [list(r.params.values()) for r in sweep.runs] == [["10us", "10us"], ["10us", "20000ns"],
+                                                             ["10000ns", "10us"], ["10000ns", "20000ns"]]
 
 
 @pytest.mark.parametrize("case", sorted(MALFORMED))

@@ -204,6 +204,97 @@ def _check_columns(axes: list[Axis]) -> None:
             seen[shown] = cols
 
 
+def _has_text(v: Any) -> bool:
+    if isinstance(v, str):
+        return True
+    if isinstance(v, dict):
+        return any(_has_text(x) for x in v.values())
+    if isinstance(v, list):
+        return any(_has_text(x) for x in v)
+    return False
+
+
+def _read_point(values: tuple, quantities: list, key_paths: list[list]) -> tuple[str, dict]:
+    """A point's values as the core reads them: every quantity written with
+    a unit under the axis' keys replaced by its kind and its value in the base
+    unit (as canonical JSON), and those quantities, key -> (written, kind, value)."""
+    read_values = copy.deepcopy(list(values))
+    read: dict[str, tuple[str, str, int]] = {}
+    for key, kind, value in quantities:
+        try:
+            path = parse_key(key, "")
+        except SweepError:
+            continue  # a key the sweep could not have written
+        for i, kp in enumerate(key_paths):
+            if path[: len(kp)] != kp:
+                continue
+            container: Any = read_values
+            at: Any = i
+            for seg in path[len(kp):]:
+                cur = container[at]
+                if isinstance(seg, int) and isinstance(cur, list) and seg < len(cur) or (
+                    isinstance(seg, str) and isinstance(cur, dict) and seg in cur
+                ):
+                    container, at = cur, seg
+                else:
+                    container = None
+                    break
+            if container is not None and isinstance(container[at], str):
+                read[key] = (container[at], kind, value)
+                container[at] = {"\0quantity": [kind, value]}
+            break
+    return json.dumps(read_values, sort_keys=True), read
+
+
+def _meaning(kind: str, value: int) -> str:
+    """What a quantity is, for a message: `10 µs (10000000 ps)`."""
+    from rdmalab.units import fmt_size, fmt_time
+
+    if kind == "duration":
+        return f"{fmt_time(value)} ({value} ps)"
+    if kind == "size":
+        return f"{fmt_size(value)} ({value} B)"
+    unit, per = next(((u, p) for u, p in (("Tbit/s", 10**12), ("Gbit/s", 10**9), ("Mbit/s", 10**6),
+                                          ("Kbit/s", 10**3)) if value >= p), ("bit/s", 1))
+    return f"{value / per:.3g} {unit} ({value} bit/s)"
+
+
+def _show_point(ax: Axis, cols: tuple, values: tuple) -> str:
+    def one(c: Any, v: Any) -> str:
+        shown = c if isinstance(c, str) else json.dumps(c)
+        return f"`{shown}`" if c == v else f"labelled `{shown}`"
+
+    if len(ax.keys) == 1:
+        return one(cols[0], values[0])
+    return "(" + ", ".join(f"{k}={one(c, v)}" for k, c, v in zip(ax.keys, cols, values)) + ")"
+
+
+def _check_spellings(axes: list[Axis], readings: list[dict[int, tuple[str, dict]]]) -> None:
+    """Two settings of an axis must differ as the core reads them: `10us` and
+    `10000ns` (or `1KiB` and `1024B`, `100Gbps` and `100000Mbps`) are one
+    setting, which the sweep would run twice, as two settings."""
+    for ax, read in zip(axes, readings):
+        seen: dict[str, int] = {}
+        for pi in sorted(read):
+            canon, quantities = read[pi]
+            if canon not in seen:
+                seen[canon] = pi
+                continue
+            pj = seen[canon]
+            other = read[pj][1]
+            same = "; ".join(
+                f"for `{key}`, `{other[key][0]}` and `{written}` both mean {_meaning(kind, value)}"
+                for key, (written, kind, value) in quantities.items()
+                if key in other and other[key][0] != written
+            )
+            (cols_a, vals_a), (cols_b, vals_b) = ax.points[pj], ax.points[pi]
+            raise SweepError(
+                f"{ax.where}: {_show_point(ax, cols_a, vals_a)} and {_show_point(ax, cols_b, vals_b)} are one "
+                f"setting written two ways — {same} — so the sweep would run it twice, as two settings; "
+                f"write it once"
+            )
+
+
 def _values(where: str, spec: Any, unique: bool = True) -> list[tuple[Any, Any]]:
     """An axis' values as (column value, scenario value): a list, or a mapping of label -> value."""
     if isinstance(spec, dict):
@@ -441,7 +532,13 @@ def sweep_from_dict(spec: Any, sweep_dir: str | Path = ".", source: str = "<dict
     by_id: dict[str, Run] = {}
     problems: dict[str, list[dict]] = {}
     late: list[tuple[int, dict, str]] = []  # runs whose flows start too late: index, params, what
-    for index, combo in enumerate(itertools.product(*(ax.points for ax in axes))):
+    # Each axis' points as the core reads them (`_check_spellings`), from the
+    # first run that has the point; only axes with text among their values.
+    key_paths = [[parse_key(k, ax.where) for k in ax.keys] for ax in axes]
+    readings: list[dict[int, tuple[str, dict]]] = [{} for _ in axes]
+    to_read = [any(_has_text(v) for _, vs in ax.points for v in vs) for ax in axes]
+    for index, picks in enumerate(itertools.product(*(range(len(ax.points)) for ax in axes))):
+        combo = [ax.points[i] for ax, i in zip(axes, picks)]
         data = copy.deepcopy(base)
         params: dict = {}
         for ax, (cols, values) in zip(axes, combo):
@@ -464,12 +561,16 @@ def sweep_from_dict(spec: Any, sweep_dir: str | Path = ".", source: str = "<dict
         by_id[run.run_id] = run
         runs.append(run)
         if check:
+            need = [a for a, i in enumerate(picks) if to_read[a] and i not in readings[a]]
             try:
-                info = validate(scenario)
+                info = validate(scenario, quantities=bool(need))
             except ScenarioError as e:
                 for p in _core_problems(str(e)):
                     problems.setdefault(p, []).append(params)
             else:
+                for a in need:
+                    readings[a][picks[a]] = _read_point(axes[a].points[picks[a]][1], info["quantities"],
+                                                        key_paths[a])
                 what = late_starts_warning(info["late_flows"], info["late_apps"], info["duration_ps"])
                 if what:
                     late.append((index, params, what))
@@ -490,6 +591,7 @@ def sweep_from_dict(spec: Any, sweep_dir: str | Path = ".", source: str = "<dict
         if len(problems) > _MAX_PROBLEMS:
             lines.append(f"  ... and {len(problems) - _MAX_PROBLEMS} more")
         raise SweepError("\n".join(lines))
+    _check_spellings(axes, readings)
 
     if late:
         # Once for the sweep, before it runs (its workers keep quiet): a
