@@ -4,7 +4,11 @@ bad parameters and bad builds become errors that name the controller."""
 
 import json
 import os
+import signal
+import subprocess
+import sys
 import textwrap
+import time
 
 import pytest
 from conftest import rdmalab_cli
@@ -216,3 +220,87 @@ def test_a_failed_run_keeps_what_it_finished_and_says_why(tmp_path):
     s = json.loads((out / "summary.json").read_text())
     assert s["end"] == "failed" and "SIGSEGV" in s["error"]
     assert (out / "flows.parquet").exists() and (out / "qp_samples.parquet").exists()
+
+
+def _start_stuck_run(tmp_path, cc: str):
+    """`rdmalab run` of a scenario whose controller says `looping` on standard
+    error at its first event and then never returns; returns the process once
+    it has said so."""
+    f = tmp_path / "stuck.yaml"
+    f.write_text(BASE.format(name="stuck", cc=cc, workload=TWO_FLOWS))
+    p = subprocess.Popen([sys.executable, "-m", "rdmalab", "run", str(f), "--out", str(tmp_path / "out"), "--quiet"],
+                         stderr=subprocess.PIPE, text=True)
+    first = p.stderr.readline()  # blocks until the controller runs (after compiling it)
+    assert first == "looping\n", first + p.stderr.read()
+    return p
+
+
+def _finish(p, within: float) -> tuple[int | None, str]:
+    try:
+        rc = p.wait(within)
+    except subprocess.TimeoutExpired:
+        rc = None
+        p.kill()
+        p.wait()
+    return rc, p.stderr.read()
+
+
+def test_a_c_controller_stuck_in_a_loop_is_ended_by_a_second_ctrl_c(tmp_path):
+    """Ctrl-C reaches Python only between bytecodes, which a C loop never
+    returns to: the first says a second one ends the run, the second ends it
+    at once with status 130."""
+    src = tmp_path / "loop.c"
+    src.write_text(textwrap.dedent("""\
+        #include <rdmalab_cc.h>
+        #include <stdio.h>
+        void doca_pcc_dev_user_init(uint32_t *disable) { (void)disable; }
+        void doca_pcc_dev_user_algo(doca_pcc_dev_algo_ctxt_t *c, doca_pcc_dev_event_t *e,
+                                    const doca_pcc_dev_attr_t *a, doca_pcc_dev_results_t *r) {
+            (void)c; (void)e; (void)a; (void)r;
+            fputs("looping\\n", stderr);
+            fflush(stderr);
+            for (volatile unsigned long i = 0;; i++) {}
+        }
+        """))
+    p = _start_stuck_run(tmp_path, f"{{algorithm: c, source: {src}, name: loop}}")
+    try:
+        p.send_signal(signal.SIGINT)
+        time.sleep(2)  # the hint comes after 1 s; the run is still stuck
+        assert p.poll() is None, "the first Ctrl-C cannot stop a C loop"
+        p.send_signal(signal.SIGINT)
+        rc, err = _finish(p, 10)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert rc == 130, err
+    assert "press Ctrl-C again to end it at once" in err, err
+    assert f"interrupted again: ended at once, without saving the run; the files in {tmp_path / 'out'} are " \
+           "incomplete" in err, err
+
+
+def test_ctrl_c_in_a_python_controller_still_interrupts_and_saves_the_run(tmp_path):
+    """The second-Ctrl-C watch leaves the first alone: a Python controller is
+    interrupted by it, the run saved as interrupted."""
+    (tmp_path / "slow.py").write_text(textwrap.dedent("""\
+        import sys, time
+        from rdmalab import Controller
+        class Slow(Controller):
+            subscriptions = ["ACK"]
+            said = False
+            def on_event(self, ev, ctx):
+                if not Slow.said:
+                    Slow.said = True
+                    sys.stderr.write("looping\\n")
+                    sys.stderr.flush()
+                while True:
+                    time.sleep(0.01)
+        """))
+    p = _start_stuck_run(tmp_path, f"{{algorithm: python, class: {tmp_path / 'slow.py'}:Slow}}")
+    try:
+        p.send_signal(signal.SIGINT)
+        rc, err = _finish(p, 30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert rc == 130 and "rdmalab: interrupted" in err and "interrupted again" not in err, err
+    assert json.loads((tmp_path / "out" / "summary.json").read_text())["end"] == "interrupted"

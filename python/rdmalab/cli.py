@@ -100,6 +100,7 @@ def cmd_run(args) -> int:
     refuse_foreign_run_dir(args.out)
     # `kill PID` (and a batch system's time limit) stops a run like Ctrl-C does.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
+    _end_on_second_interrupt(args.out)
     scenario = load_scenario(args.scenario, overrides)
     result = run(scenario, out_dir=args.out, progress=not args.quiet, parquet=not args.no_parquet,
                  threads=args.threads)
@@ -139,6 +140,35 @@ def _overrides(pairs: list[str] | None, seed: int | None = None) -> dict | None:
             raise ScenarioError("--seed and --set seed=... both given; allowed: one of them")
         out["seed"] = seed
     return out or None
+
+
+def _end_on_second_interrupt(out) -> None:
+    """Let a second Ctrl-C (or SIGTERM) end a run that does not stop.
+
+    Python acts on Ctrl-C between bytecodes only, so a run stops on it when
+    the core hands back control: at once between simulation steps, or as
+    soon as a Python controller's code runs. A C controller stuck in a loop
+    never hands it back, and Ctrl-C would do nothing. Python's C-level
+    handler still writes each signal to the wakeup fd at once, and a native
+    thread that needs no GIL reads it (`_core.watch_interrupts`): after the
+    first interrupt it says that a second one ends the run at once, and the
+    second ends the process with status 130, saving nothing more."""
+    read, write = os.pipe()
+    os.set_blocking(write, False)
+    try:
+        signal.set_wakeup_fd(write, warn_on_full_buffer=False)
+    except ValueError:  # not the main thread (cli.main called from a thread): Ctrl-C is not ours
+        os.close(read)
+        os.close(write)
+        return
+    _core.watch_interrupts(
+        read,
+        "rdmalab: stopping the run... (if it does not stop, as when a C controller is stuck in a loop, "
+        "press Ctrl-C again to end it at once)\n",
+        f"rdmalab: interrupted again: ended at once, without saving the run; the files in {out} are "
+        f"incomplete\n",
+        1000,
+    )
 
 
 def _stop_ps(result) -> int | None:

@@ -69,6 +69,65 @@ fn validate(py: Python<'_>, json: &str, quantities: bool) -> PyResult<PyObject> 
     Ok(d.into())
 }
 
+/// Stop the process on a second interrupt, even while native code runs.
+///
+/// Python handles SIGINT (and the CLI's SIGTERM) between bytecodes only, so
+/// a C controller stuck in a loop never returns to let it: Ctrl-C would set
+/// a flag that nothing reads. Python's own C-level handler still writes the
+/// signal's number to the wakeup fd (`signal.set_wakeup_fd`) at once; `fd`
+/// is the read end of that pipe. A thread that holds no GIL reads it: a
+/// second SIGINT or SIGTERM writes `last_words` to standard error and ends
+/// the process with status 130, saving nothing. `hint` is written if the
+/// process still runs `hint_after_ms` after the first one.
+#[pyfunction]
+fn watch_interrupts(fd: i32, hint: String, last_words: String, hint_after_ms: u64) -> PyResult<()> {
+    use std::io::Read;
+    use std::os::fd::FromRawFd;
+    // SAFETY: the caller hands over the read end of a pipe it created and
+    // never uses again; the thread below owns it from here on.
+    let mut pipe = unsafe { std::fs::File::from_raw_fd(fd) };
+    fn say(text: &str) {
+        // Straight to fd 2: the stuck thread may hold any lock, libc's or Rust's.
+        // SAFETY: writes `text.len()` bytes from a live buffer.
+        unsafe { libc::write(2, text.as_ptr().cast(), text.len()) };
+    }
+    std::thread::Builder::new()
+        .name("rdmalab-interrupts".into())
+        .spawn(move || {
+            let mut seen = 0u32;
+            let mut buf = [0u8; 64];
+            loop {
+                let n = match pipe.read(&mut buf) {
+                    Ok(0) => return,
+                    Ok(n) => n,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(_) => return,
+                };
+                for &sig in &buf[..n] {
+                    if i32::from(sig) != libc::SIGINT && i32::from(sig) != libc::SIGTERM {
+                        continue;
+                    }
+                    seen += 1;
+                    if seen == 1 {
+                        let hint = hint.clone();
+                        std::thread::spawn(move || {
+                            std::thread::sleep(std::time::Duration::from_millis(hint_after_ms));
+                            say(&hint);
+                        });
+                    } else {
+                        say(&last_words);
+                        // _exit, not exit: no atexit handlers or stdio flushes,
+                        // which could wait on a lock the stuck thread holds.
+                        // SAFETY: ends the process; nothing runs after it.
+                        unsafe { libc::_exit(130) };
+                    }
+                }
+            }
+        })
+        .map_err(|e| PyRuntimeError::new_err(format!("cannot start the interrupt watcher: {e}")))?;
+    Ok(())
+}
+
 /// The block list under `workload.flows` of a scenario's YAML text, read in
 /// Rust (see `rdmalab_core::scenario::yaml_flows`): `(value_start, end,
 /// flows)` with offsets in characters, as Python slices text, or `None` when
@@ -1503,6 +1562,7 @@ fn builtin_topologies() -> Vec<&'static str> {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(watch_interrupts, m)?)?;
     m.add_function(wrap_pyfunction!(read_yaml_flows, m)?)?;
     m.add_function(wrap_pyfunction!(read_ns3_flows, m)?)?;
     m.add_function(wrap_pyfunction!(ns3_seconds_to_ns, m)?)?;
