@@ -8,6 +8,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import textwrap
 import time
 from pathlib import Path
 
@@ -230,6 +231,51 @@ def test_killed_sweep_resumes_with_the_remaining_runs_only(sig, sweep12, local_s
     assert len({r["run_id"] for r in rows}) == 12 and {r["status"] for r in rows} == {"done"}
     assert not any((out / "runs" / ".work").iterdir()), "work directories of killed runs are cleaned up"
     assert run_digests(out) == run_digests(local_sweep)
+
+
+def test_ctrl_c_stops_a_sweep_whose_run_is_stuck_in_a_c_controller(tmp_path):
+    """A run that never ends (a C controller in an endless loop) must not keep
+    the sweep from acting on Ctrl-C: it stops at once with status 130, and its
+    workers are gone."""
+    src = tmp_path / "loop.c"
+    src.write_text("#include <rdmalab_cc.h>\n#include <stdio.h>\n"
+                   "void doca_pcc_dev_user_init(uint32_t *d) { (void)d; }\n"
+                   "void doca_pcc_dev_user_algo(doca_pcc_dev_algo_ctxt_t *c, doca_pcc_dev_event_t *e,\n"
+                   "    const doca_pcc_dev_attr_t *a, doca_pcc_dev_results_t *r) {\n"
+                   "    (void)c; (void)e; (void)a; (void)r;\n"
+                   "    fputs(\"looping\\n\", stderr); fflush(stderr);\n"
+                   "    for (volatile unsigned long i = 0;; i++) {}\n}\n")
+    path = tmp_path / "stuck-sweep.yaml"
+    path.write_text(textwrap.dedent(f"""\
+        base:
+          duration: 1ms
+          topology: {{kind: single_switch, hosts: 2, host_link: {{rate: 100Gbps, delay: 1us}}}}
+          cc: {{algorithm: c, source: {src}}}
+          workload: {{flows: [{{src: h0, dst: h1, size: 100KB}}]}}
+        seeds: [1, 2]
+        """))
+    proc = subprocess.Popen([sys.executable, "-m", "rdmalab", "sweep", str(path), "--out", str(tmp_path / "out"),
+                             "--workers", "1", "--quiet"], start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        first = proc.stderr.readline()  # the worker's, once its run is in the loop
+        assert first == "looping\n", first + proc.stderr.read()
+        os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C at a terminal
+        try:
+            _, err = proc.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            pytest.fail("Ctrl-C did not stop a sweep whose run is stuck")
+        assert proc.returncode == 130 and "sweep interrupted" in err, err
+        time.sleep(0.5)
+        # No worker is left in the loop: nothing of the sweep's session runs (a zombie waits for init only).
+        ps = subprocess.run(["ps", "-o", "stat=,args=", "-s", str(proc.pid)], capture_output=True, text=True)
+        assert not [ln for ln in ps.stdout.splitlines() if not ln.startswith("Z")], ps.stdout
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait()
 
 
 def test_a_failed_run_records_its_error_and_the_others_finish(tmp_path, examples):

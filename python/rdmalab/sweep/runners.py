@@ -24,6 +24,7 @@ import time
 import traceback
 import warnings
 from dataclasses import dataclass
+from multiprocessing import TimeoutError as PoolTimeout
 from multiprocessing import get_context
 from pathlib import Path
 
@@ -192,6 +193,10 @@ def _local_call(args: tuple) -> tuple[int, dict]:
     return index, _local_task(root, run_id, scenario_data)
 
 
+#: How often the sweep wakes while it waits for a run, to act on Ctrl-C.
+_POLL_SECONDS = 0.2
+
+
 def _run_local(store: Store, todo, workers: int, finished) -> None:
     # Each worker is a fresh interpreter (spawn): nothing of the parent's state leaks into runs.
     # On an interrupt the workers are terminated at once; their half-done work directories are
@@ -199,7 +204,17 @@ def _run_local(store: Store, todo, workers: int, finished) -> None:
     pool = get_context("spawn").Pool(min(workers, len(todo)), initializer=_ignore_sigint)
     try:
         tasks = [(r.index, str(store.root), r.run_id, r.scenario.data) for r in todo]
-        for index, rec in pool.imap_unordered(_local_call, tasks, chunksize=1):
+        results = pool.imap_unordered(_local_call, tasks, chunksize=1)
+        while True:
+            # A bounded wait: Ctrl-C may reach one of the pool's threads rather than
+            # this one, which then sees it only when it wakes. Waiting without end for
+            # a run that never ends (a controller stuck in a loop) never did.
+            try:
+                index, rec = results.next(timeout=_POLL_SECONDS)
+            except StopIteration:
+                break
+            except PoolTimeout:
+                continue
             finished(index, rec)
         pool.close()
     except BaseException:
