@@ -490,7 +490,9 @@ def describe_params(params: dict) -> str:
 
 
 def sweep_from_dict(spec: Any, sweep_dir: str | Path = ".", source: str = "<dict>", check: bool = True) -> Sweep:
-    """Expand a sweep specification into runs; with `check`, validate every run with the core."""
+    """Expand a sweep specification into runs; with `check`, validate every run with the core,
+    which also tells two spellings of one quantity apart from two settings (`10us` and
+    `10000ns` on one axis are refused only then: only the core knows a key's unit)."""
     if not isinstance(spec, dict):
         raise SweepError("(sweep): must be a mapping with a `base` scenario and axes (`grid`, `zip`, `seeds`)")
     unknown = [k for k in spec if k not in SWEEP_KEYS]
