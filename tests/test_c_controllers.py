@@ -274,7 +274,7 @@ def test_a_c_controller_stuck_in_a_loop_is_ended_by_a_second_ctrl_c(tmp_path):
             p.kill()
     assert rc == 130, err
     assert "press Ctrl-C again to end it at once" in err, err
-    assert f"interrupted again: ended at once, without saving the run; the files in {tmp_path / 'out'} are " \
+    assert f"interrupted again: ended at once, without saving the run; the files in {tmp_path / 'out'} may be " \
            "incomplete" in err, err
 
 

@@ -165,7 +165,7 @@ def _end_on_second_interrupt(out) -> None:
         read,
         "rdmalab: stopping the run... (if it does not stop, as when a C controller is stuck in a loop, "
         "press Ctrl-C again to end it at once)\n",
-        f"rdmalab: interrupted again: ended at once, without saving the run; the files in {out} are "
+        f"rdmalab: interrupted again: ended at once, without saving the run; the files in {out} may be "
         f"incomplete\n",
         1000,
     )
