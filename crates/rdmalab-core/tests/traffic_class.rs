@@ -589,3 +589,65 @@ fn policy_names_are_unique_and_not_empty() {
     );
     Scenario::from_json_str(&with(&two)).unwrap_or_else(|e| panic!("{e}"));
 }
+
+/// port_utilization counts a frame whole when it starts, so a busy port reads
+/// a little above 1 (one frame more than a period holds) and never more: a
+/// threshold past that, or `below` 0, would never hold and is refused, naming
+/// the key, the value and the most the signal can read; `above: 1` can hold.
+#[test]
+fn port_utilization_thresholds_it_cannot_reach_are_refused() {
+    let with = |period: &str, cond: &str| {
+        scenario("").replace(
+            r#""name": "ts0","#,
+            r#""name": "ts0", "job": "ts","#,
+        ).replace(
+            r#""cc": {"algorithm": "none"},"#,
+            &format!(
+                r#""cc": {{"algorithm": "none"}}, "host": {{"scheduler": {{"period": "{period}", "policies": [{{"name": "x", "when": [{cond}], "then": {{"set_class": 2, "job": "ts"}}}}]}}}},"#
+            ),
+        )
+    };
+    // 100 Gb/s for 20 us is 250,000 B; the largest frame 1,148 B (1,024 B of
+    // payload, headers, selective repeat's extension and INT, counted at most).
+    for (cond, key, value, what) in [
+        (
+            r#"{"signal": "port_utilization", "above": 5}"#,
+            "host.scheduler.policies[0].when[0].above",
+            "`5`",
+            "can never hold: port_utilization (bytes sent / what the port can send in a period of 20us) is at most 1.0046 here",
+        ),
+        (
+            r#"{"signal": "port_utilization", "above": 1.0046}"#,
+            "when[0].above",
+            "`1.0046`",
+            "allowed: below that",
+        ),
+        (
+            r#"{"signal": "port_utilization", "below": 0}"#,
+            "host.scheduler.policies[0].when[0].below",
+            "`0`",
+            "allowed: a number greater than 0",
+        ),
+    ] {
+        let e = Scenario::from_json_str(&with("20us", cond))
+            .err()
+            .unwrap_or_else(|| panic!("accepted {cond}"))
+            .to_string();
+        assert!(
+            e.contains(key) && e.contains(value) && e.contains(what),
+            "{key} {value} {what}: {e}"
+        );
+    }
+    // A busy port over 1 us (12,500 B at 100 Gb/s, 11.6 frames of 1,082 B)
+    // reads above 1 whenever a twelfth frame starts before the period ends.
+    let json = with("1us", r#"{"signal": "port_utilization", "above": 1.0}"#);
+    let mut w = Scenario::from_json_str(&json)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .build()
+        .unwrap();
+    w.run_to_end().unwrap();
+    assert!(
+        !w.policy_firings.is_empty(),
+        "a busy port read above 1 in some period"
+    );
+}

@@ -23,6 +23,58 @@ pub struct HostScheduler {
     last_p99: Vec<Option<f64>>,
 }
 
+/// The largest `port_utilization` a host whose NIC port runs at `rate` can
+/// read over a `period` (`host_schedule` below): `None` if there is no bound.
+///
+/// The reading is the frame bytes of the frames the port *started* in the
+/// period (`start_frame` counts a frame's bytes when it starts) over
+/// `rate.bytes_in(period)`. Back-to-back frames each hold the port for at
+/// least their wire bytes (frame + preamble and gap) at `rate`, so the frames
+/// before the last one started fit in the period: at most `bytes_in(period)`
+/// bytes. The last one may start just before the period ends and is counted
+/// whole, so the reading can exceed 1 by one frame: at most
+/// `1 + largest frame / bytes_in(period)`. With `tx_time: ns3-truncated` a
+/// frame's time is cut to whole nanoseconds, so frames go faster than `rate`
+/// (by the largest frame bytes per picosecond of any size up to the largest);
+/// a frame cut to 0 ns leaves no bound. `wire` gives the largest frame,
+/// over-counted rather than under: HPCC's INT (set after the NIC is read)
+/// is counted whether or not it is on.
+pub fn max_port_utilization(
+    rate: crate::time::Rate,
+    period: crate::time::Duration,
+    wire: &crate::packet::WireFormat,
+    tx: crate::time::TxTime,
+) -> Option<f64> {
+    // A full data packet with the longest extension (a WRITE's RETH, or
+    // selective repeat's header), or any control frame, if larger.
+    let extra = wire
+        .write_first_extra
+        .max(crate::packet::wire::SR_WRITE_EXT);
+    let largest = wire
+        .data_frame(wire.mtu_payload, extra)
+        .max(wire.oob_frame)
+        .max(wire.ack_with_int())
+        + crate::packet::wire::HPCC_INT_HEADER;
+    let capacity = rate.bytes_in(period).max(1) as f64;
+    // Frame bytes per picosecond at the fastest (rate / 8 with exact times).
+    let pace = match tx {
+        crate::time::TxTime::Exact => rate.bps() as f64 / 8e12,
+        crate::time::TxTime::Ns3Truncated => {
+            let mut pace: f64 = 0.0;
+            for f in 1..=largest {
+                let ps = tx.of(rate, wire.on_wire(f) as u64).ps();
+                if ps == 0 {
+                    return None;
+                }
+                pace = pace.max(f as f64 / ps as f64);
+            }
+            pace
+        }
+    };
+    let before_last = (pace * period.ps() as f64).max(rate.bytes_in(period) as f64);
+    Some((before_last + largest as f64) / capacity)
+}
+
 /// A policy that fired: when, on which host, which policy.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Firing {

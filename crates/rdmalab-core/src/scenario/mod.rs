@@ -776,7 +776,25 @@ impl Parser {
                         .and_then(|t| t.nodes.get(i as usize))
                         .map_or_else(|| format!("node {i}"), |n| n.name.clone())
                 };
-                n.scheduler = self.scheduler(&o, w, n, &host_name);
+                // The rates of the hosts' NIC ports, which bound what
+                // port_utilization can read.
+                let mut host_rates: Vec<Rate> = topology.as_ref().map_or_else(Vec::new, |t| {
+                    t.links
+                        .iter()
+                        .filter(|l| {
+                            [l.a, l.b].iter().any(|&x| {
+                                t.nodes
+                                    .get(x as usize)
+                                    .is_some_and(|n| n.kind == NodeKind::Host)
+                            })
+                        })
+                        .map(|l| l.rate)
+                        .collect()
+                });
+                host_rates.sort_unstable_by_key(|r| r.bps());
+                host_rates.dedup();
+                let tx = tx_time.unwrap_or_default();
+                n.scheduler = self.scheduler(&o, w, n, &host_name, &host_rates, tx);
             }
             n.pcie = host.pcie;
             n.device_pcie = host.device_pcie;
@@ -3035,6 +3053,8 @@ impl Parser {
         w: &Workload,
         n: &NicConfig,
         host_name: &dyn Fn(u32) -> String,
+        host_rates: &[Rate],
+        tx_time: crate::time::TxTime,
     ) -> Option<crate::host::policy::SchedulerConfig> {
         use crate::host::policy::{Condition, Policy, PolicyAction, SchedulerConfig, Signal, Test};
         let empty = Map::new();
@@ -3207,6 +3227,40 @@ impl Parser {
                         Some(Test::Rising)
                     }
                 };
+                // port_utilization is at least 0 and at most one frame more
+                // than the period's capacity (host::scheduler::max_port_utilization):
+                // a threshold outside that would never hold, silently.
+                if let (Signal::PortUtilization, Some(t), Some(p)) = (signal, test, period) {
+                    let most = host_rates
+                        .iter()
+                        .map(|&r| {
+                            crate::host::scheduler::max_port_utilization(r, p, &n.wire, tx_time)
+                        })
+                        .try_fold(0.0f64, |m, b| b.map(|b| m.max(b)))
+                        .filter(|_| !host_rates.is_empty());
+                    match t {
+                        Test::Above(x) if most.is_some_and(|most| x >= most) => {
+                            self.err(
+                                c.key("above"),
+                                format!("`{x}`"),
+                                format!(
+                                    "can never hold: port_utilization (bytes sent / what the port can send in a period of {p}) is at most {:.4} here (1, plus one frame counted whole when it starts near the period's end); allowed: below that",
+                                    most.unwrap_or_default()
+                                ),
+                            );
+                            continue;
+                        }
+                        Test::Below(x) if x <= 0.0 => {
+                            self.err(
+                                c.key("below"),
+                                format!("`{x}`"),
+                                "can never hold: port_utilization is never below 0; allowed: a number greater than 0",
+                            );
+                            continue;
+                        }
+                        _ => {}
+                    }
+                }
                 if let Some(test) = test {
                     when.push(Condition { signal, job, test });
                     if let Some(j) = job {
