@@ -200,6 +200,57 @@ fn bad_compute_settings_are_refused_naming_the_key() {
     );
 }
 
+/// A cache hierarchy given upside down (an outer level smaller, or faster,
+/// than the one inside it) is refused on the outer level's key, with the
+/// value, the inner level it contradicts and the order allowed; levels of
+/// equal size or time are allowed.
+#[test]
+fn a_cache_hierarchy_upside_down_is_refused() {
+    let run = |compute: &str| {
+        let json = format!(
+            r#"{{"duration": "1us", "topology": {{"kind": "single_switch", "hosts": 2, "host_link": {{"rate": "100Gbps", "delay": "1us"}}}},
+                "cc": {{"algorithm": "swift"}}, "control": {{"placement": "dpa", "compute": {compute}}},
+                "workload": {{"flows": [{{"src": "h0", "dst": "h1", "size": "1KB"}}]}}}}"#
+        );
+        rdmalab_core::scenario::Scenario::from_json_str(&json).map(|_| ())
+    };
+    for (compute, want) in [
+        (
+            r#"{"l1": "1MiB", "l2": "1KiB", "l3": "64B"}"#,
+            [
+                "control.compute.l2: `1024B` — is smaller than l1 (1048576B)",
+                "control.compute.l3: `64B` — is smaller than l2 (1024B)",
+            ],
+        ),
+        // Only l1 given: larger than the default 1.5 MiB L2.
+        (
+            r#"{"l1": "2MiB"}"#,
+            ["control.compute.l2: `1572864B`", "allowed: l1 <= l2 <= l3"],
+        ),
+        (
+            r#"{"l1_hit": "50ns", "l2_hit": "20ns"}"#,
+            [
+                "control.compute.l2_hit: `20ns` — is faster than l1_hit (50ns)",
+                "allowed: l1_hit <= l2_hit <= l3_hit <= memory",
+            ],
+        ),
+        (
+            r#"{"memory": "10ns"}"#,
+            ["control.compute.memory: `10ns`", "is faster than l3_hit"],
+        ),
+    ] {
+        let e = run(compute)
+            .err()
+            .unwrap_or_else(|| panic!("accepted {compute}"))
+            .to_string();
+        for w in want {
+            assert!(e.contains(w), "{compute}: wanted {w:?} in {e}");
+        }
+    }
+    run(r#"{"l1": "1KiB", "l2": "1KiB", "l3": "1KiB", "l1_hit": "2ns", "l2_hit": "2ns", "l3_hit": "2ns", "memory": "2ns"}"#)
+        .unwrap_or_else(|e| panic!("equal levels: {e}"));
+}
+
 /// A scenario without `cc` (or without `cc.algorithm`) runs DCQCN, the
 /// default, so `control.compute` takes DCQCN's measured 60 cycles: it used
 /// to read the missing algorithm as `none` and refuse the scenario for

@@ -2939,6 +2939,50 @@ impl Parser {
                 }
             }
         }
+        // The levels are looked up inside out (a thread's L1, the shared L2,
+        // L3, then memory) and a miss fills every level above, so an outer
+        // level is only worth reaching if it is at least as large and no
+        // faster than the one inside it. An outer level smaller than the inner
+        // one holds nothing the inner one missed; an inner level slower than
+        // the outer one would make hits cost more than misses. Equal is
+        // allowed (a level that adds nothing, as if absent).
+        for (inner, outer) in [("l1", "l2"), ("l2", "l3")] {
+            let size = |k: &str| match k {
+                "l1" => l1,
+                "l2" => l2,
+                _ => l3,
+            };
+            if let (Some(i), Some(o)) = (size(inner), size(outer)) {
+                if o < i {
+                    self.err(
+                        m.key(outer),
+                        format!("`{o}B`"),
+                        format!("is smaller than {inner} ({i}B): an outer cache level holds what the inner one missed, so it must be at least as large; allowed: l1 <= l2 <= l3"),
+                    );
+                }
+            }
+        }
+        for (inner, outer) in [
+            ("l1_hit", "l2_hit"),
+            ("l2_hit", "l3_hit"),
+            ("l3_hit", "memory"),
+        ] {
+            let time = |k: &str| match k {
+                "l1_hit" => l1_hit,
+                "l2_hit" => l2_hit,
+                "l3_hit" => l3_hit,
+                _ => memory,
+            };
+            if let (Some(i), Some(o)) = (time(inner), time(outer)) {
+                if o < i {
+                    self.err(
+                        m.key(outer),
+                        format!("`{o}`"),
+                        format!("is faster than {inner} ({i}): a level is reached after missing the one inside it, so it must take at least as long; allowed: l1_hit <= l2_hit <= l3_hit <= memory"),
+                    );
+                }
+            }
+        }
         if let Some(s) = state.filter(|&s| s > 1 << 20) {
             self.err(
                 m.key("state_bytes"),
