@@ -251,6 +251,41 @@ fn a_cache_hierarchy_upside_down_is_refused() {
         .unwrap_or_else(|e| panic!("equal levels: {e}"));
 }
 
+/// An event whose state lines all miss costs lines × memory: 1 MiB of
+/// state in 1 B lines at 2^44 ps each is exactly 2^64 ps, which a release
+/// build wrapped to no state time at all (processing was the cycles alone).
+/// Refused naming `memory`, its value and the line count.
+#[test]
+fn state_lines_times_memory_past_an_hour_is_refused() {
+    let run = |compute: &str| {
+        let json = format!(
+            r#"{{"duration": "1us", "topology": {{"kind": "single_switch", "hosts": 2, "host_link": {{"rate": "100Gbps", "delay": "1us"}}}},
+                "cc": {{"algorithm": "swift"}}, "control": {{"placement": "dpa", "compute": {compute}}},
+                "workload": {{"flows": [{{"src": "h0", "dst": "h1", "size": "1KB"}}]}}}}"#
+        );
+        rdmalab_core::scenario::Scenario::from_json_str(&json).map(|_| ())
+    };
+    for (compute, want) in [
+        (
+            r#"{"state_bytes": "1MiB", "line": "1B", "l1": "1B", "l2": "1B", "l3": "1B", "memory": "17592186044416ps"}"#,
+            "control.compute.memory: `17592186044416ps` — × 1048576 lines (state_bytes 1048576B / line 1B) is more than 3600s (one hour) per event",
+        ),
+        (
+            r#"{"state_bytes": "65B", "memory": "3600s"}"#,
+            "control.compute.memory: `3600s` — × 2 lines (state_bytes 65B / line 64B)",
+        ),
+    ] {
+        let e = run(compute)
+            .err()
+            .unwrap_or_else(|| panic!("accepted {compute}"))
+            .to_string();
+        assert!(e.contains(want), "{compute}: wanted {want:?} in {e}");
+    }
+    run(r#"{"state_bytes": "64B", "memory": "3600s"}"#).unwrap_or_else(|e| panic!("one line: {e}"));
+    run(r#"{"state_bytes": "1MiB", "line": "1B", "l1": "1B", "l2": "1B", "l3": "1B", "memory": "1ms"}"#)
+        .unwrap_or_else(|e| panic!("1M lines of 1ms: {e}"));
+}
+
 /// A scenario without `cc` (or without `cc.algorithm`) runs DCQCN, the
 /// default, so `control.compute` takes DCQCN's measured 60 cycles: it used
 /// to read the missing algorithm as `none` and refuse the scenario for

@@ -406,6 +406,47 @@ fn a_context_memory_key_its_kind_does_not_read_is_refused() {
     }
 }
 
+/// A naive core pays `dram` for each line of a context that misses: a
+/// huge context in tiny lines times a long `dram` passed u64 picoseconds,
+/// which a release build wrapped (1 MiB of 1 B lines at 2^44 ps each is
+/// exactly 2^64: no stall at all). Refused naming `dram`, its value and the
+/// line count; the same context with a short `dram` is accepted.
+#[test]
+fn a_naive_context_whose_misses_pass_an_hour_is_refused() {
+    let base = |mem: &str| {
+        format!(
+            r#"{{"name": "bad", "duration": "10us", "topology": {{"kind": "single_switch", "hosts": 2, "host_link": {{"rate": "100Gbps", "delay": "1us"}}}},
+            "control": {{"on_path": {{"preset": "swcc", "memory": {mem}}}}}, "cc": {{"algorithm": "none"}},
+            "workload": {{"flows": [{{"src": "h0", "dst": "h1", "size": "1KB"}}]}}}}"#
+        )
+    };
+    for (mem, want) in [
+        (
+            r#"{"kind": "naive", "entry": "1MiB", "line": "1B", "dram": "17592186044416ps"}"#,
+            "control.on_path.memory.dram: `17592186044416ps` — × 1048576 lines (entry 1048576B / line 1B) is more than 3600s (one hour) per event",
+        ),
+        (
+            r#"{"kind": "naive", "entry": "128B", "line": "64B", "dram": "3600s"}"#,
+            "control.on_path.memory.dram: `3600s` — × 2 lines (entry 128B / line 64B)",
+        ),
+    ] {
+        let e = rdmalab_core::scenario::Scenario::from_json_str(&base(mem))
+            .err()
+            .unwrap_or_else(|| panic!("accepted {mem}"))
+            .to_string();
+        assert!(e.contains(want), "{mem}: {e}");
+    }
+    for mem in [
+        r#"{"kind": "naive", "entry": "1MiB", "line": "1B", "dram": "1ms"}"#,
+        r#"{"kind": "naive", "entry": "64B", "line": "64B", "dram": "3600s"}"#,
+        // qp-aware fetches a whole context once: no per-line product.
+        r#"{"kind": "qp-aware", "entry": "1MiB", "table": "1MiB", "dram": "3600s"}"#,
+    ] {
+        rdmalab_core::scenario::Scenario::from_json_str(&base(mem))
+            .unwrap_or_else(|e| panic!("{mem}: {e}"));
+    }
+}
+
 /// A clock for cores whose costs are all durations read nothing: it used to
 /// be taken and ignored (`{preset: connectx-5, clock: 1GHz}` ran at 177 ns).
 #[test]

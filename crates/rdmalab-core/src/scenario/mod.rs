@@ -614,6 +614,30 @@ impl Parser {
         }
     }
 
+    /// Refuse an access time `each` that, paid once per line for `lines`
+    /// lines (an event whose lines all miss), passes the longest duration any
+    /// key takes: the product would pass the end of u64 picoseconds, which a
+    /// release build wraps to a small time (and a debug build panics on).
+    /// `lines_from` says where the line count comes from. False if refused.
+    fn per_line_time(
+        &mut self,
+        key: impl Into<String>,
+        each: Duration,
+        lines: u64,
+        lines_from: &str,
+    ) -> bool {
+        let total = each.ps().checked_mul(lines);
+        if total.is_some_and(|t| t <= units::MAX_DURATION_PS) {
+            return true;
+        }
+        self.err(
+            key,
+            format!("`{each}`"),
+            format!("× {lines} lines ({lines_from}) is more than 3600s (one hour) per event when every line misses; allowed: lines × this at most 3600s (fewer or larger lines, or a shorter time)"),
+        );
+        false
+    }
+
     /// Core time of `cycles` at `hz` (the clock as written in `clock`),
     /// refused past the longest duration any key takes: a slow clock or a
     /// huge count would pass the end of u64 picoseconds, which a release
@@ -2990,6 +3014,23 @@ impl Parser {
                 "allowed: 0B to 1MiB",
             );
         }
+        // Every line of an event's state may miss to memory: the event then
+        // costs lines × memory, which must fit (CoreMemory::access sums it).
+        if let (Some(s), Some(l), Some(mem)) = (state, line.filter(|&l| l >= 1), memory) {
+            let lines = s.div_ceil(l);
+            // The slowest level, whatever the order checks above said.
+            let slowest = [l1_hit, l2_hit, l3_hit]
+                .into_iter()
+                .flatten()
+                .fold(mem, |a, b| if b > a { b } else { a });
+            let key = if slowest == mem { "memory" } else { "l3_hit" };
+            self.per_line_time(
+                m.key(key),
+                slowest,
+                lines,
+                &format!("state_bytes {s}B / line {l}B"),
+            );
+        }
         if self.errs.len() != before {
             return None;
         }
@@ -3709,6 +3750,18 @@ impl Parser {
         }
         if zero {
             return None;
+        }
+        // A naive core stalls for `dram` on each line of the context that
+        // misses: ContextMemory::access pays dram × lines on one event.
+        if let (true, Some(d)) = (naive, dram) {
+            if !self.per_line_time(
+                o.key("dram"),
+                d,
+                entry.div_ceil(line),
+                &format!("entry {entry}B / line {line}B"),
+            ) {
+                return None;
+            }
         }
         let unit = if naive { line } else { entry };
         if unit == 0 || table < unit {
