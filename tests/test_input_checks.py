@@ -4,6 +4,8 @@ author did not mean."""
 
 import math
 import os
+import re
+import warnings
 from pathlib import Path
 
 import pytest
@@ -446,3 +448,94 @@ def test_a_refused_cc_header_is_not_reported_again_as_0b(tmp_path):
                 "cc: {algorithm: homa}\nworkload: {flows: [{src: h0, dst: h1, size: 10KB}]}\n")
     assert "control.cc_header: `65B` — allowed: 0B to 64B" in e, e
     assert "`0B`" not in e and "1 problem" in e, e
+
+
+PERF = ("duration: 50us\n" + TOPO +
+        "workload: {perftest: [{src: h0, dst: h1, message_size: 4KB%s}]}\n")
+# Valid settings that do nothing with the rest of the scenario (a sweep may
+# toggle the key they need, so they are warned of, not refused): the
+# scenario, the warning (key, value, what it needs), and the key that gives
+# it effect, which silences it.
+INERT = [
+    (PERF % ", cores: 4",
+     "workload.perftest[0].cores: `4` — has no effect without host.uar",
+     "host: {uar: {pages: 4}}\n"),
+    (PERF % ", addresses: 8",
+     "workload.perftest[0].addresses: `8` — has no effect unless nic.cc_scope is `destination` (here `qp`)",
+     "nic: {cc_scope: destination}\n"),
+    (PERF % "" + "nic: {cc_scope: pair}\ncc: {algorithm: none}\n",
+     "nic.cc_scope: `pair` — has no effect with cc.algorithm none: the QPs it groups share a controller's rate, "
+     "and no controller sets one; it takes effect with a cc.algorithm other than none (or a nic.window",
+     "cc: {algorithm: dcqcn}\n"),
+]
+
+
+@pytest.mark.parametrize("text,said,fix", INERT, ids=["cores", "addresses", "pair"])
+def test_a_setting_that_does_nothing_here_is_warned_of(tmp_path, text, said, fix):
+    f = tmp_path / "s.yaml"
+    f.write_text(text)
+    r = rdmalab_cli("validate", f)
+    assert r.returncode == 0 and f"s.yaml: warning: {said}" in r.stderr, r.stderr
+    # Before the run, --quiet or not: one line, ours.
+    r = rdmalab_cli("run", f, "--out", tmp_path / "o", "--quiet")
+    lines = [line for line in r.stderr.splitlines() if said in line]
+    assert r.returncode == 0 and len(lines) == 1 and lines[0].startswith("rdmalab: warning: "), r.stderr
+    with pytest.warns(rdmalab.ScenarioWarning, match=re.escape(said)):
+        rdmalab.run(f)
+    assert said in " ".join(rdmalab.validate(f)["warnings"])
+    # A sweep says it once, when it expands the runs, for the runs it holds in.
+    (tmp_path / "sw.yaml").write_text("base: s.yaml\ngrid: {seed: [1, 2]}\n")
+    r = rdmalab_cli("sweep", tmp_path / "sw.yaml", "--out", tmp_path / "sw", "--workers", "2", "--quiet")
+    lines = [line for line in r.stderr.splitlines() if said in line]
+    assert r.returncode == 0 and len(lines) == 1 and "2 of 2 runs: " in lines[0], r.stderr
+    # With the key it needs, nothing to say.
+    top = fix.split(":")[0]
+    fixed = "\n".join(line for line in text.splitlines() if not line.startswith(top + ":")) + "\n" + fix
+    f.write_text(fixed)
+    r = rdmalab_cli("validate", f)
+    assert r.returncode == 0 and "warning" not in r.stderr, fixed + r.stderr
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", rdmalab.ScenarioWarning)
+        rdmalab.run(f)
+
+
+def test_a_cc_scope_is_not_warned_of_where_it_acts(tmp_path, examples):
+    """A Python controller (the core is given `none` for it) or a window the
+    group shares gives a CC group something to share; even with a window, a
+    `destination` group (the rate not split) is warned of as `pair` is."""
+    aimd = examples / "controllers" / "aimd.py"
+    f = tmp_path / "s.yaml"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", rdmalab.ScenarioWarning)
+        for nic, cc in [("{cc_scope: pair}", f"{{algorithm: python, class: '{aimd}:HalveOnCnp'}}"),
+                        ("{cc_scope: pair, window: bdp}", "{algorithm: none}"),
+                        ("{cc_scope: tenant, window: 64KB}", "{algorithm: none}")]:
+            text = (PERF % ", tenant: t") + f"nic: {nic}\ncc: {cc}\n"
+            text = text.replace("workload: {", "workload: {tenants: {t: {hosts: [h0]}}, ")
+            f.write_text(text)
+            assert rdmalab.validate(f)["warnings"] == [], text
+            rdmalab.run(f)
+    f.write_text(PERF % "" + "nic: {cc_scope: destination, window: bdp}\ncc: {algorithm: none}\n")
+    assert rdmalab.validate(f)["warnings"] == [
+        "nic.cc_scope: `destination` — has no effect with cc.algorithm none: the QPs it groups share a "
+        "controller's rate, and no controller sets one; it takes effect with a cc.algorithm other than none"]
+
+
+def test_a_sweep_that_toggles_the_key_a_setting_needs_is_not_warned_of(tmp_path):
+    """Why these are warnings, not refusals: a grid over cc × nic.cc_scope
+    (the attacks' "no CC" baseline) gives `pair` effect in its dcqcn runs.
+    A setting that takes effect in no run of the sweep is still told, once."""
+    (tmp_path / "s.yaml").write_text(PERF % ", cores: 4")
+    (tmp_path / "sw.yaml").write_text(
+        "base: s.yaml\ngrid:\n  cc: {dcqcn: {algorithm: dcqcn}, none: {algorithm: none}}\n"
+        "  nic.cc_scope: [qp, pair]\n  host.uar: {off: null, on: {pages: 4}}\n")
+    r = rdmalab_cli("sweep", tmp_path / "sw.yaml", "--out", tmp_path / "o", "--dry-run")
+    assert r.returncode == 0 and "warning" not in r.stderr, r.stderr
+    (tmp_path / "sw.yaml").write_text(
+        "base: s.yaml\ngrid:\n  cc: {none: {algorithm: none}}\n  nic.cc_scope: [qp, pair]\n")
+    r = rdmalab_cli("sweep", tmp_path / "sw.yaml", "--out", tmp_path / "o", "--dry-run")
+    said = [line for line in r.stderr.splitlines() if "warning" in line]
+    assert r.returncode == 0 and len(said) == 2, r.stderr
+    assert said[0].startswith("rdmalab: warning: 2 of 2 runs: workload.perftest[0].cores: `4` — "), said
+    assert said[1].startswith("rdmalab: warning: 1 of 2 runs: nic.cc_scope: `pair` — "), said
+    assert said[1].endswith("first: run 1 (cc=none, nic.cc_scope=pair)"), said

@@ -336,6 +336,8 @@ def cmd_validate(args) -> int:
         late = late_starts_warning(info["late_flows"], info["late_apps"], info["duration_ps"])
         if late:
             print(f"{path}: warning: {late}", file=sys.stderr)
+        for inert in info["warnings"]:
+            print(f"{path}: warning: {inert}", file=sys.stderr)
     return status
 
 

@@ -103,6 +103,13 @@ def validate(scenario, quantities: bool = False) -> dict:
     info = _core.validate(scenario.to_json(), quantities)
     if scenario.controller is not None:
         info["cc"] = scenario.controller[1]
+    # Settings that do nothing here, as `run` warns of them (and their keys,
+    # in the same order); one that only lacks a controller does not apply
+    # to a Python controller (the core sees it as no CC).
+    inert = [(key, text) for key, text, without_cc in info["warnings"]
+             if not (without_cc and scenario.controller is not None)]
+    info["warnings"] = [text for _, text in inert]
+    info["warning_keys"] = [key for key, _ in inert]
     return info
 
 
@@ -303,6 +310,10 @@ def run(
         # Not only with progress: a quiet run, or one from Python, that
         # leaves flows out says so as well.
         warnings.warn(late, ScenarioWarning, stacklevel=2)
+    for inert in sim.warnings:
+        # A setting that does nothing here (it needs another key): said
+        # before the run, like the late starts.
+        warnings.warn(inert, ScenarioWarning, stacklevel=2)
     if out_dir is not None:
         # Before the run: an output directory that cannot take the files is
         # found now, not after the simulation; an earlier run's files go.

@@ -64,6 +64,15 @@ fn validate(py: Python<'_>, json: &str, quantities: bool) -> PyResult<PyObject> 
     let (late_flows, late_apps) = s.workload.late_starts(s.run.stop_at);
     d.set_item("late_flows", late_flows)?;
     d.set_item("late_apps", late_apps)?;
+    // (key, text, whether it holds only because the core sees no
+    // controller: a Python controller, which the core is given as `none`,
+    // lifts it).
+    let warnings: Vec<(String, String, bool)> = s
+        .warnings
+        .iter()
+        .map(|w| (w.key.clone(), w.to_string(), w.without_cc))
+        .collect();
+    d.set_item("warnings", warnings)?;
     // Building catches what only a built world can tell (e.g. multi-homed hosts).
     s.build().map_err(ScenarioError::new_err)?;
     Ok(d.into())
@@ -1035,6 +1044,8 @@ struct Simulation {
     par: Option<ParallelRun>,
     name: String,
     progress: Progress,
+    /// Settings the scenario accepts that do nothing in this run.
+    warnings: Vec<String>,
 }
 
 impl Simulation {
@@ -1086,6 +1097,13 @@ impl Simulation {
         threads: usize,
     ) -> PyResult<Self> {
         let s = parse(json)?;
+        // A Python controller gives a CC scope the controller it needs.
+        let warnings: Vec<String> = s
+            .warnings
+            .iter()
+            .filter(|w| !(w.without_cc && controller.is_some()))
+            .map(|w| w.to_string())
+            .collect();
         let mut world = s.build().map_err(ScenarioError::new_err)?;
         if threads > 1 {
             if controller.is_some() {
@@ -1103,6 +1121,7 @@ impl Simulation {
                 par: Some(par),
                 name: s.name,
                 progress: Progress::Running,
+                warnings,
             });
         }
         if threads == 0 {
@@ -1136,6 +1155,7 @@ impl Simulation {
             par: None,
             name: s.name,
             progress: Progress::Running,
+            warnings,
         })
     }
 
@@ -1185,6 +1205,13 @@ impl Simulation {
     #[getter]
     fn late_starts(&self) -> (usize, usize) {
         self.config(|w| w.workload.late_starts(w.run.stop_at))
+    }
+
+    /// Settings the scenario accepts that do nothing in this run, one line
+    /// each: the key, its value and what it needs to take effect.
+    #[getter]
+    fn warnings(&self) -> Vec<String> {
+        self.warnings.clone()
     }
 
     /// The scenario asks for a packet capture (`records.pcap`).

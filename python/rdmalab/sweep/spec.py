@@ -122,6 +122,20 @@ def _show(path: list) -> str:
     return out
 
 
+def _value_at(data: Any, path: list) -> Any:
+    """The value at `path` in a scenario, or a marker no value equals if absent."""
+    node = data
+    for seg in path:
+        try:
+            node = node[seg]
+        except (KeyError, IndexError, TypeError):
+            return _ABSENT
+    return node
+
+
+_ABSENT = object()
+
+
 def set_key(data: dict, path: list, value: Any, where: str) -> None:
     """Set (or with None, remove) the value at `path`, creating missing mappings."""
     node: Any = data
@@ -534,6 +548,11 @@ def sweep_from_dict(spec: Any, sweep_dir: str | Path = ".", source: str = "<dict
     by_id: dict[str, Run] = {}
     problems: dict[str, list[dict]] = {}
     late: list[tuple[int, dict, str]] = []  # runs whose flows start too late: index, params, what
+    # Settings that do nothing in some runs: each text, with its key and
+    # the runs it holds in (index, params, scenario data); and per run, the
+    # keys of its inert settings.
+    inert: dict[str, tuple[str, list[tuple[int, dict, dict]]]] = {}
+    inert_keys: dict[int, set[str]] = {}
     # Each axis' points as the core reads them (`_check_spellings`), from the
     # first run that has the point; only axes with text among their values.
     key_paths = [[parse_key(k, ax.where) for k in ax.keys] for ax in axes]
@@ -576,6 +595,9 @@ def sweep_from_dict(spec: Any, sweep_dir: str | Path = ".", source: str = "<dict
                 what = late_starts_warning(info["late_flows"], info["late_apps"], info["duration_ps"])
                 if what:
                     late.append((index, params, what))
+                for key, text in zip(info["warning_keys"], info["warnings"]):
+                    inert.setdefault(text, (key, []))[1].append((index, params, scenario.data))
+                inert_keys[index] = set(info["warning_keys"])
 
     total = 1
     for ax in axes:
@@ -602,6 +624,21 @@ def sweep_from_dict(spec: Any, sweep_dir: str | Path = ".", source: str = "<dict
         warnings.warn(
             f"{len(late)} of {total} runs cannot complete all they start; first: run {index} "
             f"({describe_params(params)}): {what}",
+            ScenarioWarning,
+            stacklevel=2,
+        )
+    for text, (key, where) in inert.items():
+        # A sweep that gives the setting effect in other runs (it toggles the
+        # key the setting needs, as a grid over cc × nic.cc_scope does) means
+        # it; one where it takes effect in no run is told, once.
+        path = parse_key(key, "warning")
+        value = _value_at(where[0][2], path)
+        if any(_value_at(r.scenario.data, path) == value and key not in inert_keys.get(r.index, ())
+               for r in runs):
+            continue
+        index, params, _ = where[0]
+        warnings.warn(
+            f"{len(where)} of {total} runs: {text}; first: run {index} ({describe_params(params)})",
             ScenarioWarning,
             stacklevel=2,
         )

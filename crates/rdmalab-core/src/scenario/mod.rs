@@ -49,6 +49,30 @@ impl fmt::Display for ScenarioError {
     }
 }
 
+/// A setting the scenario accepts but that, with the rest of it, does
+/// nothing (`perftest[].cores` without `host.uar`, say). Accepted because a
+/// sweep may toggle the setting it needs; the front end shows it as a
+/// `ScenarioWarning` before the run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScenarioWarning {
+    /// Dotted path of the key, e.g. `workload.perftest[0].cores`.
+    pub key: String,
+    /// Its value as written.
+    pub value: String,
+    /// Why it does nothing, and what it needs to take effect.
+    pub needs: String,
+    /// It does nothing only because the core runs no controller of its own
+    /// (`cc.algorithm: none`): a Python controller, which the core sees as
+    /// no CC, gives it effect, so the front end drops it then.
+    pub without_cc: bool,
+}
+
+impl fmt::Display for ScenarioWarning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {} — {}", self.key, self.value, self.needs)
+    }
+}
+
 /// All problems found in a scenario.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ScenarioErrors(pub Vec<ScenarioError>);
@@ -91,6 +115,8 @@ pub struct Scenario {
     pub switch: SwitchConfig,
     pub cc: CcConfig,
     pub workload: Workload,
+    /// Settings accepted that do nothing here ([`ScenarioWarning`]).
+    pub warnings: Vec<ScenarioWarning>,
 }
 
 impl Scenario {
@@ -907,6 +933,8 @@ impl Parser {
         let duration = duration?;
         let (placement, record_control_delays) = control?;
         let (sample_interval, record_probes, record_counters) = records?;
+        let (nic, cc) = (nic?, cc?);
+        let warnings = self.inert_settings(&o, &nic, &cc);
         Some(Scenario {
             name,
             qlen_monitor: qlen_monitor?,
@@ -924,11 +952,66 @@ impl Parser {
                 tx_time: tx_time?,
             },
             topology: topology?,
-            nic: nic?,
+            nic,
             switch: switch?,
-            cc: cc?,
+            cc,
             workload: workload?,
+            warnings,
         })
+    }
+
+    /// Settings that are valid but do nothing with the rest of the scenario:
+    /// each needs another key that a sweep may toggle, so they are warned
+    /// of ([`ScenarioWarning`]), not refused.
+    fn inert_settings(&mut self, o: &Obj, n: &NicConfig, cc: &CcConfig) -> Vec<ScenarioWarning> {
+        use crate::nic::cc_scope::CcScope;
+        let mut out = Vec::new();
+        let empty = Map::new();
+        let w = Obj {
+            path: "workload".into(),
+            map: match o.get("workload") {
+                Some(Value::Object(m)) => m,
+                _ => &empty,
+            },
+        };
+        let scope = n.cc_scope;
+        for (path, v) in self.list(&w, "perftest") {
+            let more_than_one = |k: &str| v.get(k).and_then(Value::as_u64).filter(|&x| x > 1);
+            if let (Some(c), None) = (more_than_one("cores"), &n.uar) {
+                out.push(ScenarioWarning {
+                    key: format!("{path}.cores"),
+                    value: format!("`{c}`"),
+                    needs: "has no effect without host.uar: application cores differ only in how their doorbells contend for the NIC's UAR pages; set host.uar to model them".into(),
+                    without_cc: false,
+                });
+            }
+            if let Some(a) = more_than_one("addresses").filter(|_| scope != CcScope::Destination) {
+                out.push(ScenarioWarning {
+                    key: format!("{path}.addresses"),
+                    value: format!("`{a}`"),
+                    needs: format!("has no effect unless nic.cc_scope is `destination` (here `{}`): only per-destination CC tells a host's addresses apart", scope.name()),
+                    without_cc: false,
+                });
+            }
+        }
+        // A CC group shares a controller's rate (and, split, one window of
+        // the group's bytes); with no controller the rate stays at line
+        // rate, and only a split group's shared window is left to act.
+        let window = !matches!(n.window, crate::nic::WindowConfig::None);
+        if matches!(cc, CcConfig::None) && scope != CcScope::Qp && !(scope.splits() && window) {
+            let takes = if scope.splits() {
+                "a cc.algorithm other than none (or a nic.window, which the group then shares)"
+            } else {
+                "a cc.algorithm other than none"
+            };
+            out.push(ScenarioWarning {
+                key: "nic.cc_scope".into(),
+                value: format!("`{}`", scope.name()),
+                needs: format!("has no effect with cc.algorithm none: the QPs it groups share a controller's rate, and no controller sets one; it takes effect with {takes}"),
+                without_cc: true,
+            });
+        }
+        out
     }
 
     fn qlen_monitor(&mut self, o: &Obj) -> Option<Option<(Duration, Duration)>> {
