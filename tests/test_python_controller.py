@@ -83,6 +83,9 @@ class TooFast(Halve):
     ("-5", "set_rate(-5): allowed: a finite rate in bit/s"),
     ("float('nan')", "set_rate(NaN): allowed"),
     ("1e30", "above the line rate"),
+    # As given, not as u64::MAX bit/s (what a rate past u64 saturated to).
+    ("1e30", "set_rate(1e+30): above the line rate 100Gbps; allowed:"),
+    ("10**30", "set_rate(1000000000000000000000000000000): above the line rate"),
     ("0.4", "dequeue rate of 0 bit/s (allowed: 1 bit/s up to the line rate)"),
 ])
 def test_a_rate_out_of_range_is_refused_naming_it(tmp_path, rate, message):

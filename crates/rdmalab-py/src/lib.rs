@@ -578,8 +578,17 @@ impl PyContext {
             bps.extract().ok()
         };
         match v {
+            // Past u64 the conversion below saturates, and the action's check
+            // would name u64::MAX bit/s, not the rate given: refused here,
+            // as given.
+            Some(v) if v.is_finite() && v.round() >= u64::MAX as f64 => {
+                Err(PyValueError::new_err(format!(
+                    "set_rate({}): above the line rate {}; allowed: a finite rate in bit/s (an int or a float), 1 to the line rate",
+                    shown(bps),
+                    Rate(self.line_rate_bps)
+                )))
+            }
             Some(v) if v.is_finite() && v >= 0.0 => {
-                // Saturating: a rate past u64 is refused by the check as above the line rate.
                 self.actions.rate = Some(Rate(v.round() as u64));
                 Ok(())
             }
