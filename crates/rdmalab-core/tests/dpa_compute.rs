@@ -200,20 +200,24 @@ fn bad_compute_settings_are_refused_naming_the_key() {
     );
 }
 
+/// Parses a two-host Swift scenario at the DPA placement with
+/// `control.compute` set to `compute` (a JSON mapping).
+fn parse_with_compute(compute: &str) -> Result<(), rdmalab_core::scenario::ScenarioErrors> {
+    let json = format!(
+        r#"{{"duration": "1us", "topology": {{"kind": "single_switch", "hosts": 2, "host_link": {{"rate": "100Gbps", "delay": "1us"}}}},
+            "cc": {{"algorithm": "swift"}}, "control": {{"placement": "dpa", "compute": {compute}}},
+            "workload": {{"flows": [{{"src": "h0", "dst": "h1", "size": "1KB"}}]}}}}"#
+    );
+    rdmalab_core::scenario::Scenario::from_json_str(&json).map(|_| ())
+}
+
 /// A cache hierarchy given upside down (an outer level smaller, or faster,
 /// than the one inside it) is refused on the outer level's key, with the
 /// value, the inner level it contradicts and the order allowed; levels of
 /// equal size or time are allowed.
 #[test]
 fn a_cache_hierarchy_upside_down_is_refused() {
-    let run = |compute: &str| {
-        let json = format!(
-            r#"{{"duration": "1us", "topology": {{"kind": "single_switch", "hosts": 2, "host_link": {{"rate": "100Gbps", "delay": "1us"}}}},
-                "cc": {{"algorithm": "swift"}}, "control": {{"placement": "dpa", "compute": {compute}}},
-                "workload": {{"flows": [{{"src": "h0", "dst": "h1", "size": "1KB"}}]}}}}"#
-        );
-        rdmalab_core::scenario::Scenario::from_json_str(&json).map(|_| ())
-    };
+    let run = parse_with_compute;
     for (compute, want) in [
         (
             r#"{"l1": "1MiB", "l2": "1KiB", "l3": "64B"}"#,
@@ -257,14 +261,7 @@ fn a_cache_hierarchy_upside_down_is_refused() {
 /// Refused naming `memory`, its value and the line count.
 #[test]
 fn state_lines_times_memory_past_an_hour_is_refused() {
-    let run = |compute: &str| {
-        let json = format!(
-            r#"{{"duration": "1us", "topology": {{"kind": "single_switch", "hosts": 2, "host_link": {{"rate": "100Gbps", "delay": "1us"}}}},
-                "cc": {{"algorithm": "swift"}}, "control": {{"placement": "dpa", "compute": {compute}}},
-                "workload": {{"flows": [{{"src": "h0", "dst": "h1", "size": "1KB"}}]}}}}"#
-        );
-        rdmalab_core::scenario::Scenario::from_json_str(&json).map(|_| ())
-    };
+    let run = parse_with_compute;
     for (compute, want) in [
         (
             r#"{"state_bytes": "1MiB", "line": "1B", "l1": "1B", "l2": "1B", "l3": "1B", "memory": "17592186044416ps"}"#,

@@ -352,18 +352,22 @@ fn the_control_loop_is_built_from_its_parts() {
     assert_eq!(soft - asic, 7_800_000 + 4_190_000 + 7_800_000);
 }
 
+/// A two-host scenario whose SwCC on-path cores use context memory `mem`
+/// (a JSON mapping), for the tests of that key's checks.
+fn on_path_memory_scenario(mem: &str) -> String {
+    format!(
+        r#"{{"name": "bad", "duration": "10us", "topology": {{"kind": "single_switch", "hosts": 2, "host_link": {{"rate": "100Gbps", "delay": "1us"}}}},
+        "control": {{"on_path": {{"preset": "swcc", "memory": {mem}}}}}, "cc": {{"algorithm": "none"}},
+        "workload": {{"flows": [{{"src": "h0", "dst": "h1", "size": "1KB"}}]}}}}"#
+    )
+}
+
 /// A context-memory key that only the other kind (or the QPN hint) reads
 /// is refused like `hint` with `naive`: `line` with `qp-aware`, or a lead
 /// without the hint, used to be accepted and ignored.
 #[test]
 fn a_context_memory_key_its_kind_does_not_read_is_refused() {
-    let base = |mem: &str| {
-        format!(
-            r#"{{"name": "bad", "duration": "10us", "topology": {{"kind": "single_switch", "hosts": 2, "host_link": {{"rate": "100Gbps", "delay": "1us"}}}},
-            "control": {{"on_path": {{"preset": "swcc", "memory": {mem}}}}}, "cc": {{"algorithm": "none"}},
-            "workload": {{"flows": [{{"src": "h0", "dst": "h1", "size": "1KB"}}]}}}}"#
-        )
-    };
+    let base = on_path_memory_scenario;
     for (mem, want) in [
         (
             r#"{"kind": "qp-aware", "line": "0B"}"#,
@@ -413,13 +417,7 @@ fn a_context_memory_key_its_kind_does_not_read_is_refused() {
 /// line count; the same context with a short `dram` is accepted.
 #[test]
 fn a_naive_context_whose_misses_pass_an_hour_is_refused() {
-    let base = |mem: &str| {
-        format!(
-            r#"{{"name": "bad", "duration": "10us", "topology": {{"kind": "single_switch", "hosts": 2, "host_link": {{"rate": "100Gbps", "delay": "1us"}}}},
-            "control": {{"on_path": {{"preset": "swcc", "memory": {mem}}}}}, "cc": {{"algorithm": "none"}},
-            "workload": {{"flows": [{{"src": "h0", "dst": "h1", "size": "1KB"}}]}}}}"#
-        )
-    };
+    let base = on_path_memory_scenario;
     for (mem, want) in [
         (
             r#"{"kind": "naive", "entry": "1MiB", "line": "1B", "dram": "17592186044416ps"}"#,
