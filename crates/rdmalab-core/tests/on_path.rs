@@ -362,52 +362,60 @@ fn on_path_memory_scenario(mem: &str) -> String {
     )
 }
 
-/// A context-memory key that only the other kind (or the QPN hint) reads
-/// is refused like `hint` with `naive`: `line` with `qp-aware`, or a lead
-/// without the hint, used to be accepted and ignored.
-#[test]
-fn a_context_memory_key_its_kind_does_not_read_is_refused() {
-    let base = on_path_memory_scenario;
-    for (mem, want) in [
-        (
-            r#"{"kind": "qp-aware", "line": "0B"}"#,
-            "control.on_path.memory.line: `0B` — only applies to kind naive",
-        ),
-        (
-            r#"{"kind": "naive", "tx_lead": "10ns"}"#,
-            "control.on_path.memory.tx_lead: `10ns` — only applies to kind qp-aware with hint: true",
-        ),
-        (
-            r#"{"kind": "qp-aware", "hint": false, "rx_lead": "10ns"}"#,
-            "control.on_path.memory.rx_lead: `10ns`",
-        ),
-        // A zero-byte context is named, not the table that could not hold it.
-        (
-            r#"{"kind": "qp-aware", "entry": "0B"}"#,
-            "control.on_path.memory.entry: `0B` — must be at least 1 byte",
-        ),
-        (
-            r#"{"kind": "naive", "entry": "0B"}"#,
-            "control.on_path.memory.entry: `0B` — must be at least 1 byte",
-        ),
-        (
-            r#"{"kind": "naive", "line": "0B"}"#,
-            "control.on_path.memory.line: `0B` — must be at least 1 byte",
-        ),
-    ] {
-        let e = rdmalab_core::scenario::Scenario::from_json_str(&base(mem))
+/// Each context memory of `refused` is refused with its message (which
+/// names the key and the value); each of `accepted` is accepted.
+fn check_on_path_memory(refused: &[(&str, &str)], accepted: &[&str]) {
+    for (mem, want) in refused {
+        let e = rdmalab_core::scenario::Scenario::from_json_str(&on_path_memory_scenario(mem))
             .err()
             .unwrap_or_else(|| panic!("accepted {mem}"))
             .to_string();
         assert!(e.contains(want), "{mem}: {e}");
     }
-    for mem in [
-        r#"{"kind": "naive", "line": "32B"}"#,
-        r#"{"kind": "qp-aware", "tx_lead": "10ns", "rx_lead": "20ns"}"#,
-    ] {
-        rdmalab_core::scenario::Scenario::from_json_str(&base(mem))
+    for mem in accepted {
+        rdmalab_core::scenario::Scenario::from_json_str(&on_path_memory_scenario(mem))
             .unwrap_or_else(|e| panic!("{mem}: {e}"));
     }
+}
+
+/// A context-memory key that only the other kind (or the QPN hint) reads
+/// is refused like `hint` with `naive`: `line` with `qp-aware`, or a lead
+/// without the hint, used to be accepted and ignored.
+#[test]
+fn a_context_memory_key_its_kind_does_not_read_is_refused() {
+    check_on_path_memory(
+        &[
+            (
+                r#"{"kind": "qp-aware", "line": "0B"}"#,
+                "control.on_path.memory.line: `0B` — only applies to kind naive",
+            ),
+            (
+                r#"{"kind": "naive", "tx_lead": "10ns"}"#,
+                "control.on_path.memory.tx_lead: `10ns` — only applies to kind qp-aware with hint: true",
+            ),
+            (
+                r#"{"kind": "qp-aware", "hint": false, "rx_lead": "10ns"}"#,
+                "control.on_path.memory.rx_lead: `10ns`",
+            ),
+            // A zero-byte context is named, not the table that could not hold it.
+            (
+                r#"{"kind": "qp-aware", "entry": "0B"}"#,
+                "control.on_path.memory.entry: `0B` — must be at least 1 byte",
+            ),
+            (
+                r#"{"kind": "naive", "entry": "0B"}"#,
+                "control.on_path.memory.entry: `0B` — must be at least 1 byte",
+            ),
+            (
+                r#"{"kind": "naive", "line": "0B"}"#,
+                "control.on_path.memory.line: `0B` — must be at least 1 byte",
+            ),
+        ],
+        &[
+            r#"{"kind": "naive", "line": "32B"}"#,
+            r#"{"kind": "qp-aware", "tx_lead": "10ns", "rx_lead": "20ns"}"#,
+        ],
+    );
 }
 
 /// A naive core pays `dram` for each line of a context that misses: a
@@ -417,32 +425,24 @@ fn a_context_memory_key_its_kind_does_not_read_is_refused() {
 /// line count; the same context with a short `dram` is accepted.
 #[test]
 fn a_naive_context_whose_misses_pass_an_hour_is_refused() {
-    let base = on_path_memory_scenario;
-    for (mem, want) in [
-        (
-            r#"{"kind": "naive", "entry": "1MiB", "line": "1B", "dram": "17592186044416ps"}"#,
-            "control.on_path.memory.dram: `17592186044416ps` — × 1048576 lines (entry 1048576B / line 1B) is more than 3600s (one hour) per event",
-        ),
-        (
-            r#"{"kind": "naive", "entry": "128B", "line": "64B", "dram": "3600s"}"#,
-            "control.on_path.memory.dram: `3600s` — × 2 lines (entry 128B / line 64B)",
-        ),
-    ] {
-        let e = rdmalab_core::scenario::Scenario::from_json_str(&base(mem))
-            .err()
-            .unwrap_or_else(|| panic!("accepted {mem}"))
-            .to_string();
-        assert!(e.contains(want), "{mem}: {e}");
-    }
-    for mem in [
-        r#"{"kind": "naive", "entry": "1MiB", "line": "1B", "dram": "1ms"}"#,
-        r#"{"kind": "naive", "entry": "64B", "line": "64B", "dram": "3600s"}"#,
-        // qp-aware fetches a whole context once: no per-line product.
-        r#"{"kind": "qp-aware", "entry": "1MiB", "table": "1MiB", "dram": "3600s"}"#,
-    ] {
-        rdmalab_core::scenario::Scenario::from_json_str(&base(mem))
-            .unwrap_or_else(|e| panic!("{mem}: {e}"));
-    }
+    check_on_path_memory(
+        &[
+            (
+                r#"{"kind": "naive", "entry": "1MiB", "line": "1B", "dram": "17592186044416ps"}"#,
+                "control.on_path.memory.dram: `17592186044416ps` — × 1048576 lines (entry 1048576B / line 1B) is more than 3600s (one hour) per event",
+            ),
+            (
+                r#"{"kind": "naive", "entry": "128B", "line": "64B", "dram": "3600s"}"#,
+                "control.on_path.memory.dram: `3600s` — × 2 lines (entry 128B / line 64B)",
+            ),
+        ],
+        &[
+            r#"{"kind": "naive", "entry": "1MiB", "line": "1B", "dram": "1ms"}"#,
+            r#"{"kind": "naive", "entry": "64B", "line": "64B", "dram": "3600s"}"#,
+            // qp-aware fetches a whole context once: no per-line product.
+            r#"{"kind": "qp-aware", "entry": "1MiB", "table": "1MiB", "dram": "3600s"}"#,
+        ],
+    );
 }
 
 /// A clock for cores whose costs are all durations read nothing: it used to
