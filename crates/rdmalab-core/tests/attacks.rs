@@ -304,15 +304,19 @@ fn errors(json: &str) -> String {
     }
 }
 
+/// A DCQCN dumbbell with one staggered attack from h0 to h2 in pieces of
+/// `piece`, with `extra` keys (`, "pieces": 4`) added to its entry.
+fn staggered_json(piece: &str, extra: &str) -> String {
+    dumbbell(
+        "qp",
+        "dcqcn",
+        &format!(r#""staggered": [{{"src": "h0", "dst": "h2", "piece": "{piece}"{extra}}}]"#),
+    )
+}
+
 #[test]
 fn bad_attack_and_tenant_input_is_refused() {
-    let st = |extra: &str| {
-        dumbbell(
-            "qp",
-            "dcqcn",
-            &format!(r#""staggered": [{{"src": "h0", "dst": "h2", "piece": "64KB"{extra}}}]"#),
-        )
-    };
+    let st = |extra: &str| staggered_json("64KB", extra);
     let e = errors(&st(r#", "interval": "0us", "pieces": 4"#));
     assert!(
         e.contains("workload.staggered[0].interval") && e.contains("must be longer than 0"),
@@ -470,7 +474,10 @@ fn shuffled_overlays_beat_per_pair_cc_but_not_per_tenant_cc() {
     let share = |(a, v): (f64, f64)| a / (a + v);
     // Per QP a ring chained on fresh QPs is a staggered attack.
     let qp_fixed = share(ring("qp", "fixed"));
-    assert!(qp_fixed > 0.9, "per QP, fixed ring: h0's share {qp_fixed:.3}");
+    assert!(
+        qp_fixed > 0.9,
+        "per QP, fixed ring: h0's share {qp_fixed:.3}"
+    );
     // Per host pair a fixed ring is one compliant flow; shuffling the
     // overlay gives each step a pair of its own (Table I: vulnerable).
     let fixed = share(ring("pair", "fixed"));
@@ -729,13 +736,7 @@ fn reads_from_several_responders_escape_every_sender_scope() {
 /// starts never wrap past the end of u64 picoseconds into the run.
 #[test]
 fn staggered_pieces_are_bounded_and_their_starts_never_wrap() {
-    let st = |extra: &str| {
-        dumbbell(
-            "qp",
-            "dcqcn",
-            &format!(r#""staggered": [{{"src": "h0", "dst": "h2", "piece": "1KB"{extra}}}]"#),
-        )
-    };
+    let st = |extra: &str| staggered_json("1KB", extra);
     // One piece more than `pieces` allows: refused, not built (an hour at
     // 1 ps would be 3.6e15 flows, gigabytes before the run).
     let e = errors(&st(r#", "interval": "1ps", "stop": "16777217ps""#));
