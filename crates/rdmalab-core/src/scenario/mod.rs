@@ -664,6 +664,30 @@ impl Parser {
         false
     }
 
+    /// Refuse each level of `levels` (inside out: key, value and how it is
+    /// shown) that is below the one inside it, on its own key: `below` says
+    /// how ("is smaller than"), `why` why the order matters and what is allowed.
+    fn outer_not_below<T: PartialOrd + Copy>(
+        &mut self,
+        m: &Obj,
+        levels: &[(&str, Option<(T, String)>)],
+        below: &str,
+        why: &str,
+    ) {
+        for pair in levels.windows(2) {
+            let ((inner, i), (outer, o)) = (&pair[0], &pair[1]);
+            if let (Some((iv, is)), Some((ov, os))) = (i, o) {
+                if ov < iv {
+                    self.err(
+                        m.key(outer),
+                        format!("`{os}`"),
+                        format!("{below} {inner} ({is}): {why}"),
+                    );
+                }
+            }
+        }
+    }
+
     /// Core time of `cycles` at `hz` (the clock as written in `clock`),
     /// refused past the longest duration any key takes: a slow clock or a
     /// huge count would pass the end of u64 picoseconds, which a release
@@ -3053,43 +3077,27 @@ impl Parser {
         // one holds nothing the inner one missed; an inner level slower than
         // the outer one would make hits cost more than misses. Equal is
         // allowed (a level that adds nothing, as if absent).
-        for (inner, outer) in [("l1", "l2"), ("l2", "l3")] {
-            let size = |k: &str| match k {
-                "l1" => l1,
-                "l2" => l2,
-                _ => l3,
-            };
-            if let (Some(i), Some(o)) = (size(inner), size(outer)) {
-                if o < i {
-                    self.err(
-                        m.key(outer),
-                        format!("`{o}B`"),
-                        format!("is smaller than {inner} ({i}B): an outer cache level holds what the inner one missed, so it must be at least as large; allowed: l1 <= l2 <= l3"),
-                    );
-                }
-            }
-        }
-        for (inner, outer) in [
-            ("l1_hit", "l2_hit"),
-            ("l2_hit", "l3_hit"),
-            ("l3_hit", "memory"),
-        ] {
-            let time = |k: &str| match k {
-                "l1_hit" => l1_hit,
-                "l2_hit" => l2_hit,
-                "l3_hit" => l3_hit,
-                _ => memory,
-            };
-            if let (Some(i), Some(o)) = (time(inner), time(outer)) {
-                if o < i {
-                    self.err(
-                        m.key(outer),
-                        format!("`{o}`"),
-                        format!("is faster than {inner} ({i}): a level is reached after missing the one inside it, so it must take at least as long; allowed: l1_hit <= l2_hit <= l3_hit <= memory"),
-                    );
-                }
-            }
-        }
+        let sizes =
+            [("l1", l1), ("l2", l2), ("l3", l3)].map(|(k, v)| (k, v.map(|b| (b, format!("{b}B")))));
+        self.outer_not_below(
+            &m,
+            &sizes,
+            "is smaller than",
+            "an outer cache level holds what the inner one missed, so it must be at least as large; allowed: l1 <= l2 <= l3",
+        );
+        let times = [
+            ("l1_hit", l1_hit),
+            ("l2_hit", l2_hit),
+            ("l3_hit", l3_hit),
+            ("memory", memory),
+        ]
+        .map(|(k, v)| (k, v.map(|t| (t, t.to_string()))));
+        self.outer_not_below(
+            &m,
+            &times,
+            "is faster than",
+            "a level is reached after missing the one inside it, so it must take at least as long; allowed: l1_hit <= l2_hit <= l3_hit <= memory",
+        );
         if let Some(s) = state.filter(|&s| s > 1 << 20) {
             self.err(
                 m.key("state_bytes"),
