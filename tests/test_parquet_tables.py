@@ -62,6 +62,81 @@ def test_every_type_reads_back_as_the_typed_csv_reader_reads_it(tmp_path, rows):
     assert pl.read_parquet(tmp_path / "t.parquet").equals(pl.from_arrow(want))
 
 
+def stats_of(path):
+    """Each column's statistics as pyarrow reads them: (nulls, min, max), or None if it reads none."""
+    rg = pq.ParquetFile(path).metadata.row_group(0)
+    out = {}
+    for i in range(rg.num_columns):
+        c = rg.column(i)
+        s = c.statistics
+        assert c.is_stats_set and s is not None, c.path_in_schema
+        out[c.path_in_schema] = (s.null_count, s.min, s.max) if s.has_min_max else (s.null_count, None, None)
+    return out
+
+
+@pytest.mark.parametrize("rows", [1, 40, 2 * 65_536 + 3])
+def test_every_column_carries_the_nulls_least_and_greatest_of_its_values(tmp_path, rows):
+    # What a reader skips files by: the statistics must be those of the values it reads back.
+    rng = random.Random(rows)
+    cols = [(f"c_{t}", t) for t in TYPES]
+    lines = [",".join(c for c, _ in cols)]
+    for _ in range(rows):
+        lines.append(",".join(cell(t, rng) for _, t in cols))
+    csv = tmp_path / "t.csv"
+    csv.write_text("\n".join(lines) + "\n")
+    _core.csv_to_parquet(csv, tmp_path / "t.parquet", cols)
+    table = pq.read_table(tmp_path / "t.parquet")
+    for name, (nulls, lo, hi) in stats_of(tmp_path / "t.parquet").items():
+        values = [v for v in table.column(name).to_pylist() if v is not None]
+        assert nulls == table.num_rows - len(values), name
+        if not values:
+            assert (lo, hi) == (None, None), name
+            continue
+        if name == "c_string":  # text is ordered by its UTF-8 bytes
+            assert (lo.encode(), hi.encode()) == (min(v.encode() for v in values), max(v.encode() for v in values))
+        else:
+            assert (lo, hi) == (min(values), max(values)), name
+
+
+def test_statistics_follow_the_formats_rules_for_unsigned_zeros_and_nan(tmp_path):
+    # Unsigned columns order as unsigned though stored in signed words; a float
+    # range never holds NaN, starts at -0.0 and ends at +0.0 when it reaches zero;
+    # a column of nulls only has no range.
+    csv = tmp_path / "t.csv"
+    csv.write_text("a,b,x,y,n,f\n4294967295,18446744073709551615,0.0,NAN,,true\n"
+                   "1,2,-0.0,NAN,,true\n7,9,,NAN,,true\n")
+    cols = [("a", "uint32"), ("b", "uint64"), ("x", "float64"), ("y", "float64"), ("n", "int64"), ("f", "bool")]
+    _core.csv_to_parquet(csv, tmp_path / "t.parquet", cols)
+    st = stats_of(tmp_path / "t.parquet")
+    assert st["a"] == (0, 1, 4294967295)
+    assert st["b"] == (0, 2, 18446744073709551615)
+    nulls, lo, hi = st["x"]
+    assert (nulls, lo, hi) == (1, 0.0, 0.0) and str(lo) == "-0.0" and str(hi) == "0.0"
+    assert st["y"] == (0, None, None)  # NaN values only: no range
+    assert st["n"] == (3, None, None)
+    assert st["f"] == (0, True, True)
+
+
+def test_a_query_over_runs_skips_the_files_its_filter_excludes(tmp_path):
+    # The small run's data pages are overwritten with garbage after writing: a
+    # query whose filter its statistics exclude must not read them, so it succeeds
+    # only if the reader skipped that file by its statistics.
+    for i, sizes in enumerate([(100, 200), (5_000_000, 6_000_000)]):
+        csv = tmp_path / f"r{i}.csv"
+        csv.write_text("size_bytes,fct_ps\n" + "".join(f"{s},{s * 3}\n" for s in sizes))
+        _core.csv_to_parquet(csv, tmp_path / f"r{i}.parquet", [("size_bytes", "uint64"), ("fct_ps", "uint64")])
+    small = tmp_path / "r0.parquet"
+    data = bytearray(small.read_bytes())
+    footer = len(data) - 8 - int.from_bytes(data[-8:-4], "little")
+    data[4:footer] = b"\xff" * (footer - 4)
+    small.write_bytes(bytes(data))
+    with pytest.raises(Exception):
+        pl.read_parquet(small)  # the garbage is there to be found
+    q = pl.scan_parquet(tmp_path / "r*.parquet").filter(pl.col("size_bytes") > 1_000_000)
+    assert q.collect()["size_bytes"].to_list() == [5_000_000, 6_000_000]
+    assert pq.read_table(small, filters=[("size_bytes", ">", 1_000_000)]).num_rows == 0
+
+
 def test_long_text_spans_pages_cut_by_bytes(tmp_path):
     # 40 rows of 100 KB: pages end at about 1 MiB of values, not at 65,536 rows.
     cols = [("n", "uint32"), ("s", "string"), ("f", "bool")]

@@ -6,7 +6,10 @@
 //! What is written is plain Parquet that readers take as it is (pyarrow and
 //! Polars in the tests): format version 1, one row group, data pages (v1)
 //! of at most [`PAGE_ROWS`] rows or about [`PAGE_BYTES`], PLAIN values compressed with Snappy (the
-//! `snap` crate), no dictionary, no statistics. Every column is OPTIONAL
+//! `snap` crate), no dictionary. Each column chunk carries its statistics
+//! (null count, least and greatest value in the column's sort order), so
+//! that a query over many runs' files skips those whose values cannot
+//! match (Polars' and pyarrow's predicate push-down read them). Every column is OPTIONAL
 //! (nullable, as pyarrow writes them) with RLE definition levels. Unsigned
 //! and text columns carry both the old `ConvertedType` and the newer
 //! `LogicalType` annotation, so a reader types them `uint8` … `uint64` and
@@ -230,6 +233,90 @@ struct Chunk {
     offset: i64,
     bytes: i64,
     raw: i64,
+    stats: Stats,
+}
+
+/// A column chunk's `Statistics`: its nulls, and its least and greatest
+/// values PLAIN-encoded (`None` when it has no value to order).
+struct Stats {
+    nulls: i64,
+    min_max: Option<(Vec<u8>, Vec<u8>)>,
+}
+
+impl Column {
+    /// The nulls, least and greatest value, in the order the column's type
+    /// gives it (parquet.thrift's `ColumnOrder` TYPE_ORDER): unsigned for
+    /// the unsigned columns, whose physical type is signed; floats without
+    /// NaN, a zero least as -0.0 and greatest as +0.0 (the format's rules,
+    /// since a reader cannot tell which zero a page held); text by bytes;
+    /// false before true.
+    fn stats(&self) -> Stats {
+        let nulls = self.defined.iter().filter(|&&d| !d).count() as i64;
+        let min_max = match self.ty {
+            ColumnType::Bool => {
+                let (lo, hi) = (self.flags.iter().all(|&f| f), self.flags.iter().any(|&f| f));
+                (!self.flags.is_empty()).then(|| (vec![lo as u8], vec![hi as u8]))
+            }
+            ColumnType::UInt8 | ColumnType::UInt16 | ColumnType::UInt32 => {
+                let v = self
+                    .plain
+                    .chunks_exact(4)
+                    .map(|b| u32::from_le_bytes(b.try_into().unwrap()));
+                range(v).map(|(lo, hi)| (lo.to_le_bytes().to_vec(), hi.to_le_bytes().to_vec()))
+            }
+            ColumnType::UInt64 => {
+                let v = self
+                    .plain
+                    .chunks_exact(8)
+                    .map(|b| u64::from_le_bytes(b.try_into().unwrap()));
+                range(v).map(|(lo, hi)| (lo.to_le_bytes().to_vec(), hi.to_le_bytes().to_vec()))
+            }
+            ColumnType::Int64 => {
+                let v = self
+                    .plain
+                    .chunks_exact(8)
+                    .map(|b| i64::from_le_bytes(b.try_into().unwrap()));
+                range(v).map(|(lo, hi)| (lo.to_le_bytes().to_vec(), hi.to_le_bytes().to_vec()))
+            }
+            ColumnType::Float64 => {
+                let v = self
+                    .plain
+                    .chunks_exact(8)
+                    .map(|b| f64::from_le_bytes(b.try_into().unwrap()));
+                let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+                let mut any = false;
+                for x in v.filter(|x| !x.is_nan()) {
+                    any = true;
+                    lo = lo.min(x);
+                    hi = hi.max(x);
+                }
+                if lo == 0.0 {
+                    lo = -0.0;
+                }
+                if hi == 0.0 {
+                    hi = 0.0;
+                }
+                any.then(|| (lo.to_le_bytes().to_vec(), hi.to_le_bytes().to_vec()))
+            }
+            ColumnType::String => {
+                let mut texts = Vec::new();
+                let mut at = 0;
+                while at < self.plain.len() {
+                    let n = u32::from_le_bytes(self.plain[at..at + 4].try_into().unwrap()) as usize;
+                    texts.push(&self.plain[at + 4..at + 4 + n]);
+                    at += 4 + n;
+                }
+                range(texts.into_iter()).map(|(lo, hi)| (lo.to_vec(), hi.to_vec()))
+            }
+        };
+        Stats { nulls, min_max }
+    }
+}
+
+/// The least and greatest of `values`, if any.
+fn range<T: Ord + Copy>(mut values: impl Iterator<Item = T>) -> Option<(T, T)> {
+    let first = values.next()?;
+    Some(values.fold((first, first), |(lo, hi), v| (lo.min(v), hi.max(v))))
 }
 
 /// The whole file: magic, the column chunks of one row group, the footer.
@@ -255,6 +342,7 @@ fn write_file(names: &[(&str, ColumnType)], cols: &[Column], created_by: &str) -
                 offset: start as i64,
                 bytes: (out.len() - start) as i64,
                 raw,
+                stats: col.stats(),
             });
         }
     }
@@ -390,6 +478,13 @@ fn file_metadata(
             m.i64(6, c.raw); // total_uncompressed_size
             m.i64(7, c.bytes); // total_compressed_size
             m.i64(9, c.offset); // data_page_offset
+            m.begin_struct(12); // statistics
+            m.i64(3, c.stats.nulls); // null_count
+            if let Some((lo, hi)) = &c.stats.min_max {
+                m.binary(5, hi); // max_value
+                m.binary(6, lo); // min_value
+            }
+            m.end_struct();
             m.end_struct();
             m.end_struct();
         }
@@ -399,6 +494,15 @@ fn file_metadata(
         m.end_struct();
     }
     m.binary(6, created_by.as_bytes());
+    // Every column ordered by its type: without this a reader may not use
+    // the statistics' min_value and max_value.
+    m.list_header(7, STRUCT, names.len()); // column_orders
+    for _ in names {
+        m.begin_element();
+        m.begin_struct(1); // TYPE_ORDER, an empty struct
+        m.end_struct();
+        m.end_struct();
+    }
     m.stop();
     m.buf
 }
