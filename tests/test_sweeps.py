@@ -303,6 +303,78 @@ def test_a_failed_run_records_its_error_and_the_others_finish(tmp_path, examples
     assert load_results(out, "flows")["max_events"].unique().to_list() == [100000000]
 
 
+def test_runs_of_another_build_are_neither_reused_nor_rerun_unannounced(tmp_path, examples):
+    # A run's id hashes its scenario, not the simulator: after rdmalab changes, a
+    # resumed sweep must say that old results are there, and do what it is told.
+    path = tmp_path / "build-sweep.yaml"
+    path.write_text(f"base: {examples / 'dumbbell-dcqcn.yaml'}\nset: {{duration: 300us}}\nseeds: [1, 2, 3]\n")
+    out = tmp_path / "out"
+    assert rdmalab_cli("sweep", path, "--out", out, "--workers", 1, "--quiet").returncode == 0
+    here = manifest(out)[0]["rdmalab_build"]
+    assert {r["rdmalab_build"] for r in manifest(out)} == {here}
+    # Made by another build: one that recorded itself, one from before builds were recorded.
+    dirs = [out / r["run_dir"] for r in manifest(out)]
+    for d, build in ((dirs[0], "0123456789abcdef-0123456789ab"), (dirs[1], None)):
+        rec = json.loads((d / "run.json").read_text())
+        rec.pop("rdmalab_build")
+        if build:
+            rec["rdmalab_build"] = build
+        (d / "run.json").write_text(json.dumps(rec))
+    stamps = {d: (d / "run.json").stat().st_mtime_ns for d in dirs}
+    r = rdmalab_cli("sweep", path, "--out", out, "--quiet")
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert (f"holds 2 finished runs of this sweep made by another build of rdmalab: "
+            f"0123456789abcdef-0123456789ab (1), not recorded (1); this one is {here}.") in r.stderr, r.stderr
+    assert "--rerun-other-builds" in r.stderr and "--keep-other-builds" in r.stderr
+    assert {d: (d / "run.json").stat().st_mtime_ns for d in dirs} == stamps, "nothing was run or removed"
+    # Kept: nothing runs, and reading the results says they are mixed.
+    r = rdmalab_cli("sweep", path, "--out", out, "--quiet", "--keep-other-builds")
+    assert r.returncode == 0 and "(0 run now, 3 finished before)" in r.stdout, r.stdout + r.stderr
+    a = rdmalab_cli("analyze", out)
+    assert a.returncode == 0, a.stderr
+    assert ("warning: the runs were made by 3 builds of rdmalab, whose results may differ: "
+            f"0123456789abcdef-0123456789ab (1), {here} (1), not recorded (1)") in a.stderr, a.stderr
+    # Rerun: the two run again with this build; the third is left as it was.
+    r = rdmalab_cli("sweep", path, "--out", out, "--quiet", "--rerun-other-builds")
+    assert r.returncode == 0 and "(2 run now, 1 finished before)" in r.stdout, r.stdout + r.stderr
+    assert {r["rdmalab_build"] for r in manifest(out)} == {here}
+    assert (dirs[2] / "run.json").stat().st_mtime_ns == stamps[dirs[2]]
+    assert "builds of rdmalab" not in rdmalab_cli("analyze", out).stderr
+    both = rdmalab_cli("sweep", path, "--out", out, "--rerun-other-builds", "--keep-other-builds")
+    assert both.returncode == 2 and "not allowed with argument" in both.stderr
+
+
+@pytest.mark.filterwarnings("ignore:1 of 1 runs cannot complete")
+def test_a_worker_of_another_build_stops_the_sweep(tmp_path, examples, monkeypatch):
+    # The workers import rdmalab afresh: one reinstalled meanwhile is another build.
+    from rdmalab.sweep import OtherBuilds, runners
+
+    sweep = sweep_from_dict({"base": str(examples / "dumbbell-dcqcn.yaml"), "set": {"duration": "300us"},
+                             "seeds": [1]})
+    monkeypatch.setattr(runners, "build_id", lambda: "fedcba9876543210-ba9876543210")
+    with pytest.raises(OtherBuilds, match=r"run 0 \(\w+\) was made by build \w+-\w+ of rdmalab, but this sweep "
+                                          r"started with build fedcba9876543210-ba9876543210"):
+        runners.run_sweep(sweep, tmp_path / "out", workers=1, progress=False)
+
+
+def test_a_build_is_named_by_the_package_files_but_not_caches_or_the_compiled_core(tmp_path):
+    import rdmalab
+    from rdmalab import build
+
+    pkg = tmp_path / "rdmalab"
+    shutil.copytree(Path(rdmalab.__file__).parent, pkg)
+    first = build.front_fingerprint(pkg)
+    (pkg / "__pycache__").mkdir(exist_ok=True)
+    (pkg / "__pycache__" / "x.pyc").write_bytes(b"cache")
+    for so in pkg.glob("_core*"):
+        so.write_bytes(b"rebuilt from the same sources")
+    assert build.front_fingerprint(pkg) == first
+    (pkg / "sweep" / "spec.py").write_text((pkg / "sweep" / "spec.py").read_text() + "\n# an edit\n")
+    assert build.front_fingerprint(pkg) != first
+    assert build.build_id() == f"{rdmalab._core.__build__}-{build.front_fingerprint(Path(rdmalab.__file__).parent)}"
+    assert len(rdmalab._core.__build__) == 16 and int(rdmalab._core.__build__, 16) >= 0
+
+
 def test_a_run_directory_without_its_record_is_run_again_and_replaced(tmp_path, examples):
     path = tmp_path / "rec-sweep.yaml"
     path.write_text(f"base: {examples / 'dumbbell-dcqcn.yaml'}\nset: {{duration: 300us}}\nseeds: [1, 2]\n")

@@ -406,7 +406,7 @@ def cmd_sweep(args) -> int:
         return 0
     _refuse_foreign_sweep_dir(args.out)
     if args.backend == "slurm":
-        script = export_slurm(sweep, args.out, sbatch_options=args.sbatch)
+        script = export_slurm(sweep, args.out, sbatch_options=args.sbatch, other_builds=args.other_builds)
         todo = len((script.parent / "pending.txt").read_text().split())
         print(f"wrote {script} ({todo} of {plural(len(sweep.runs), 'run')} to do); submit it with: sbatch {script}")
         return 0
@@ -417,7 +417,8 @@ def cmd_sweep(args) -> int:
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
         outcome = run_sweep(sweep, args.out, backend=args.backend, workers=args.workers, address=args.address,
-                            retry_failed=args.retry_failed, progress=not args.quiet)
+                            retry_failed=args.retry_failed, progress=not args.quiet,
+                            other_builds=args.other_builds)
     except KeyboardInterrupt:
         print(f"\nrdmalab: sweep interrupted; finished runs are kept in {args.out}. "
               f"Run the same command again to run the rest.", file=sys.stderr)
@@ -509,6 +510,23 @@ def _warn_left_out(results) -> None:
     and flows that did not complete."""
     _warn_left_out_runs(results)
     _warn_unfinished_flows(results)
+    _warn_mixed_builds(results)
+
+
+def _warn_mixed_builds(results) -> None:
+    """A sweep resumed with --keep-other-builds holds runs of several builds
+    of rdmalab, which may not agree: say so wherever its results are read."""
+    if results.kind != "sweep":
+        return
+    builds: dict[str, int] = {}
+    for r in results.rows:
+        if r["status"] == "done":
+            b = r.get("rdmalab_build") or "not recorded"
+            builds[b] = builds.get(b, 0) + 1
+    if len(builds) > 1:
+        which = ", ".join(f"{b} ({n})" for b, n in sorted(builds.items()))
+        print(f"rdmalab: warning: the runs were made by {len(builds)} builds of rdmalab, whose results may "
+              f"differ: {which} (manifest column rdmalab_build)", file=sys.stderr)
 
 
 def _warn_unfinished_flows(results) -> None:
@@ -889,6 +907,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--address", help="ray: the cluster to connect to (e.g. `auto`, `ray://head:10001`); "
                                      "default: start a local one")
     p.add_argument("--retry-failed", action="store_true", help="run failed runs again (they are kept otherwise)")
+    builds = p.add_mutually_exclusive_group()
+    builds.add_argument("--rerun-other-builds", dest="other_builds", action="store_const", const="rerun",
+                        help="run again the finished runs that another build of rdmalab made (the sweep refuses "
+                             "to start otherwise)")
+    builds.add_argument("--keep-other-builds", dest="other_builds", action="store_const", const="keep",
+                        help="keep the finished runs that another build of rdmalab made, as they are")
     p.add_argument("--sbatch", action="append", default=[], metavar="OPTION",
                    help="slurm: an extra #SBATCH line, e.g. --sbatch=--partition=short (repeatable)")
     p.add_argument("--dry-run", action="store_true", help="expand and validate, list the runs, run nothing")
@@ -1011,7 +1035,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     from rdmalab.hpcc.fct import FctFileError
     from rdmalab.outputs import CorruptOutput, OutputDirError
-    from rdmalab.sweep import NotResults, StoreBusy, SweepError
+    from rdmalab.sweep import NotResults, OtherBuilds, StoreBusy, SweepError
 
     _show_scenario_warnings()
     try:
@@ -1025,6 +1049,9 @@ def main(argv: list[str] | None = None) -> int:
     except StoreBusy as e:
         print(f"rdmalab: {e}", file=sys.stderr)
         return 4
+    except OtherBuilds as e:
+        print(f"rdmalab: {e}", file=sys.stderr)
+        return 2
     except (NotResults, CorruptOutput) as e:
         print(f"rdmalab: {e}", file=sys.stderr)
         return 2

@@ -1623,5 +1623,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("RunError", m.py().get_type::<RunError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // What the simulator was built from (build.rs): a sweep keeps runs of another build apart.
+    m.add("__build__", env!("RDMALAB_SOURCE_HASH"))?;
     Ok(())
 }

@@ -20,6 +20,7 @@ _WHERE = {
     "load_sweep": "spec",
     "sweep_from_dict": "spec",
     "NotResults": "common",
+    "OtherBuilds": "common",
     "Results": "store",
     "Store": "store",
     "StoreBusy": "common",

@@ -13,3 +13,13 @@ class NotResults(ValueError):
 
 class StoreBusy(RuntimeError):
     """Another sweep process is writing into the same directory."""
+
+
+class OtherBuilds(RuntimeError):
+    """The sweep directory holds finished runs that another build of rdmalab
+    made, and the caller did not say whether to keep or rerun them."""
+
+
+#: What a sweep does with finished runs of another build of rdmalab
+#: (`rdmalab.build.build_id`): refuse to start (None), run them again, or keep them.
+OTHER_BUILDS = ("rerun", "keep")

@@ -29,8 +29,10 @@ from multiprocessing import get_context
 from pathlib import Path
 
 from rdmalab import __version__
+from rdmalab.build import build_id
 from rdmalab.runner import _fmt_secs, run
 from rdmalab.scenario import ScenarioWarning, scenario_from_dict
+from rdmalab.sweep.common import OTHER_BUILDS, OtherBuilds
 from rdmalab.sweep.spec import Sweep, describe_params
 from rdmalab.sweep.store import RECORD_FIELDS, RUN_RECORD, Store
 
@@ -57,6 +59,7 @@ def execute(scenario_data: dict, work_dir: Path, backend: str) -> dict:
         "worker": f"{socket.gethostname()}:{os.getpid()}",
         "backend": backend,
         "rdmalab_version": __version__,
+        "rdmalab_build": build_id(),
         "python_version": platform.python_version(),
     })
     (work_dir / RUN_RECORD).write_text(json.dumps(rec, indent=2, sort_keys=True) + "\n")
@@ -118,8 +121,11 @@ class SweepOutcome:
         return sum(r["status"] == "failed" for r in self.rows)
 
 
-def _prepare(store: Store, sweep: Sweep, retry_failed: bool) -> list[dict]:
+def _prepare(store: Store, sweep: Sweep, retry_failed: bool, other_builds: str | None) -> list[dict]:
+    if other_builds not in (None, *OTHER_BUILDS):
+        raise ValueError(f"other_builds `{other_builds}` — allowed: None (refuse), {', '.join(OTHER_BUILDS)}")
     store.clean_work()
+    _check_builds(store, sweep, other_builds)
     store.write_plan(sweep)
     plan = store.read_plan()
     if retry_failed:
@@ -132,6 +138,35 @@ def _prepare(store: Store, sweep: Sweep, retry_failed: bool) -> list[dict]:
     return rows
 
 
+def _check_builds(store: Store, sweep: Sweep, other_builds: str | None) -> None:
+    """Finished runs of this sweep that another build of rdmalab made: refused
+    unless `other_builds` says to rerun them (they are removed) or keep them.
+    A run's id hashes its scenario, not the simulator, so without this a
+    changed model would reuse old results beside new ones without a word."""
+    here = build_id()
+    theirs: dict[str, list[str]] = {}
+    for run_id in dict.fromkeys(r.run_id for r in sweep.runs):
+        rec = store.record(run_id)
+        if rec is not None and rec.get("rdmalab_build") != here:
+            theirs.setdefault(rec.get("rdmalab_build") or "not recorded", []).append(run_id)
+    if not theirs:
+        return
+    if other_builds == "rerun":
+        for ids in theirs.values():
+            for run_id in ids:
+                store.forget(run_id)
+        return
+    if other_builds == "keep":
+        return
+    n = sum(len(ids) for ids in theirs.values())
+    which = ", ".join(f"{b} ({len(ids)})" for b, ids in sorted(theirs.items()))
+    raise OtherBuilds(
+        f"{store.root} holds {n} finished run{'s' if n != 1 else ''} of this sweep made by another build of "
+        f"rdmalab: {which}; this one is {here}. The same scenario may give other results on this build. "
+        f"Run them again with --rerun-other-builds, keep them with --keep-other-builds, or sweep into a new "
+        f"directory. Nothing was run.")
+
+
 def run_sweep(
     sweep: Sweep,
     out_dir: str | Path,
@@ -140,14 +175,17 @@ def run_sweep(
     address: str | None = None,
     retry_failed: bool = False,
     progress: bool = True,
+    other_builds: str | None = None,
 ) -> SweepOutcome:
-    """Run every run of `sweep` that is not finished in `out_dir` yet."""
+    """Run every run of `sweep` that is not finished in `out_dir` yet.
+    Finished runs that another build of rdmalab made raise [`OtherBuilds`]
+    unless `other_builds` is `"rerun"` or `"keep"` ([`_check_builds`])."""
     if backend not in ("local", "ray"):
         raise ValueError(f"backend `{backend}` runs nothing here; allowed: local, ray (slurm: use export_slurm)")
     store = Store(out_dir)
     store.lock()
     try:
-        rows = _prepare(store, sweep, retry_failed)
+        rows = _prepare(store, sweep, retry_failed, other_builds)
         todo = [r for r in sweep.runs if rows[r.index]["status"] == "pending"]
         resumed = len(rows) - len(todo)
         workers = max(1, workers or os.cpu_count() or 1)
@@ -163,7 +201,16 @@ def run_sweep(
             )
         bar = _Progress(len(todo), progress)
 
+        here = build_id()
+
         def finished(index: int, rec: dict) -> None:
+            if rec.get("rdmalab_build") != here:
+                # A worker imported another rdmalab: reinstalled while the sweep ran, or
+                # another installation on a Ray node. The next start names the runs it made.
+                raise OtherBuilds(
+                    f"run {index} ({rows[index]['run_id']}) was made by build {rec.get('rdmalab_build')} of rdmalab, "
+                    f"but this sweep started with build {here}: was rdmalab reinstalled while the sweep ran, or "
+                    f"does a worker run another installation? The sweep stopped; its finished runs are kept.")
             rows[index].update({k: rec.get(k) for k in RECORD_FIELDS})
             store.write_manifest(rows)
             bar.update(rows[index])
@@ -272,13 +319,15 @@ def run_task(out_dir: str | Path, index: int) -> dict:
     return rec
 
 
-def export_slurm(sweep: Sweep, out_dir: str | Path, sbatch_options: list[str] | None = None) -> Path:
+def export_slurm(sweep: Sweep, out_dir: str | Path, sbatch_options: list[str] | None = None,
+                 other_builds: str | None = None) -> Path:
     """Write OUT/slurm/sweep.sbatch: an array job with one task per unfinished run. Each task runs
-    `$RDMALAB sweep-task OUT INDEX`; RDMALAB defaults to this Python's `-m rdmalab`."""
+    `$RDMALAB sweep-task OUT INDEX`; RDMALAB defaults to this Python's `-m rdmalab`.
+    `other_builds` as for [`run_sweep`]."""
     store = Store(out_dir)
     store.lock()
     try:
-        rows = _prepare(store, sweep, retry_failed=False)
+        rows = _prepare(store, sweep, retry_failed=False, other_builds=other_builds)
     finally:
         store.unlock()
     todo = [r["index"] for r in rows if r["status"] == "pending"]

@@ -37,7 +37,7 @@ RUN_RECORD = "run.json"
 # Columns of a manifest line besides `params`, in order (documented in docs/sweeps.md).
 RECORD_FIELDS = (
     "status", "error", "wall_seconds", "started_at", "finished_at", "worker", "backend",
-    "rdmalab_version", "python_version",
+    "rdmalab_version", "rdmalab_build", "python_version",
 )
 
 # Tables a run may hold besides SCHEMAS, with the columns analysis expects.
