@@ -57,25 +57,72 @@ const RANK_SORT_MAX: usize = 32;
 #[inline]
 fn rank_sort<T: Copy>(v: &mut [T], spare: &mut Vec<T>, key: impl Fn(&T) -> u64) {
     let n = v.len();
-    let mut keys = [0u64; RANK_SORT_MAX];
+    // The keys with their top bit flipped, so that signed compares order them
+    // as unsigned ones do: AVX2 compares only signed lanes.
+    let mut keys = [0i64; RANK_SORT_MAX];
     for (k, e) in keys.iter_mut().zip(v.iter()) {
-        *k = key(e);
+        *k = (key(e) ^ (1 << 63)) as i64;
     }
-    let keys = &keys[..n];
-    let in_order = keys.windows(2).fold(true, |ok, w| ok & (w[0] < w[1]));
+    let in_order = keys[..n].windows(2).fold(true, |ok, w| ok & (w[0] < w[1]));
     if in_order {
         return;
     }
     spare.clear();
     spare.extend_from_slice(v);
-    for (i, &ki) in keys.iter().enumerate() {
-        let rank: usize = keys.iter().map(|&kj| (kj < ki) as usize).sum();
-        v[rank] = spare[i];
+    let mut ranks = [0u64; RANK_SORT_MAX];
+    ranks_of(&keys, n, &mut ranks);
+    for (i, &r) in ranks[..n].iter().enumerate() {
+        v[r as usize] = spare[i];
     }
     debug_assert!(
         v.windows(2).all(|w| key(&w[0]) < key(&w[1])),
         "keys not distinct"
     );
+}
+
+/// `ranks[i]`: how many of `keys[..n]` are below `keys[i]`, for `i < n`.
+/// Four keys at a time where the CPU has AVX2: the same counts, so the same
+/// order on any machine, for about 25 fewer instructions per event on (b).
+#[inline(always)]
+fn ranks_of(keys: &[i64; RANK_SORT_MAX], n: usize, ranks: &mut [u64; RANK_SORT_MAX]) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2, checked just above.
+        unsafe { ranks_avx2(keys, n, ranks) };
+        return;
+    }
+    ranks_scalar(keys, n, ranks);
+}
+
+/// [`ranks_of`] one key at a time.
+#[inline(always)]
+fn ranks_scalar(keys: &[i64; RANK_SORT_MAX], n: usize, ranks: &mut [u64; RANK_SORT_MAX]) {
+    for (i, &ki) in keys[..n].iter().enumerate() {
+        ranks[i] = keys[..n].iter().map(|&kj| (kj < ki) as u64).sum();
+    }
+}
+
+/// [`ranks_of`] four keys at a time: for keys `i..i + 4` and every `j`,
+/// subtract the compare's all-ones lanes where `keys[j]` is below.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn ranks_avx2(keys: &[i64; RANK_SORT_MAX], n: usize, ranks: &mut [u64; RANK_SORT_MAX]) {
+    use std::arch::x86_64::*;
+    const _: () = assert!(RANK_SORT_MAX % 4 == 0);
+    let mut i = 0;
+    while i < n {
+        // SAFETY: i + 4 <= RANK_SORT_MAX (i < n <= RANK_SORT_MAX, both multiples of 4);
+        // lanes past n hold keys of no entry, and their ranks are not read.
+        unsafe {
+            let a = _mm256_loadu_si256(keys.as_ptr().add(i) as *const __m256i);
+            let mut acc = _mm256_setzero_si256();
+            for &kj in &keys[..n] {
+                acc = _mm256_sub_epi64(acc, _mm256_cmpgt_epi64(a, _mm256_set1_epi64x(kj)));
+            }
+            _mm256_storeu_si256(ranks.as_mut_ptr().add(i) as *mut __m256i, acc);
+        }
+        i += 4;
+    }
 }
 
 /// A hint that the value at `at` will be read soon: start loading its cache
@@ -774,9 +821,10 @@ mod tests {
         let mut spare = Vec::new();
         for n in 0..=RANK_SORT_MAX {
             for _ in 0..50 {
-                // Distinct keys (as (time, seq) keys are), some sharing their time bits.
+                // Distinct keys (as (time, seq) keys are), some sharing their time bits,
+                // half with the top bit set (AVX2 compares signed lanes).
                 let mut v: Vec<u64> = (0..n as u64)
-                    .map(|i| (rng.below(4) << 60) | (rng.below(1 << 20) << 8) | i)
+                    .map(|i| (rng.below(16) << 60) | (rng.below(1 << 20) << 8) | i)
                     .collect();
                 let mut want = v.clone();
                 want.sort_unstable();
@@ -789,6 +837,37 @@ mod tests {
                     v.swap(i, i + 1);
                     rank_sort(&mut v, &mut spare, |&k| k);
                     assert_eq!(v, want, "n = {n}, pair {i} swapped");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn both_ways_of_ranking_give_each_key_its_place() {
+        // On a CPU with AVX2 the sort takes the vector way only; the other
+        // must hold too, for CPUs without it.
+        let mut rng = crate::rng::RngStream::new(10, "ranks-test");
+        for n in 0..=RANK_SORT_MAX {
+            for _ in 0..50 {
+                let mut keys = [0i64; RANK_SORT_MAX];
+                for (i, k) in keys.iter_mut().enumerate() {
+                    *k = ((rng.below(1 << 20) << 40) | i as u64) as i64 - (1 << 59);
+                }
+                let mut sorted = keys[..n].to_vec();
+                sorted.sort_unstable();
+                let want: Vec<u64> = keys[..n]
+                    .iter()
+                    .map(|k| sorted.binary_search(k).unwrap() as u64)
+                    .collect();
+                let mut ranks = [0u64; RANK_SORT_MAX];
+                ranks_scalar(&keys, n, &mut ranks);
+                assert_eq!(ranks[..n], want[..], "scalar, n = {n}");
+                #[cfg(target_arch = "x86_64")]
+                if std::arch::is_x86_feature_detected!("avx2") {
+                    let mut ranks = [0u64; RANK_SORT_MAX];
+                    // SAFETY: AVX2 is there, checked just above.
+                    unsafe { ranks_avx2(&keys, n, &mut ranks) };
+                    assert_eq!(ranks[..n], want[..], "AVX2, n = {n}");
                 }
             }
         }
