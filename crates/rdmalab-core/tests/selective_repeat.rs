@@ -4,6 +4,7 @@
 
 mod common;
 use common::{assert_conservation, run};
+use rdmalab_core::world::World;
 
 /// Two hosts through one switch, random loss on the sender's link, `cc: none`.
 fn lossy(recovery: &str, loss: f64, workload: &str, duration: &str) -> String {
@@ -177,4 +178,56 @@ fn holes_are_resent_with_a_window_and_without_waiting_for_the_rto() {
         slow > 0.97 * fast,
         "lost resends found without the RTO: {slow:.1} (1 ms) vs {fast:.1} Gb/s (100 us)"
     );
+}
+
+/// One 20-packet WRITE over 1 µs links, with the h0–s0 link down during
+/// `downs` (both directions: a data frame h0 sends, or an ACK/NACK s0 sends
+/// to h0, in a window is lost). Data PSN k starts at 0.54 + 0.09·(k − 6) µs;
+/// the NACK for PSN k leaves s0 at 3.82 + 0.09·(k − 7) µs.
+fn one_write_with_outages(downs: &str) -> World {
+    let s = lossy(
+        "selective-repeat",
+        0.0,
+        r#"{"flows": [{"src": "h0", "dst": "h1", "size": "20KiB", "verb": "write"}]}"#,
+        "200us",
+    );
+    let link = r#""loss": 0}"#;
+    assert!(s.contains(link));
+    let s = s.replace(link, &format!(r#""loss": 0, "down": {downs}}}"#));
+    let (w, _) = run(&s);
+    assert_conservation(&w);
+    assert_eq!(w.rec.flows.len(), 1, "the WRITE completes");
+    assert_eq!(w.stats.timeouts, 0, "recovered by NACKs alone");
+    w
+}
+
+/// What selective repeat resends per loss, class by class (docs/srnic.md,
+/// Fig. 11): a lost data packet costs one resend; a lost cumulative ACK
+/// costs none; a lost NACK costs one spurious resend, because a NACK
+/// reports one received PSN (IRN's simplified SACK, SRNIC §4.4.2) and the
+/// sender cannot tell a PSN whose NACK was lost from one that was lost.
+#[test]
+fn resends_per_loss_class() {
+    // PSN 6 lost: it alone is resent, once.
+    let w = one_write_with_outages(r#"[["500ns", "580ns"]]"#);
+    assert_eq!(w.stats.data_payload_dropped, 1024);
+    assert_eq!(w.rec.dropped_frames(), 1);
+    assert_eq!(w.stats.retransmitted_packets, 1);
+
+    // ACKs lost, no data: nothing resent (the next ACK carries the same news).
+    let w = one_write_with_outages(r#"[["3150ns", "3400ns"]]"#);
+    assert_eq!(w.stats.data_payload_dropped, 0);
+    assert_eq!(w.rec.dropped_frames(), 3, "the ACKs of PSNs 0, 1 and 2");
+    assert_eq!(w.stats.nacks_sent, 0);
+    assert_eq!(w.stats.retransmitted_packets, 0);
+
+    // PSN 6 lost, then the NACKs for PSNs 8, 9 and 10 (which did arrive):
+    // PSN 6 and each of those three are resent, once.
+    let w = one_write_with_outages(r#"[["500ns", "580ns"], ["3880ns", "4120ns"]]"#);
+    assert_eq!(w.stats.data_payload_dropped, 1024);
+    assert_eq!(w.rec.dropped_frames(), 1 + 3);
+    assert_eq!(w.stats.retransmitted_packets, 1 + 3);
+    let q = &w.qps[0];
+    assert_eq!(q.delivered_bytes, q.byte_end);
+    assert!(q.rx_ooo.is_empty() && q.sacked.is_empty() && q.retx.is_empty());
 }
