@@ -73,7 +73,7 @@ fn selective_repeat_delivers_every_byte_and_recovers_tails() {
     for q in &w.qps {
         assert_eq!(q.delivered_bytes, q.byte_end);
         assert!(
-            q.rx_ooo.is_empty() && q.sacked.is_empty() && q.retx.is_empty(),
+            q.rx_ooo.is_empty() && q.sacked.is_empty() && q.retx.is_empty() && q.resent.is_empty(),
             "no state left behind"
         );
     }
@@ -180,15 +180,18 @@ fn holes_are_resent_with_a_window_and_without_waiting_for_the_rto() {
     );
 }
 
-/// One 20-packet WRITE over 1 µs links, with the h0–s0 link down during
-/// `downs` (both directions: a data frame h0 sends, or an ACK/NACK s0 sends
-/// to h0, in a window is lost). Data PSN k starts at 0.54 + 0.09·(k − 6) µs;
-/// the NACK for PSN k leaves s0 at 3.82 + 0.09·(k − 7) µs.
-fn one_write_with_outages(downs: &str) -> World {
+/// One WRITE of `packets` 1 KiB packets over 1 µs links, with the h0–s0
+/// link down during `downs` (both directions: a data frame h0 sends, or an
+/// ACK/NACK s0 sends to h0, in a window is lost). Data PSN k starts at
+/// 0.09·k µs; with 20 packets and PSN 6 lost, the NACK for PSN k leaves s0
+/// at 3.82 + 0.09·(k − 7) µs.
+fn one_write_with_outages(packets: u32, downs: &str) -> World {
     let s = lossy(
         "selective-repeat",
         0.0,
-        r#"{"flows": [{"src": "h0", "dst": "h1", "size": "20KiB", "verb": "write"}]}"#,
+        &format!(
+            r#"{{"flows": [{{"src": "h0", "dst": "h1", "size": "{packets}KiB", "verb": "write"}}]}}"#
+        ),
         "200us",
     );
     let link = r#""loss": 0}"#;
@@ -209,13 +212,13 @@ fn one_write_with_outages(downs: &str) -> World {
 #[test]
 fn resends_per_loss_class() {
     // PSN 6 lost: it alone is resent, once.
-    let w = one_write_with_outages(r#"[["500ns", "580ns"]]"#);
+    let w = one_write_with_outages(20, r#"[["500ns", "580ns"]]"#);
     assert_eq!(w.stats.data_payload_dropped, 1024);
     assert_eq!(w.rec.dropped_frames(), 1);
     assert_eq!(w.stats.retransmitted_packets, 1);
 
     // ACKs lost, no data: nothing resent (the next ACK carries the same news).
-    let w = one_write_with_outages(r#"[["3150ns", "3400ns"]]"#);
+    let w = one_write_with_outages(20, r#"[["3150ns", "3400ns"]]"#);
     assert_eq!(w.stats.data_payload_dropped, 0);
     assert_eq!(w.rec.dropped_frames(), 3, "the ACKs of PSNs 0, 1 and 2");
     assert_eq!(w.stats.nacks_sent, 0);
@@ -223,11 +226,34 @@ fn resends_per_loss_class() {
 
     // PSN 6 lost, then the NACKs for PSNs 8, 9 and 10 (which did arrive):
     // PSN 6 and each of those three are resent, once.
-    let w = one_write_with_outages(r#"[["500ns", "580ns"], ["3880ns", "4120ns"]]"#);
+    let w = one_write_with_outages(20, r#"[["500ns", "580ns"], ["3880ns", "4120ns"]]"#);
     assert_eq!(w.stats.data_payload_dropped, 1024);
     assert_eq!(w.rec.dropped_frames(), 1 + 3);
     assert_eq!(w.stats.retransmitted_packets, 1 + 3);
     let q = &w.qps[0];
     assert_eq!(q.delivered_bytes, q.byte_end);
-    assert!(q.rx_ooo.is_empty() && q.sacked.is_empty() && q.retx.is_empty());
+    assert!(q.rx_ooo.is_empty() && q.sacked.is_empty() && q.retx.is_empty() && q.resent.is_empty());
+}
+
+/// A lost resend is resent again on the SACK of a packet first sent after
+/// it, even when a later hole's resend came after that packet too (one
+/// mark per hole; with one mark for the latest resend, the WRITE's last
+/// packet went out before the latest resend and only the RTO found it).
+#[test]
+fn a_lost_resend_is_found_by_later_sacks_not_the_rto() {
+    // PSNs 5 and 15 lost; 5's resend (at 4.77 µs, after PSN 52) lost too;
+    // 15's resend goes at 5.64 µs, after the last PSN (59).
+    let w = one_write_with_outages(
+        60,
+        r#"[["440ns", "470ns"], ["1340ns", "1370ns"], ["4770ns", "4780ns"]]"#,
+    );
+    assert_eq!(w.stats.data_payload_dropped, 3 * 1024);
+    assert_eq!(w.rec.dropped_frames(), 3);
+    assert_eq!(w.stats.retransmitted_packets, 3, "5, 15, and 5 again");
+    let f = &w.rec.flows[0];
+    assert!(
+        f.finish - f.start < rdmalab_core::time::Duration::from_us(15),
+        "found a round trip after the lost resend: {:?}",
+        f.finish - f.start
+    );
 }

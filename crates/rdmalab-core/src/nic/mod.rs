@@ -876,7 +876,7 @@ impl World {
         p.tx_timestamp = now;
         p.msg_last = last;
         if hole.is_some() {
-            qp.retx_mark = qp.highest_sent;
+            qp.resent.insert(psn, qp.highest_sent);
         } else {
             qp.snd_nxt += 1;
             qp.snd_nxt_off += payload;

@@ -158,10 +158,10 @@ pub struct Qp {
     pub sacked: std::collections::BTreeSet<u32>,
     pub retx: std::collections::BTreeSet<u32>,
     pub retx_high: u32,
-    /// `highest_sent` when the last hole was resent: a SACK for a PSN at or
-    /// above it (first sent after every resend) shows, on a FIFO path, that
-    /// resent holes still missing were lost again.
-    pub retx_mark: u32,
+    /// Each resent hole and `highest_sent` when it was last resent: a SACK
+    /// for a PSN at or above that (first sent after the resend) shows, on a
+    /// FIFO path, that the hole, if still missing, was lost again.
+    pub resent: std::collections::BTreeMap<u32, u32>,
     pub last_tx_start: Time,
     pub last_tx_wire: u32,
     /// In its NIC's round robin, or parked out of it while an on-path core

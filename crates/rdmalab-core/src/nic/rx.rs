@@ -296,9 +296,10 @@ impl World {
             self.cc_groups.groups[qp.group as usize].acked_bytes += acked;
         }
         qp.snd_una = psn;
-        if !qp.sacked.is_empty() || !qp.retx.is_empty() {
+        if !qp.sacked.is_empty() || !qp.retx.is_empty() || !qp.resent.is_empty() {
             qp.sacked = qp.sacked.split_off(&psn);
             qp.retx = qp.retx.split_off(&psn);
+            qp.resent = qp.resent.split_off(&psn);
         }
         qp.snd_una_off = new_off;
         if qp.snd_nxt < psn {
@@ -387,27 +388,34 @@ impl World {
     }
 
     /// Selective repeat, sender: PSN `sack` was received beyond `snd_una`.
-    /// Queue the holes below it that are not yet queued in this episode.
+    /// Queue the holes below it not yet queued in this episode, and the
+    /// resent holes it shows were lost again.
     fn sr_on_sack(&mut self, qi: u32, sack: u32) {
         let qp = &mut self.qps[qi as usize];
         if sack < qp.snd_una || sack >= qp.highest_sent {
             return;
         }
         qp.sacked.insert(sack);
-        // A SACK for a PSN first sent after the last resend: on a FIFO path the
-        // resent holes still missing were lost again, so queue them once more
-        // instead of waiting for the RTO (paths that reorder resend spuriously).
-        let from = if sack >= qp.retx_mark {
-            qp.snd_una
-        } else {
-            qp.retx_high.max(qp.snd_una)
-        };
-        for psn in from..sack {
+        for psn in qp.retx_high.max(qp.snd_una)..sack {
             if !qp.sacked.contains(&psn) {
                 qp.retx.insert(psn);
             }
         }
         qp.retx_high = qp.retx_high.max(sack);
+        // `sack` was first sent after these holes were resent: on a FIFO path
+        // those still missing were lost again, so queue them once more instead
+        // of waiting for the RTO (paths that reorder resend spuriously). Each
+        // hole has its own mark: later resends do not hide an earlier one's loss.
+        let (sacked, retx) = (&qp.sacked, &mut qp.retx);
+        qp.resent.retain(|&hole, &mut mark| {
+            if mark > sack {
+                return true;
+            }
+            if !sacked.contains(&hole) {
+                retx.insert(hole);
+            }
+            false
+        });
         let nic = qp.tx_nic as usize;
         self.sr_loss_event(nic);
     }

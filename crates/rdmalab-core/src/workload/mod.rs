@@ -322,7 +322,7 @@ impl World {
             sacked: Default::default(),
             retx: Default::default(),
             retx_high: 0,
-            retx_mark: 0,
+            resent: Default::default(),
             last_tx_start: Time::ZERO,
             last_tx_wire: 0,
             in_active: false,
