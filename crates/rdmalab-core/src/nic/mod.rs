@@ -194,8 +194,9 @@ pub enum LossRecovery {
     /// SRNIC/IRN: out-of-order packets are placed (header extensions say
     /// where) and recorded; each one is answered with a NACK carrying the
     /// expected PSN and the PSN received (a SACK), and the sender resends
-    /// only the holes, each once per loss signal; an RTO resends every PSN
-    /// not yet known received.
+    /// the holes, each again if a SACK for a packet sent after its resend
+    /// shows it still missing; an RTO resends every PSN not yet known
+    /// received. A lost NACK makes its PSN look like a hole.
     SelectiveRepeat,
 }
 
