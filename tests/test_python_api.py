@@ -156,3 +156,31 @@ def test_load_scenario_takes_dotted_overrides_as_run_does(examples):
     rdmalab.validate(s)
     with pytest.raises(rdmalab.ScenarioError, match="override"):
         rdmalab.load_scenario(examples / "dumbbell-dcqcn.yaml", overrides={"workload.perftest[99].message_size": "8KB"})
+
+
+def _one_flow(size: str) -> dict:
+    """One flow over a dumbbell for 300 us, no samples: no sample event puts
+    the clock on the stop time, and the last event falls short of it."""
+    return {"name": "one-flow", "seed": 1, "duration": "300us",
+            "topology": {"kind": "dumbbell", "left_hosts": 1, "right_hosts": 1,
+                         "host_link": {"rate": "100Gbps", "delay": "1us"},
+                         "bottleneck_link": {"rate": "100Gbps", "delay": "1us"}},
+            "workload": {"flows": [{"src": "h0", "dst": "h1", "size": size}]},
+            "records": {"sample_interval": "off"}}
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_run_that_reaches_its_stop_time_simulated_up_to_it(tmp_path, threads):
+    # 10 MB take ~800 us at 100 Gb/s: the run reaches its stop time; its
+    # last event (a packet's) was a few ns before it.
+    r = rdmalab.run(_one_flow("10MB"), out_dir=tmp_path / "o", threads=threads)
+    written = json.loads((tmp_path / "o" / "summary.json").read_text())
+    assert written["end"] == "stop_time"
+    assert written["sim_time_ps"] == r.summary["sim_time_ps"] == 300_000_000
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_run_that_ends_on_its_last_flow_ends_at_that_flows_end(threads):
+    r = rdmalab.run(_one_flow("1MB"), threads=threads)
+    assert r.summary["end"] == "all_flows_done"
+    assert r.summary["sim_time_ps"] == r.flows["finish_ps"].max() < 300_000_000

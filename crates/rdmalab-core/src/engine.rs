@@ -387,6 +387,16 @@ impl<E: Packed> EventQueue<E> {
         }
     }
 
+    /// Move the clock to `at`, after every event processed so far, if that
+    /// is later: simulated time that passed with no event in it (a run that
+    /// reached its stop time has simulated up to it). Nothing pending may
+    /// be at or before `at`.
+    pub fn advance_clock_to(&mut self, at: Time) {
+        if at > self.now {
+            self.now = at;
+        }
+    }
+
     #[inline]
     fn current_empty(&self) -> bool {
         self.run_pos >= self.run.len() && self.near.is_empty()

@@ -713,9 +713,17 @@ impl World {
         }
         self.settle_skipped_tx_done(until);
         if until >= self.run.stop_at {
+            self.reach_stop_time();
             return Ok(Progress::StopTime);
         }
         Ok(Progress::Running)
+    }
+
+    /// A run that reached its stop time has simulated up to it, whenever its
+    /// last event was: the clock (the run's `sim_time_ps`, the time goodputs
+    /// divide by) is the stop time, with or without a sample there.
+    pub(crate) fn reach_stop_time(&mut self) {
+        self.q.advance_clock_to(self.run.stop_at);
     }
 
     /// Leave the clock where the TxDones ports skipped (up to `until`)

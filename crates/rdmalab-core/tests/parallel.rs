@@ -88,7 +88,12 @@ fn parallel(json: &str, threads: usize, step_ps: u64) -> (World, Progress, u64) 
         t = (t + step_ps).min(stop);
         match par.run_until(Time(t)).unwrap_or_else(|e| panic!("{e}")) {
             Step::Progress(Progress::Running) => continue,
-            Step::Progress(p) => return (par.fold(), p, u64::MAX),
+            Step::Progress(p) => {
+                if p == Progress::StopTime {
+                    assert_eq!(par.now().ps(), stop, "a run at its stop time is there");
+                }
+                return (par.fold(), p, u64::MAX);
+            }
             Step::FoldToSerial => {
                 let folded_at = par.now().ps();
                 let mut w = par.fold();
@@ -185,6 +190,36 @@ fn a_run_to_its_stop_time_stays_parallel_to_the_end() {
     let json = fat_tree("dctcp", r#""run_to_duration": true,"#);
     let (_, folded_at) = assert_same(&json, 2, 2_000_000_000);
     assert_eq!(folded_at, u64::MAX, "never folded");
+}
+
+#[test]
+fn a_run_without_samples_that_reaches_its_stop_time_ends_there() {
+    // No sample falls at the stop time to move the clock there, and the
+    // last event is long before it: the run still simulated up to it.
+    let json = fat_tree("dctcp", r#""run_to_duration": true,"#).replace(
+        r#""sample_interval": "10us", "counters": true"#,
+        r#""sample_interval": "off""#,
+    );
+    let (w, p) = serial(&json, 2_000_000_000);
+    assert_eq!(p, Progress::StopTime);
+    assert_eq!(w.now(), w.run.stop_at, "serial");
+    let (w, folded_at) = assert_same(&json, 2, 2_000_000_000);
+    assert_eq!(w.now(), w.run.stop_at, "two threads");
+    assert_eq!(folded_at, u64::MAX, "never folded");
+}
+
+#[test]
+fn a_run_that_ends_on_its_last_flow_ends_at_that_flows_end() {
+    let json = fat_tree("dctcp", "").replace(
+        r#""sample_interval": "10us", "counters": true"#,
+        r#""sample_interval": "off""#,
+    );
+    let (w, p) = serial(&json, 2_000_000_000);
+    assert_eq!(p, Progress::AllFlowsDone);
+    let last = w.rec.flows.iter().map(|f| f.finish).max().expect("flows");
+    assert_eq!(w.now(), last);
+    assert!(w.now() < w.run.stop_at);
+    assert_same(&json, 2, 2_000_000_000);
 }
 
 #[test]

@@ -73,6 +73,9 @@ struct Coordinator {
     windows: u64,
     timing: Timing,
     has_apps: bool,
+    /// The run reached its stop time: its clock is there, whenever its
+    /// last event was (as [`World::run_until`] leaves it).
+    reached_stop: bool,
 }
 
 /// CPU time of the calling thread, in ns: a shared machine's other
@@ -184,6 +187,7 @@ impl ParallelRun {
                 ..Default::default()
             },
             has_apps: !w0.workload.apps.is_empty(),
+            reached_stop: false,
         };
         let parts = worlds
             .drain(..)
@@ -218,8 +222,12 @@ impl ParallelRun {
         self.coord.merged.events
     }
 
-    /// Simulated time of the last event processed.
+    /// Simulated time so far: of the last event processed, or the stop
+    /// time once the run reached it.
     pub fn now(&self) -> Time {
+        if self.coord.reached_stop {
+            return self.coord.stop_at;
+        }
         self.coord.merged.last.0
     }
 
@@ -437,7 +445,9 @@ impl ParallelRun {
                 .w
                 .settle_skipped_tx_done(until);
         }
-        Ok(Step::Progress(if until >= coord.stop_at {
+        // The folded world's clock goes to the stop time (see `fold`).
+        coord.reached_stop = until >= coord.stop_at;
+        Ok(Step::Progress(if coord.reached_stop {
             Progress::StopTime
         } else {
             Progress::Running
@@ -597,6 +607,9 @@ impl ParallelRun {
         w.rec.counters_at_last_sample = m.counters_at_last_sample;
         w.q.set_processed(m.events);
         w.q.advance_clock(m.last.0, m.last.1);
+        if coord.reached_stop {
+            w.reach_stop_time();
+        }
         w.q.set_next_seq(m.next_seq);
         w.part = None;
         for p in w.ports.iter_mut() {
