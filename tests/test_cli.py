@@ -111,10 +111,18 @@ def test_set_changes_keys_of_the_scenario_for_one_run(examples, tmp_path):
     (["--set", "seed=3", "--seed", "4"], "--seed and --set seed=... both given"),
     (["--set", "cc.algorithm=nope"], "cc.algorithm: `nope`"),
     (["--set", "colour=red"], "colour: unknown key"),
+    # A key that names no place in the scenario: the --set as typed, not an anonymous `override:`.
+    (["--set", "cc..algorithm=hpcc"], "--set cc..algorithm=hpcc: `cc..algorithm` is not a scenario key"),
+    (["--set", "cc.algorithm.kind= x"], "--set cc.algorithm.kind=x: `cc.algorithm.kind` — `cc.algorithm` is "
+                                        "`dcqcn`, not a mapping"),
+    (["--set", "workload.perftest[9].queue_depth=4"],
+     "--set workload.perftest[9].queue_depth=4: `workload.perftest[9].queue_depth` — `workload.perftest` has 4 items "
+     "(indices 0 to 3)"),
 ])
 def test_bad_set_arguments_are_refused_before_the_run(examples, tmp_path, args, says):
     r = cli("run", examples / "dumbbell-dcqcn.yaml", "--out", tmp_path / "out", "--quiet", *args)
     assert r.returncode != 0 and says in r.stderr, r.stderr
+    assert "override" not in r.stderr, r.stderr
     assert not (tmp_path / "out" / "summary.json").exists()
     if "seed" not in " ".join(args):
         v = cli("validate", examples / "dumbbell-dcqcn.yaml", *args)

@@ -95,13 +95,13 @@ def cmd_run(args) -> int:
 
     from rdmalab.outputs import refuse_foreign_run_dir
 
-    overrides = _overrides(args.set, args.seed)
+    overrides, labels = _overrides(args.set, args.seed)
     _refuse_sweep_file(args.scenario)
     refuse_foreign_run_dir(args.out)
     # `kill PID` (and a batch system's time limit) stops a run like Ctrl-C does.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     _end_on_second_interrupt(args.out)
-    scenario = load_scenario(args.scenario, overrides)
+    scenario = load_scenario(args.scenario, overrides, labels)
     result = run(scenario, out_dir=args.out, progress=not args.quiet, parquet=not args.no_parquet,
                  threads=args.threads)
     print(summary_table(result.summary, result.out_dir, stop_ps=_stop_ps(result), stop_given="duration"))
@@ -109,9 +109,11 @@ def cmd_run(args) -> int:
     return 0
 
 
-def _overrides(pairs: list[str] | None, seed: int | None = None) -> dict | None:
+def _overrides(pairs: list[str] | None, seed: int | None = None) -> tuple[dict | None, dict[str, str]]:
     """`--set KEY=VALUE` (any number) and `--seed` as `load_scenario`'s
-    overrides. The key is dotted as in sweeps (`cc.algorithm`,
+    overrides, with what each is called in an error (`--set KEY=VALUE` as
+    typed: a key that names no place in the scenario is the user's `--set`,
+    not an anonymous override). The key is dotted as in sweeps (`cc.algorithm`,
     `workload.flows[0].size`); the value is read as YAML reads it in a
     scenario file (`5ms`, `0.5`, `[1, 2]`, `{algorithm: hpcc}`), and `null`
     removes the key."""
@@ -120,6 +122,7 @@ def _overrides(pairs: list[str] | None, seed: int | None = None) -> dict | None:
     from rdmalab import yamlio
 
     out: dict = {}
+    labels: dict[str, str] = {}
     for item in pairs or []:
         key, eq, text = item.partition("=")
         key = key.strip()
@@ -135,11 +138,13 @@ def _overrides(pairs: list[str] | None, seed: int | None = None) -> dict | None:
             out[key] = yamlio.load(text)
         except yaml.YAMLError as e:
             raise ScenarioError(f"--set {key}: `{text}` is not a YAML value ({e})") from None
+        labels[key] = f"--set {key}={text.strip()}"
     if seed is not None:
         if "seed" in out:
             raise ScenarioError("--seed and --set seed=... both given; allowed: one of them")
         out["seed"] = seed
-    return out or None
+        labels["seed"] = f"--seed {seed}"
+    return out or None, labels
 
 
 def _end_on_second_interrupt(out) -> None:
@@ -309,7 +314,7 @@ def cmd_validate(args) -> int:
 
     status = 0
     try:
-        overrides = _overrides(args.set)
+        overrides, labels = _overrides(args.set)
     except ScenarioError as e:
         print(f"rdmalab: {e}", file=sys.stderr)
         return 2
@@ -323,7 +328,7 @@ def cmd_validate(args) -> int:
                 print(f"{path}: ok — sweep `{sweep.name}` of {plural(len(sweep.runs), 'run')} ({sweep.shape()}), "
                       f"every scenario valid")
                 continue
-            info = validate(load_scenario(path, overrides))
+            info = validate(load_scenario(path, overrides, labels))
         except (ScenarioError, SweepError) as e:
             print(f"{path}: refused\n{e}", file=sys.stderr)
             status = 1

@@ -525,9 +525,12 @@ def _figures(value, where: str) -> list:
         raise ScenarioError(str(e)) from None
 
 
-def load_scenario(path: str | os.PathLike, overrides: dict[str, Any] | None = None) -> LoadedScenario:
+def load_scenario(path: str | os.PathLike, overrides: dict[str, Any] | None = None,
+                  labels: dict[str, str] | None = None) -> LoadedScenario:
     """Read a YAML scenario. `overrides` sets keys, dotted as `rdmalab.run`
-    takes them (``{"seed": 3, "cc.algorithm": "hpcc"}``)."""
+    takes them (``{"seed": 3, "cc.algorithm": "hpcc"}``); `labels` names an
+    override in an error where it came from (the CLI's ``--set KEY=VALUE``),
+    `override` if not given."""
     p = Path(path)
     try:
         text = read_input(p, "(scenario)")
@@ -545,8 +548,9 @@ def load_scenario(path: str | os.PathLike, overrides: dict[str, Any] | None = No
         from rdmalab.sweep.spec import SweepError, parse_key, set_key
 
         for key, value in overrides.items():
+            where = (labels or {}).get(key, "override")
             try:
-                set_key(data, parse_key(key, "override"), value, "override")
+                set_key(data, parse_key(key, where), value, where)
             except SweepError as e:
                 raise ScenarioError(str(e)) from None
     return _from_dict(data, p.parent, str(p), read_flows)
