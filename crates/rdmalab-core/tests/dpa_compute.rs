@@ -283,6 +283,21 @@ fn state_lines_times_memory_past_an_hour_is_refused() {
         .unwrap_or_else(|e| panic!("1M lines of 1ms: {e}"));
 }
 
+/// A cache's lines are counted in u32: an L3 of 4 GiB in 1-byte lines was
+/// cut to u32::MAX lines without a word. Refused naming the level, its
+/// size and the bound; one byte less is accepted.
+#[test]
+fn a_cache_of_more_lines_than_u32_is_refused() {
+    let e = parse_with_compute(r#"{"line": "1B", "l1": "1B", "l2": "1B", "l3": "4GiB"}"#)
+        .err()
+        .expect("refused")
+        .to_string();
+    let want = "control.compute.l3: `4294967296B` — holds 4294967296 lines of 1B; allowed: at most 4294967295 lines, at most 4294967295B";
+    assert!(e.contains(want), "wanted {want:?} in {e}");
+    parse_with_compute(r#"{"line": "1B", "l1": "1B", "l2": "1B", "l3": "4294967295B"}"#)
+        .unwrap_or_else(|e| panic!("u32::MAX lines: {e}"));
+}
+
 /// A scenario without `cc` (or without `cc.algorithm`) runs DCQCN, the
 /// default, so `control.compute` takes DCQCN's measured 60 cycles: it used
 /// to read the missing algorithm as `none` and refuse the scenario for

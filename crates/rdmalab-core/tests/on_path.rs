@@ -445,6 +445,51 @@ fn a_naive_context_whose_misses_pass_an_hour_is_refused() {
     );
 }
 
+/// A context's lines and a table's slots are counted in u32: an `entry` of
+/// 4 GiB or more in 1-byte lines (or a table of more slots) used to be cut
+/// to u32::MAX without a word. Refused naming the key, the value and the
+/// bound; one line fewer (or twice the line) is accepted.
+#[test]
+fn a_context_memory_whose_counts_pass_u32_is_refused() {
+    check_on_path_memory(
+        &[
+            (
+                r#"{"kind": "naive", "entry": "4GiB", "line": "1B", "dram": "1ps"}"#,
+                "control.on_path.memory.entry: `4294967296B` — is 4294967296 lines of 1B; allowed: at most 4294967295 lines, an entry of at most 4294967295B with this line",
+            ),
+            (
+                r#"{"kind": "naive", "table": "4GiB", "line": "1B"}"#,
+                "control.on_path.memory.table: `4294967296B` — holds 4294967296 lines of 1B; allowed: at most 4294967295 of them",
+            ),
+            (
+                r#"{"kind": "qp-aware", "table": "512GiB", "entry": "128B"}"#,
+                "control.on_path.memory.table: `549755813888B` — holds 4294967296 contexts of 128B",
+            ),
+        ],
+        &[
+            r#"{"kind": "naive", "entry": "4294967295B", "line": "1B", "dram": "1ps"}"#,
+            r#"{"kind": "naive", "entry": "4GiB", "line": "2B", "dram": "1ps"}"#,
+            r#"{"kind": "qp-aware", "entry": "8GiB", "table": "8GiB", "dram": "1us"}"#,
+        ],
+    );
+}
+
+/// A naive context far longer than the cache (1 GiB of 1-byte lines through
+/// a 1 KiB cache) costs its events what the line-by-line loop gives — every
+/// line a miss, 2^30 of them — without reading 2^30 lines per event.
+#[test]
+fn a_huge_naive_context_costs_every_line_without_reading_each() {
+    let json = on_path_memory_scenario(
+        r#"{"kind": "naive", "entry": "1GiB", "line": "1B", "table": "1KiB", "dram": "1ps"}"#,
+    );
+    let (w, _) = run(&json);
+    let m = w.nics[0].ctx_mem.as_ref().expect("sender's memory");
+    assert!(m.accesses > 0);
+    assert_eq!(m.misses, m.accesses, "every event misses");
+    // access_cycles 24 at 250 MHz, then 2^30 misses of 1 ps each.
+    assert_eq!(m.access_ps, m.accesses * (96_000 + (1 << 30)));
+}
+
 /// A clock for cores whose costs are all durations read nothing: it used to
 /// be taken and ignored (`{preset: connectx-5, clock: 1GHz}` ran at 177 ns).
 #[test]

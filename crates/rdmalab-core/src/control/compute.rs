@@ -77,8 +77,10 @@ impl ComputeModel {
         Duration((self.cycles as f64 * 1e12 / self.clock_hz).round() as u64)
     }
 
+    /// Lines of a cache of `bytes`; the scenario refuses more than u32 holds.
     fn lines(&self, bytes: u64) -> u32 {
-        (bytes / self.line_bytes.max(1) as u64).clamp(1, u32::MAX as u64) as u32
+        u32::try_from((bytes / self.line_bytes.max(1) as u64).max(1))
+            .expect("control.compute: a cache of at most u32::MAX lines")
     }
 
     /// Lines of state one event touches.

@@ -41,9 +41,9 @@ pub struct ContextMemoryConfig {
     pub table_bytes: u64,
     pub ways: u32,
     /// Bytes of one QP's context (a table slot).
-    pub entry_bytes: u32,
+    pub entry_bytes: u64,
     /// Cache line of the naive cache.
-    pub line_bytes: u32,
+    pub line_bytes: u64,
     /// One off-chip (on-NIC DRAM) access.
     pub dram: Duration,
     /// Core time to read (and write back) a context that is on chip.
@@ -70,8 +70,10 @@ impl ContextMemory {
             MemoryKind::Naive => cfg.line_bytes,
             MemoryKind::QpAware { .. } => cfg.entry_bytes,
         }
-        .max(1) as u64;
-        let entries = (cfg.table_bytes / unit).clamp(1, u32::MAX as u64) as u32;
+        .max(1);
+        // The scenario refuses a table of more slots than this holds.
+        let entries = u32::try_from((cfg.table_bytes / unit).max(1))
+            .expect("control.on_path.memory.table: at most u32::MAX lines or contexts");
         ContextMemory {
             cfg,
             cache: SetAssocCache::new_indexed(entries, cfg.ways),
@@ -91,12 +93,9 @@ impl ContextMemory {
             MemoryKind::Naive => {
                 // The context's lines, one after another; contexts lie one
                 // after another in memory, so the key is the line's address / line size.
-                let lines = c.entry_bytes.div_ceil(c.line_bytes.max(1)) as u64;
-                for l in 0..lines {
-                    if let Lookup::Miss { .. } = self.cache.access(qpn as u64 * lines + l) {
-                        missed += 1;
-                    }
-                }
+                // The scenario keeps `lines` within u32, so the keys fit u64.
+                let lines = c.entry_bytes.div_ceil(c.line_bytes.max(1));
+                missed = self.read_lines(qpn as u64 * lines, lines);
                 c.access + Duration(c.dram.ps() * missed)
             }
             MemoryKind::QpAware { hint } => {
@@ -122,6 +121,38 @@ impl ContextMemory {
         self.misses += (missed > 0) as u64;
         self.access_ps += cost.ps();
         cost
+    }
+
+    /// Read the `n` consecutive lines from key `first` through the naive
+    /// cache; returns how many missed. The cache is indexed (set = key mod
+    /// sets), so any `cap` = sets × ways consecutive lines fill each set with
+    /// exactly `ways` of them. Hence, when `n` ≥ 2 × `cap`: after the first
+    /// `cap` lines every set holds only lines of this context, so every later
+    /// line misses (each is new), and the cache ends holding the last `cap`
+    /// lines in the order read. Reading the first `cap`, counting the middle
+    /// `n` − 2 × `cap` as misses and reading the last `cap` gives the same
+    /// misses and the same cache (contents and recency) as reading all `n`,
+    /// at a cost bounded by the cache's size instead of the context's.
+    fn read_lines(&mut self, first: u64, n: u64) -> u64 {
+        let mut missed = 0;
+        let mut read = |cache: &mut SetAssocCache, from: u64, to: u64| {
+            for key in from..to {
+                if let Lookup::Miss { .. } = cache.access(key) {
+                    missed += 1;
+                }
+            }
+        };
+        let cap = self.cache.capacity();
+        if n < 2 * cap {
+            read(&mut self.cache, first, first + n);
+        } else {
+            read(&mut self.cache, first, first + cap);
+            let middle = n - 2 * cap;
+            self.cache.count_misses(middle);
+            read(&mut self.cache, first + n - cap, first + n);
+            missed += middle;
+        }
+        missed
     }
 }
 
@@ -206,6 +237,51 @@ mod tests {
             }
         }
         assert_eq!(m.misses, 1025 + 2 * 5);
+    }
+
+    /// A naive context of many lines, read through the shortcut, costs what
+    /// reading every line one by one costs, and leaves the cache in the same
+    /// state: every access compared with the plain loop, over contexts
+    /// shorter than, as long as and far longer than twice the cache.
+    #[test]
+    fn reading_a_long_context_skips_no_result_of_the_line_by_line_loop() {
+        let mut next = 0x9e37_79b9_7f4a_7c15u64;
+        let mut random = move |below: u64| {
+            next = next
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (next >> 33) % below
+        };
+        // A 64-line cache (16 sets of 4 ways, 4-byte lines) and a 256-byte
+        // one of 3 ways (21 sets, 63 lines: sets × ways below the table).
+        for (table, ways) in [(256, 4), (256, 3)] {
+            for entry in [4, 100, 252, 256, 500, 508, 512, 516, 2000, 40_000] {
+                let c = ContextMemoryConfig {
+                    kind: MemoryKind::Naive,
+                    table_bytes: table,
+                    ways,
+                    entry_bytes: entry,
+                    line_bytes: 4,
+                    ..cfg(MemoryKind::Naive)
+                };
+                let lines = entry.div_ceil(4);
+                let mut m = ContextMemory::new(c);
+                let mut plain = SetAssocCache::new_indexed((table / 4) as u32, ways);
+                for _ in 0..200 {
+                    let qpn = random(6) as u32;
+                    let mut missed = 0;
+                    for l in 0..lines {
+                        if let Lookup::Miss { .. } = plain.access(qpn as u64 * lines + l) {
+                            missed += 1;
+                        }
+                    }
+                    let want = c.access + Duration(c.dram.ps() * missed);
+                    assert_eq!(m.access(qpn, true, Duration::ZERO), want, "entry {entry}");
+                    assert_eq!(m.cache.recency(), plain.recency(), "entry {entry}");
+                    assert_eq!((m.cache.hits, m.cache.misses), (plain.hits, plain.misses));
+                }
+            }
+        }
     }
 }
 

@@ -3060,12 +3060,25 @@ impl Parser {
             self.err(m.key("line"), format!("`{l}B`"), "allowed: 1B to 4KiB");
         }
         for (k, v) in [("l1", l1), ("l2", l2), ("l3", l3)] {
-            if let (Some(v), Some(l)) = (v, line) {
+            if let (Some(v), Some(l)) = (v, line.filter(|&l| l >= 1)) {
                 if v < l {
                     self.err(
                         m.key(k),
                         format!("`{v}B`"),
                         format!("must hold at least one {l}B line"),
+                    );
+                }
+                // A cache's lines are counted in u32: more would be cut short.
+                let most = u32::MAX as u64;
+                if v / l > most {
+                    self.err(
+                        m.key(k),
+                        format!("`{v}B`"),
+                        format!(
+                            "holds {} lines of {l}B; allowed: at most {most} lines, at most {}B",
+                            v / l,
+                            l * most
+                        ),
                     );
                 }
             }
@@ -3842,6 +3855,35 @@ impl Parser {
         if zero {
             return None;
         }
+        // Lines and table slots are counted in u32 (the cache's entries; a
+        // context's lines number its keys): more would be cut short.
+        let most = u32::MAX as u64;
+        if naive && entry.div_ceil(line) > most {
+            self.err(
+                o.key("entry"),
+                format!("`{entry}B`"),
+                format!(
+                    "is {} lines of {line}B; allowed: at most {most} lines, an entry of at most {}B with this line",
+                    entry.div_ceil(line),
+                    line.saturating_mul(most)
+                ),
+            );
+            return None;
+        }
+        let unit = if naive { line } else { entry };
+        if table / unit > most {
+            self.err(
+                o.key("table"),
+                format!("`{table}B`"),
+                format!(
+                    "holds {} {} of {unit}B; allowed: at most {most} of them, a table of at most {}B",
+                    table / unit,
+                    if naive { "lines" } else { "contexts" },
+                    unit.saturating_mul(most)
+                ),
+            );
+            return None;
+        }
         // A naive core stalls for `dram` on each line of the context that
         // misses: ContextMemory::access pays dram × lines on one event.
         if let (true, Some(d)) = (naive, dram) {
@@ -3854,7 +3896,6 @@ impl Parser {
                 return None;
             }
         }
-        let unit = if naive { line } else { entry };
         if unit == 0 || table < unit {
             self.err(
                 o.key("table"),
@@ -3877,8 +3918,8 @@ impl Parser {
             },
             table_bytes: table,
             ways: ways? as u32,
-            entry_bytes: entry.min(u32::MAX as u64) as u32,
-            line_bytes: line.min(u32::MAX as u64) as u32,
+            entry_bytes: entry,
+            line_bytes: line,
             dram: dram?,
             access: access?,
             tx_lead: tx_lead?,

@@ -91,6 +91,12 @@ impl SetAssocCache {
         (mix(key) % self.sets as u64) as u32
     }
 
+    /// Count `n` misses whose accesses the caller has shown to leave no
+    /// trace in the cache (a later access replaces what they brought in).
+    pub fn count_misses(&mut self, n: u64) {
+        self.misses += n;
+    }
+
     /// Whether `key` is cached, without touching its recency or the counters.
     pub fn contains(&self, key: u64) -> bool {
         self.index.contains_key(&key)
@@ -126,6 +132,23 @@ impl SetAssocCache {
         self.index.insert(key, slot);
         self.push_front(set, slot);
         Lookup::Miss { evicted }
+    }
+
+    /// Each set's keys, most recently used first: the whole state that
+    /// decides later hits and evictions (which slot holds a key does not).
+    #[cfg(test)]
+    pub(crate) fn recency(&self) -> Vec<Vec<u64>> {
+        (0..self.sets as usize)
+            .map(|set| {
+                let mut keys = Vec::new();
+                let mut s = self.head[set];
+                while s != NONE {
+                    keys.push(self.slots[s as usize].key);
+                    s = self.slots[s as usize].next;
+                }
+                keys
+            })
+            .collect()
     }
 
     fn unlink(&mut self, set: u32, s: u32) {
