@@ -3,6 +3,7 @@
 //! their actions reach the job's QPs one `cost` later.
 
 use super::policy::{Evaluator, PolicyAction, Signals};
+use crate::record::quantile::nearest_rank;
 use crate::time::Time;
 use crate::world::{Event, World};
 
@@ -182,8 +183,8 @@ impl World {
             for (j, mut l) in per_job.into_iter().enumerate() {
                 if !l.is_empty() {
                     l.sort_unstable();
-                    let k = ((l.len() - 1) as f64 * 0.99).round() as usize;
-                    sched.last_p99[j] = Some(l[k] as f64 / 1e6);
+                    // The p99 apps.csv reports for the same latencies (nearest rank).
+                    sched.last_p99[j] = nearest_rank(&l, 0.99).map(|p| p as f64 / 1e6);
                 }
                 sig.p99_latency_us[j] = sched.last_p99[j];
                 if queue[j].1 > 0 {

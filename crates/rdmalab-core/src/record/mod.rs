@@ -18,6 +18,7 @@
 
 pub mod parquet;
 pub mod pcap;
+pub mod quantile;
 
 use crate::net::routing::L4Ports;
 use crate::nic::qp::Verb;
@@ -626,13 +627,7 @@ impl World {
         for t in 0..n {
             let s = &mut slow[t];
             s.sort_by(|a, b| a.total_cmp(b));
-            let pct = |q: f64| {
-                if s.is_empty() {
-                    f64::NAN
-                } else {
-                    s[((s.len() - 1) as f64 * q).round() as usize]
-                }
-            };
+            let pct = |q: f64| quantile::nearest_rank(s, q).unwrap_or(f64::NAN);
             let share = if total == 0 {
                 0.0
             } else {
@@ -893,13 +888,7 @@ impl World {
         for (i, (spec, st)) in self.workload.apps.iter().zip(&self.apps).enumerate() {
             let mut l = st.latencies_ps.clone();
             l.sort_unstable();
-            let pct = |q: f64| -> u64 {
-                if l.is_empty() {
-                    0
-                } else {
-                    l[((l.len() - 1) as f64 * q).round() as usize]
-                }
-            };
+            let pct = |q: f64| quantile::nearest_rank(&l, q).unwrap_or(0);
             let mean = if l.is_empty() {
                 0
             } else {
