@@ -4,7 +4,8 @@ Every function takes a table as a Polars DataFrame (or a pyarrow Table) — one
 run's, or many runs stacked by `rdmalab.sweep.load_results` — and `by`, the
 columns that split it into groups (e.g. `["run_id"]`, or the sweep parameters
 to pool seeds). Times are integer picoseconds (`_ps`), rates bit/s (`_bps`),
-sizes bytes. Quantiles use the nearest-rank method: the q-quantile of n sorted
+sizes bytes. Quantiles are nearest-rank, rdmalab's one definition
+(`rdmalab.quantiles`, docs/outputs.md "Quantiles"): the q-quantile of n sorted
 values is the ⌈q·n⌉-th smallest.
 """
 
@@ -16,6 +17,8 @@ from typing import Sequence, Union
 
 import polars as pl
 import pyarrow as pa
+
+from rdmalab.quantiles import nearest_rank_expr
 
 Frame = Union[pl.DataFrame, pa.Table]
 
@@ -45,12 +48,6 @@ def _df(t: Frame) -> pl.DataFrame:
 
 def _by(by: Sequence[str] | str | None) -> list[str]:
     return [by] if isinstance(by, str) else list(by or [])
-
-
-def _nearest_rank(col: str, q: float) -> pl.Expr:
-    # ⌈q·n⌉ − 1 as an index into the sorted values; the epsilon keeps 0.95 × 20 at 19, not 20.
-    idx = ((pl.len() * q) - 1e-9).ceil().cast(pl.Int64) - 1
-    return pl.col(col).sort().get(pl.max_horizontal(idx, pl.lit(0, pl.Int64)))
 
 
 def _window(df: pl.DataFrame, column: str, start_ps: int | None, end_ps: int | None) -> pl.DataFrame:
@@ -123,7 +120,7 @@ def slowdown_by_size(
         pl.col("size_bytes").min().alias("size_min_bytes"),
         pl.col("size_bytes").max().alias("size_max_bytes"),
         pl.col("slowdown").mean().alias("mean"),
-        *(_nearest_rank("slowdown", q).alias(quantile_name(q)) for q in quantiles),
+        *(nearest_rank_expr("slowdown", q).alias(quantile_name(q)) for q in quantiles),
     ]
     return df.group_by(keys + ["bucket"], maintain_order=True).agg(aggs).sort(keys + ["bucket"], maintain_order=True)
 
@@ -369,7 +366,7 @@ def control_delay_stats(
     aggs = [
         pl.len().cast(pl.Int64).alias("count"),
         pl.col("delay_ps").cast(pl.Float64).mean().alias("mean_ps"),
-        *(_nearest_rank("delay_ps", q).alias(quantile_name(q) + "_ps") for q in quantiles),
+        *(nearest_rank_expr("delay_ps", q).alias(quantile_name(q) + "_ps") for q in quantiles),
         pl.col("delay_ps").max().alias("max_ps"),
     ]
     return _group_agg(_df(control_delays), keys, aggs)

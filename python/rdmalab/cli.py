@@ -12,16 +12,7 @@ from pathlib import Path
 
 from rdmalab import _core
 from rdmalab._core import RunError, ScenarioError
-
-
-def _percentile(xs: list[float], q: float) -> float:
-    """The nearest-rank q-quantile, the ⌈q·n⌉-th smallest, as `rdmalab
-    analyze` and the report compute it (rdmalab.analysis): the summary of a
-    run and the analysis of the same run give the same p50 and p99."""
-    if not xs:
-        return float("nan")
-    xs = sorted(xs)
-    return xs[max(math.ceil(q * len(xs) - 1e-9), 1) - 1]
+from rdmalab.quantiles import nearest_rank
 
 
 def _flow_columns(csv_path: Path, *names: str) -> list[list[float]]:
@@ -65,9 +56,11 @@ def summary_table(summary: dict, out_dir: Path | None, stop_ps: int | None = Non
     if out_dir is not None and summary["flows_completed"] > 0:
         sd, fct_ps = _flow_columns(Path(out_dir) / "flows.csv", "slowdown", "fct_ps")
         fct = [x / 1e6 for x in fct_ps]
-        rows.append(("FCT slowdown", f"p50 {_percentile(sd, 0.5):.2f}  p95 {_percentile(sd, 0.95):.2f}  "
-                                     f"p99 {_percentile(sd, 0.99):.2f}  max {max(sd):.2f}"))
-        rows.append(("FCT", f"p50 {fmt_time(_percentile(fct, 0.5) * 1e6)}  p99 {fmt_time(_percentile(fct, 0.99) * 1e6)}"))
+        # Nearest-rank quantiles (rdmalab.quantiles), as `rdmalab analyze`, tenants.csv and the
+        # figures compute them: the summary and every table give a run the same p50 and p99.
+        rows.append(("FCT slowdown", f"p50 {nearest_rank(sd, 0.5):.2f}  p95 {nearest_rank(sd, 0.95):.2f}  "
+                                     f"p99 {nearest_rank(sd, 0.99):.2f}  max {max(sd):.2f}"))
+        rows.append(("FCT", f"p50 {fmt_time(nearest_rank(fct, 0.5) * 1e6)}  p99 {fmt_time(nearest_rank(fct, 0.99) * 1e6)}"))
     if summary["apps"]:
         rows.append(("applications", f"{plural(summary['apps'], 'perftest-like QP')} (see apps.csv)"))
     sent = summary["data_payload_sent_bytes"]

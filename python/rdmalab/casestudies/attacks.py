@@ -14,6 +14,7 @@ import polars as pl
 
 from rdmalab.casestudies import figure
 from rdmalab.plots import Figure, Trace, _color
+from rdmalab.quantiles import nearest_rank_expr
 
 QPS_KEY = "workload.perftest[0].qps"
 SCOPE_KEY = "nic.cc_scope"
@@ -90,7 +91,7 @@ def fig4(results):
 
 
 def victim_slowdowns(results, below: int = FAT_TREE_BDP) -> pl.DataFrame:
-    """Per run: p50, p99, p99.9 slowdown of victim flows (not pieces) under `below` bytes."""
+    """Per run: p50, p99, p99.9 slowdown (nearest rank, docs/outputs.md) of victim flows (not pieces) under `below` bytes."""
     f = results.table("flows")
     if f.height == 0:
         return f
@@ -99,9 +100,9 @@ def victim_slowdowns(results, below: int = FAT_TREE_BDP) -> pl.DataFrame:
     v = f.filter(~pl.col("piece") & (pl.col("size_bytes") < below))
     agg = v.group_by(["run_id"] + params, maintain_order=True).agg(
         pl.len().alias("victim_flows"),
-        pl.col("slowdown").quantile(0.5, "nearest").alias("p50"),
-        pl.col("slowdown").quantile(0.99, "nearest").alias("p99"),
-        pl.col("slowdown").quantile(0.999, "nearest").alias("p99_9"),
+        nearest_rank_expr("slowdown", 0.5).alias("p50"),
+        nearest_rank_expr("slowdown", 0.99).alias("p99"),
+        nearest_rank_expr("slowdown", 0.999).alias("p99_9"),
     )
     pieces = f.group_by("run_id").agg(pl.col("piece").sum().alias("pieces"))
     return agg.join(pieces, on="run_id", how="left").join(s, on="run_id", how="left").with_columns(
@@ -138,8 +139,8 @@ def fig6(results):
     mid = f.filter(~pl.col("piece") & pl.col("size_bytes").is_between(20_000, 110_000))
     band = mid.group_by([SCOPE_KEY], maintain_order=True).agg(
         pl.len().alias("flows_20_110KB"),
-        pl.col("slowdown").quantile(0.99, "nearest").alias("p99"),
-        pl.col("slowdown").quantile(0.999, "nearest").alias("p99_9")).rename({SCOPE_KEY: "cc_scope"})
+        nearest_rank_expr("slowdown", 0.99).alias("p99"),
+        nearest_rank_expr("slowdown", 0.999).alias("p99_9")).rename({SCOPE_KEY: "cc_scope"})
     out = []
     for q, table in (("p99", b.rename({SCOPE_KEY: "cc_scope"})), ("p99_9", band)):
         traces = [Trace(f"per {scope}", g["size_max_bytes"].to_list(), g[q].to_list(), _color(i))
