@@ -6,8 +6,8 @@ functions the report draws from and the case-study figures: the ⌈q·n⌉-th
 smallest (nearest rank). One run with two tenants is checked against
 `rdmalab.quantiles.nearest_rank` computed here from its `flows.csv` and
 `fct.txt`; the data is chosen so that another common definition (the value at
-index round((n − 1)·q), as Polars' "nearest" and numpy's "nearest" take it)
-gives other answers, so an output that used it would fail. `apps.csv` and the
+index round((n − 1)·q), Polars' default "nearest", which the core and the
+figures used before) gives other answers, so an output that used it would fail. `apps.csv` and the
 host policies' p99 signal are checked in the core's tests
 (crates/rdmalab-core/tests/quantiles.rs).
 """
