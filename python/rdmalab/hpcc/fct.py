@@ -85,10 +85,12 @@ def fct_slowdown(
     `dport`: keep flows to this destination port (fct_analysis `-t 0` = 100,
     `-t 1` = 200; None keeps all). `time_limit_ns`: keep flows with
     start + fct < T (flows that finished before T). Then 20 buckets of 5 % of
-    the flows each by size, with nearest-rank quantiles (see
-    `rdmalab.analysis.slowdown_by_size`). Columns: `file`, `bucket`, `flows`,
-    `size_min_bytes`, `size_max_bytes`, `mean`, `p50`, `p95`, `p99`, `p99_9`
-    (`quantiles`: None gives `rdmalab.analysis.DEFAULT_QUANTILES`).
+    the flows each by size, with nearest-rank quantiles (`rdmalab.quantiles`,
+    as every output of rdmalab; ns-3's fct_analysis.py takes element int(n·q)
+    instead, docs/hpcc.md) and `rdmalab.analysis.slowdown_by_size`'s buckets.
+    Columns: `file`, `bucket`, `flows`, `size_min_bytes`, `size_max_bytes`,
+    `mean`, `p50`, `p95`, `p99`, `p99_9` (`quantiles`: None gives
+    `rdmalab.analysis.DEFAULT_QUANTILES`).
     """
     import polars as pl
 
