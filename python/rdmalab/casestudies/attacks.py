@@ -91,7 +91,8 @@ def fig4(results):
 
 
 def victim_slowdowns(results, below: int = FAT_TREE_BDP) -> pl.DataFrame:
-    """Per run: p50, p99, p99.9 slowdown (nearest rank, docs/outputs.md) of victim flows (not pieces) under `below` bytes."""
+    """Per run: p50, p99, p99.9 slowdown of victim flows (not pieces) under `below` bytes
+    (nearest rank, as every output: docs/outputs.md "Quantiles")."""
     f = results.table("flows")
     if f.height == 0:
         return f
