@@ -802,6 +802,8 @@ def _print_agreement(blocks, files, qcols, buckets) -> None:
         print(f"  {k:>6}" + "".join(row))
     if not ratios[qcols[0]]:
         return
+    # The upper median (11th of 20) of the buckets' deviations: a summary of agreement, not a
+    # quantile of flows; docs/hpcc.md's agreement tables (ns-3 runs) were measured with it.
     med = [sorted(abs(r - 1) for r in ratios[c])[len(ratios[c]) // 2] for c in qcols]
     worst = [max(abs(r - 1) for r in ratios[c]) for c in qcols]
     print("  median |r-1|" + "".join(f" {100 * m:>7.1f}%" for m in med))
