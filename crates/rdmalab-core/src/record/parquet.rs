@@ -258,26 +258,10 @@ impl Column {
                 (!self.flags.is_empty()).then(|| (vec![lo as u8], vec![hi as u8]))
             }
             ColumnType::UInt8 | ColumnType::UInt16 | ColumnType::UInt32 => {
-                let v = self
-                    .plain
-                    .chunks_exact(4)
-                    .map(|b| u32::from_le_bytes(b.try_into().unwrap()));
-                range(v).map(|(lo, hi)| (lo.to_le_bytes().to_vec(), hi.to_le_bytes().to_vec()))
+                plain_range(&self.plain, u32::from_le_bytes, u32::to_le_bytes)
             }
-            ColumnType::UInt64 => {
-                let v = self
-                    .plain
-                    .chunks_exact(8)
-                    .map(|b| u64::from_le_bytes(b.try_into().unwrap()));
-                range(v).map(|(lo, hi)| (lo.to_le_bytes().to_vec(), hi.to_le_bytes().to_vec()))
-            }
-            ColumnType::Int64 => {
-                let v = self
-                    .plain
-                    .chunks_exact(8)
-                    .map(|b| i64::from_le_bytes(b.try_into().unwrap()));
-                range(v).map(|(lo, hi)| (lo.to_le_bytes().to_vec(), hi.to_le_bytes().to_vec()))
-            }
+            ColumnType::UInt64 => plain_range(&self.plain, u64::from_le_bytes, u64::to_le_bytes),
+            ColumnType::Int64 => plain_range(&self.plain, i64::from_le_bytes, i64::to_le_bytes),
             ColumnType::Float64 => {
                 let v = self
                     .plain
@@ -311,6 +295,19 @@ impl Column {
         };
         Stats { nulls, min_max }
     }
+}
+
+/// The least and greatest of the `N`-byte PLAIN values in `plain`, read and
+/// written back by `read` and `write` (their type gives the order), if any.
+fn plain_range<const N: usize, T: Ord + Copy>(
+    plain: &[u8],
+    read: fn([u8; N]) -> T,
+    write: fn(T) -> [u8; N],
+) -> Option<(Vec<u8>, Vec<u8>)> {
+    let values = plain
+        .chunks_exact(N)
+        .map(|b| read(b.try_into().expect("N bytes")));
+    range(values).map(|(lo, hi)| (write(lo).to_vec(), write(hi).to_vec()))
 }
 
 /// The least and greatest of `values`, if any.
