@@ -70,6 +70,9 @@ MALFORMED = {
     "value the scenario refuses": ("grid: {cc.algorithm: [dcqcn, tcp]}",
                                    ["cc.algorithm: `tcp` — allowed: none, dcqcn, timely", "in 1 run, first: cc.algorithm=tcp"]),
     "empty axis": ("grid: {workload.poisson.load: []}", ["grid `workload.poisson.load`: empty axis"]),
+    "index into a list the base lacks": ("grid: {\"workload.flows[0].size\": [1KB, 2KB]}",
+                                         ["`workload.flows[0].size` indexes `workload.flows`, which the scenario "
+                                          "does not have; set the whole list instead (`workload.flows: [...]`)"]),
     "empty seeds": ("seeds: []", ["seeds: empty axis"]),
     "same key twice": ("grid: {duration: [1ms, 2ms]}\nzip: [{duration: [1ms, 3ms], seed: [1, 2]}]",
                        ["`duration` is given conflicting values by both grid `duration` and zip[0]"]),

@@ -139,10 +139,14 @@ _ABSENT = object()
 def set_key(data: dict, path: list, value: Any, where: str) -> None:
     """Set (or with None, remove) the value at `path`, creating missing mappings."""
     node: Any = data
+    created = False  # `node` is a mapping made here for a key the scenario lacks
     for i, seg in enumerate(path):
         last = i == len(path) - 1
         here = _show(path[:i]) or "(scenario)"
         if isinstance(seg, int):
+            if created:
+                raise SweepError(f"{where}: `{_show(path)}` indexes `{here}`, which the scenario does not have; "
+                                 f"set the whole list instead (`{here}: [...]`)")
             if not isinstance(node, list):
                 raise SweepError(f"{where}: `{_show(path)}` indexes `{here}`, which is not a list")
             if seg >= len(node):
@@ -157,7 +161,8 @@ def set_key(data: dict, path: list, value: Any, where: str) -> None:
             else:
                 node[seg] = copy.deepcopy(value)
         else:
-            if isinstance(seg, str) and seg not in node:
+            created = isinstance(seg, str) and seg not in node
+            if created:
                 node[seg] = {}
             node = node[seg]
 
