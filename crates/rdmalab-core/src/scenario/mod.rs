@@ -121,14 +121,18 @@ pub struct Scenario {
 
 impl Scenario {
     pub fn from_json_str(text: &str) -> Result<Scenario, ScenarioErrors> {
-        let v: Value = serde_json::from_str(text).map_err(|e| {
+        Self::from_value(&Self::json(text)?)
+    }
+
+    /// `text` read as JSON, or the error that says it is not.
+    fn json(text: &str) -> Result<Value, ScenarioErrors> {
+        serde_json::from_str(text).map_err(|e| {
             ScenarioErrors(vec![ScenarioError {
                 key: "(scenario)".into(),
                 value: String::new(),
                 allowed: format!("not valid JSON: {e}"),
             }])
-        })?;
-        Self::from_value(&v)
+        })
     }
 
     pub fn from_value(v: &Value) -> Result<Scenario, ScenarioErrors> {
@@ -142,14 +146,7 @@ impl Scenario {
     pub fn from_json_str_with_quantities(
         text: &str,
     ) -> Result<(Scenario, Vec<Quantity>), ScenarioErrors> {
-        let v: Value = serde_json::from_str(text).map_err(|e| {
-            ScenarioErrors(vec![ScenarioError {
-                key: "(scenario)".into(),
-                value: String::new(),
-                allowed: format!("not valid JSON: {e}"),
-            }])
-        })?;
-        Self::parse(&v, true)
+        Self::parse(&Self::json(text)?, true)
     }
 
     fn parse(v: &Value, record: bool) -> Result<(Scenario, Vec<Quantity>), ScenarioErrors> {
