@@ -736,3 +736,21 @@ fn quantities_are_listed_as_read_so_two_spellings_of_one_read_alike() {
     assert_eq!(a, read("10000ns", "1024B"));
     assert_ne!(a, read("10001ns", "1024B"));
 }
+
+#[test]
+fn text_that_is_not_json_is_refused_with_where_it_stops() {
+    // The Python front end always hands the core JSON it wrote itself, so
+    // this message is seen only by users of the Rust API; both ways in say it.
+    let broken = r#"{"duration": "1ms", "topology": }"#;
+    for e in [
+        errors(broken),
+        Scenario::from_json_str_with_quantities(broken)
+            .map(|_| ())
+            .expect_err("not JSON")
+            .to_string(),
+    ] {
+        assert!(e.contains("(scenario)"), "{e}");
+        assert!(e.contains("not valid JSON"), "{e}");
+        assert!(e.contains("line 1 column 33"), "{e}");
+    }
+}
