@@ -50,18 +50,47 @@ fn qp_facts(
     ctx.nic = nic_facts(nics, ports, qp, at_receiver);
 }
 
+/// Who tries the sender's port once a new rate or window is applied: it may
+/// now send.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Wake {
+    Now,
+    /// The caller, right after, with nothing in between.
+    ByCaller,
+}
+
 impl World {
     /// Deliver `ev` to QP `qi`'s controller and apply what it decides. An ACK
     /// passes its packet so the controller can read the echoed INT records.
     #[inline(never)]
     pub(crate) fn raise_cc(&mut self, qi: u32, ev: CcEvent, ack: Option<crate::packet::PacketId>) {
+        self.deliver_cc(qi, ev, ack, Wake::Now);
+    }
+
+    /// [`World::raise_cc`] for an ACK, whose handler tries the sender's port
+    /// right after anyway (the ACK may have opened the window): a new rate
+    /// or window does not try it first. With HPCC, which sets both on every
+    /// ACK, that was a second search of the NIC's QPs per ACK.
+    #[inline(never)]
+    pub(crate) fn raise_ack_cc(&mut self, qi: u32, ev: CcEvent, ack: crate::packet::PacketId) {
+        self.deliver_cc(qi, ev, Some(ack), Wake::ByCaller);
+    }
+
+    #[inline(always)]
+    fn deliver_cc(
+        &mut self,
+        qi: u32,
+        ev: CcEvent,
+        ack: Option<crate::packet::PacketId>,
+        wake: Wake,
+    ) {
         if let (None, CcEvent::Ack { rtt, .. }) = (&self.ctl, &ev) {
             // Decided and in effect at once: the loop is the RTT the NIC saw.
             self.stats.control_loop.add(*rtt);
         }
         let g = self.qps[qi as usize].group;
         if g != NO_GROUP {
-            self.raise_group_cc(g, qi, ev, ack);
+            self.raise_group_cc(g, qi, ev, ack, wake);
             return;
         }
         if self.ctl.is_some() {
@@ -94,7 +123,7 @@ impl World {
             self.fail_controller(qi, ev.name(), detail);
             return;
         }
-        self.apply_actions(qi, ev.name(), &actions, ev.at_receiver());
+        self.apply_actions(qi, ev.name(), &actions, ev.at_receiver(), wake);
     }
 
     /// Deliver an application hint to QP `qi`'s controller (host domain).
@@ -125,6 +154,7 @@ impl World {
         qi: u32,
         ev: CcEvent,
         ack: Option<crate::packet::PacketId>,
+        wake: Wake,
     ) {
         let now = self.now();
         let grp = &mut self.cc_groups.groups[g as usize];
@@ -176,7 +206,7 @@ impl World {
             self.fail_controller(qi, ev.name(), detail);
             return;
         }
-        self.apply_actions(qi, ev.name(), &actions, ev.at_receiver());
+        self.apply_actions(qi, ev.name(), &actions, ev.at_receiver(), wake);
     }
 
     /// `nic.cc_scope`: put new QP `qi` in the group of `key`, or open that
@@ -224,7 +254,7 @@ impl World {
         let mask = self.trigger_filter(mask);
         self.cc_groups.groups[g as usize].cc_mask = mask;
         self.qps[qi as usize].cc_mask = mask;
-        self.apply_actions(qi, "START", &actions, false);
+        self.apply_actions(qi, "START", &actions, false, Wake::Now);
     }
 
     /// `control.trigger`: packet events the filter does not pass never reach the controller.
@@ -251,7 +281,7 @@ impl World {
         }
         self.qps[qi as usize].cc_mask =
             self.trigger_filter(self.qps[qi as usize].cc.subscriptions());
-        self.apply_actions(qi, "START", &actions, false);
+        self.apply_actions(qi, "START", &actions, false, Wake::Now);
     }
 
     #[cold]
@@ -485,10 +515,10 @@ impl World {
                 install: now - done,
             });
         }
-        self.apply_actions(qi, p.kind.name(), &p.actions, p.at_receiver);
+        self.apply_actions(qi, p.kind.name(), &p.actions, p.at_receiver, Wake::Now);
     }
 
-    fn apply_actions(&mut self, qi: u32, event: &str, a: &Actions, at_receiver: bool) {
+    fn apply_actions(&mut self, qi: u32, event: &str, a: &Actions, at_receiver: bool, wake: Wake) {
         let line = self.nics[self.qps[qi as usize].tx_nic as usize].line_rate;
         if let Err(detail) = check_actions(a, line) {
             self.fail_controller(qi, event, detail);
@@ -577,7 +607,7 @@ impl World {
                 None => {}
             }
         }
-        if a.rate.is_some() || a.window.is_some() {
+        if (a.rate.is_some() || a.window.is_some()) && wake == Wake::Now {
             let port = self.nics[self.qps[qi as usize].tx_nic as usize].port;
             self.try_transmit(port);
         }

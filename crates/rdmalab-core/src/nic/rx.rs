@@ -345,9 +345,9 @@ impl World {
                 ece: p.ece,
                 hops: p.hops,
             };
-            self.raise_cc(qi, ev, Some(pkt));
+            self.raise_ack_cc(qi, ev, pkt);
         }
-        // An ACK may open the window.
+        // An ACK may open the window (or its controller changed the rate).
         let port = self.nics[self.qps[qi as usize].tx_nic as usize].port;
         self.try_transmit(port);
     }
