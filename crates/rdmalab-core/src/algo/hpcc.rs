@@ -106,6 +106,15 @@ impl Default for HpccParams {
     }
 }
 
+/// `x` as a float, exactly as `x as f64` for any `x` below 2^63 (times in
+/// ps, byte counts and rates all are): x86-64 converts a signed integer in
+/// one instruction and an unsigned one in several, and each ACK converts
+/// four numbers per hop. (At 2^63 and above it gives 2^63.)
+#[inline(always)]
+fn float(x: u64) -> f64 {
+    x.min(i64::MAX as u64) as i64 as f64
+}
+
 #[derive(Clone, Debug)]
 pub struct Hpcc {
     p: HpccParams,
@@ -159,13 +168,13 @@ impl Hpcc {
         let (mut big_u, mut dt, mut any) = (0.0f64, 0.0f64, false);
         for (i, h) in int.iter().enumerate() {
             let old = self.prev[i];
-            let tau = h.timestamp.ps().saturating_sub(old.timestamp.ps()) as f64;
+            let tau = float(h.timestamp.ps().saturating_sub(old.timestamp.ps()));
             if tau <= 0.0 {
                 continue;
             }
-            let b = h.link_rate.bps() as f64;
-            let tx_rate = h.tx_bytes.saturating_sub(old.tx_bytes) as f64 * 8.0 / (tau / 1e12);
-            let qlen = h.qlen_bytes.min(old.qlen_bytes) as f64;
+            let b = float(h.link_rate.bps());
+            let tx_rate = float(h.tx_bytes.saturating_sub(old.tx_bytes)) * 8.0 / (tau / 1e12);
+            let qlen = float(h.qlen_bytes.min(old.qlen_bytes));
             let u = tx_rate / b + qlen * line / (b * self.win_bytes.max(1.0));
             if u > big_u {
                 big_u = u;
@@ -358,6 +367,21 @@ mod tests {
         let expect = ((50e9f64 + 80e6) / (0.25 / 0.95) + 40e6).min(100e9);
         assert!((rates[2] - expect).abs() < 1e3, "{rates:?}");
         assert_eq!(h.inc_stage, 0);
+    }
+
+    #[test]
+    fn the_quick_conversion_gives_what_as_f64_gives_below_2_to_the_63() {
+        let mut x: u64 = 1;
+        let mut edges = vec![0, 1, (1 << 53) + 1, (1 << 63) - 1, i64::MAX as u64];
+        // Every size of number, with low bits that must round as `as f64` rounds them.
+        while x < 1 << 62 {
+            edges.extend([x, x + 1, x * 3 + 1, x.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 2]);
+            x *= 2;
+        }
+        for v in edges {
+            assert_eq!(float(v).to_bits(), (v as f64).to_bits(), "{v}");
+        }
+        assert_eq!(float(u64::MAX), 2f64.powi(63));
     }
 
     #[test]
