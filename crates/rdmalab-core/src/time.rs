@@ -144,6 +144,18 @@ impl Rate {
     pub fn bytes_in(self, d: Duration) -> u64 {
         ((self.0 as u128 * d.0 as u128) / (8 * PS_PER_S as u128)) as u64
     }
+    /// `bytes` × this rate / `line` (a window scaled by rate, rounded down; a
+    /// `line` of 0 counts as 1 bit/s). Checked every time a QP asks to send,
+    /// so a product that fits 64 bits (any window below 46 MB at 400 Gb/s)
+    /// takes a 64-bit division instead of the 128-bit library call.
+    #[inline]
+    pub fn scale_bytes(self, bytes: u64, line: Rate) -> u64 {
+        let line = line.0.max(1);
+        match bytes.checked_mul(self.0) {
+            Some(p) => p / line,
+            None => (bytes as u128 * self.0 as u128 / line as u128) as u64,
+        }
+    }
     /// Scale by a factor in [0, ∞), rounding to the nearest bit/s.
     pub fn scale(self, f: f64) -> Rate {
         Rate((self.0 as f64 * f).round().max(0.0) as u64)
@@ -365,6 +377,20 @@ mod tests {
                 let want = (bytes as u128 * 8 * PS_PER_S as u128).div_ceil(r.0 as u128);
                 // (`as u64`: the 128-bit path keeps the low word, as it always did.)
                 assert_eq!(r.serialization(bytes).0, want as u64, "{bytes} B at {r:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn scale_bytes_is_the_128_bit_product_over_the_line_rate() {
+        // Both sides of the 64-bit path, a line rate of 0, and a result
+        // whose high bits the old arithmetic cut off (`as u64`).
+        for bytes in [0u64, 1, 150_000, 46_116_860, 46_116_861, u64::MAX] {
+            for r in [Rate(0), Rate(3), Rate::gbps(25), Rate::gbps(400), Rate(u64::MAX)] {
+                for line in [Rate(0), Rate(7), Rate::gbps(100), Rate::gbps(400)] {
+                    let want = (bytes as u128 * r.0 as u128 / line.0.max(1) as u128) as u64;
+                    assert_eq!(r.scale_bytes(bytes, line), want, "{bytes} B × {r:?} / {line:?}");
+                }
             }
         }
     }

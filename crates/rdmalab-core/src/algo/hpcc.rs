@@ -166,8 +166,10 @@ impl Hpcc {
             return;
         }
         let (mut big_u, mut dt, mut any) = (0.0f64, 0.0f64, false);
-        for (i, h) in int.iter().enumerate() {
-            let old = self.prev[i];
+        // Each hop's record replaces the one it is compared with as the loop
+        // passes (`store` in place: no copy of the whole array per ACK).
+        for (h, prev) in int.iter().zip(self.prev.iter_mut()) {
+            let old = std::mem::replace(prev, *h);
             let tau = float(h.timestamp.ps().saturating_sub(old.timestamp.ps()));
             if tau <= 0.0 {
                 continue;
@@ -182,7 +184,6 @@ impl Hpcc {
             }
             any = true;
         }
-        self.store(int);
         if !any {
             return;
         }
@@ -203,13 +204,26 @@ impl Hpcc {
             self.cur_rate = rate;
             self.inc_stage = stage;
         }
-        ctx.set_rate(Rate(rate.round() as u64));
+        ctx.set_rate(Rate(round_bps(rate)));
         if self.p.window {
             ctx.set_window(Some(
                 ((self.win_bytes * rate / line) as u64).max(ctx.path.mtu as u64),
             ));
         }
     }
+}
+
+/// `x.round() as u64` (half away from zero; NaN and negatives give 0)
+/// without the library call `round` is on x86-64: one per ACK. Below 2^53
+/// the fraction `x − trunc(x)` is exact, so comparing it with 0.5 decides.
+#[inline]
+fn round_bps(x: f64) -> u64 {
+    if (0.0..9.0e15).contains(&x) {
+        // SAFETY: `x` is finite and within i64's range.
+        let whole = unsafe { x.to_int_unchecked::<i64>() };
+        return (whole + (x - whole as f64 >= 0.5) as i64) as u64;
+    }
+    x.round() as u64
 }
 
 impl Controller for Hpcc {
@@ -305,6 +319,49 @@ mod tests {
             &mut ctx,
         );
         a
+    }
+
+    #[test]
+    fn round_bps_rounds_as_f64_round_does() {
+        let mut xs = vec![
+            0.0,
+            0.49999999999999994,
+            0.5,
+            1.5,
+            2.5,
+            1e9 + 0.5,
+            12_345_678_901.499_998,
+            4503599627370495.5,
+            4503599627370496.0,
+            9007199254740993.0,
+            1.8e19,
+            1e20,
+            f64::INFINITY,
+            f64::NAN,
+            -0.5,
+            -3.7,
+        ];
+        // Rates as HPCC makes them: Rc / c + AI for many c.
+        for k in 1..2000u32 {
+            xs.push(100e9 / (k as f64 * 0.013 / 0.95) + 50e6);
+            xs.push(k as f64 + 0.5);
+        }
+        for x in xs {
+            assert_eq!(round_bps(x), x.round() as u64, "{x:?}");
+        }
+    }
+
+    /// Two ACKs in a row on the same path each compare with the one
+    /// before: the records the first stored are the second's baseline.
+    #[test]
+    fn each_ack_compares_with_the_previous_records() {
+        let mut h = started();
+        ack(&mut h, 1000, 100_000, &[hop(0, 0, 0), hop(0, 0, 0)]);
+        ack(&mut h, 101_000, 200_000, &[hop(8000, 25_000, 0), hop(8000, 100_000, 0)]);
+        assert!((h.utilization() - 1.0).abs() < 1e-9, "{}", h.utilization());
+        // 8 µs later the first hop is idle and the second sent 25 KB: U = 0.25.
+        ack(&mut h, 150_000, 250_000, &[hop(16000, 25_000, 0), hop(16000, 125_000, 0)]);
+        assert!((h.utilization() - 0.25).abs() < 1e-9, "{}", h.utilization());
     }
 
     #[test]

@@ -124,7 +124,7 @@ impl CcGroup {
             return false;
         };
         let w = if scales_with_rate {
-            (w as u128 * self.rate.bps() as u128 / self.path.line_rate.bps().max(1) as u128) as u64
+            self.rate.scale_bytes(w, self.path.line_rate)
         } else {
             w
         };

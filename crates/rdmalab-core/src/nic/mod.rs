@@ -758,7 +758,7 @@ impl World {
             return false;
         }
         let w = if scales_with_rate {
-            (w as u128 * qp.rate.bps() as u128 / qp.path.line_rate.bps().max(1) as u128) as u64
+            qp.rate.scale_bytes(w, qp.path.line_rate)
         } else {
             w
         };
