@@ -386,10 +386,20 @@ mod tests {
         // Both sides of the 64-bit path, a line rate of 0, and a result
         // whose high bits the old arithmetic cut off (`as u64`).
         for bytes in [0u64, 1, 150_000, 46_116_860, 46_116_861, u64::MAX] {
-            for r in [Rate(0), Rate(3), Rate::gbps(25), Rate::gbps(400), Rate(u64::MAX)] {
+            for r in [
+                Rate(0),
+                Rate(3),
+                Rate::gbps(25),
+                Rate::gbps(400),
+                Rate(u64::MAX),
+            ] {
                 for line in [Rate(0), Rate(7), Rate::gbps(100), Rate::gbps(400)] {
                     let want = (bytes as u128 * r.0 as u128 / line.0.max(1) as u128) as u64;
-                    assert_eq!(r.scale_bytes(bytes, line), want, "{bytes} B × {r:?} / {line:?}");
+                    assert_eq!(
+                        r.scale_bytes(bytes, line),
+                        want,
+                        "{bytes} B × {r:?} / {line:?}"
+                    );
                 }
             }
         }

@@ -357,10 +357,20 @@ mod tests {
     fn each_ack_compares_with_the_previous_records() {
         let mut h = started();
         ack(&mut h, 1000, 100_000, &[hop(0, 0, 0), hop(0, 0, 0)]);
-        ack(&mut h, 101_000, 200_000, &[hop(8000, 25_000, 0), hop(8000, 100_000, 0)]);
+        ack(
+            &mut h,
+            101_000,
+            200_000,
+            &[hop(8000, 25_000, 0), hop(8000, 100_000, 0)],
+        );
         assert!((h.utilization() - 1.0).abs() < 1e-9, "{}", h.utilization());
         // 8 µs later the first hop is idle and the second sent 25 KB: U = 0.25.
-        ack(&mut h, 150_000, 250_000, &[hop(16000, 25_000, 0), hop(16000, 125_000, 0)]);
+        ack(
+            &mut h,
+            150_000,
+            250_000,
+            &[hop(16000, 25_000, 0), hop(16000, 125_000, 0)],
+        );
         assert!((h.utilization() - 0.25).abs() < 1e-9, "{}", h.utilization());
     }
 
