@@ -73,6 +73,17 @@ def test_an_output_path_that_is_a_file_is_refused_before_the_run(examples, tmp_p
         assert "--out" in r.stderr
 
 
+def test_a_sweep_output_path_that_is_a_file_is_refused_before_the_sweep(tmp_path):
+    (tmp_path / "base.yaml").write_text("name: b\nduration: 1ms\n" + TOPO + "workload: {poisson: {cdf: websearch, load: 0.3}}\n")
+    sweep = tmp_path / "sw.yaml"
+    sweep.write_text("base: base.yaml\ngrid:\n  seed: [1, 2]\n")
+    for out in (sweep, sweep / "sub"):
+        for backend in ("local", "slurm"):
+            r = rdmalab_cli("sweep", str(sweep), "--out", str(out), "--quiet", "--backend", backend)
+            assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+            assert f"--out: `{sweep}` is a file" in r.stderr and "nothing was run" in r.stderr, r.stderr
+
+
 def test_an_earlier_runs_tables_are_not_read_with_a_new_one(tmp_path):
     from rdmalab.outputs import read_table
 

@@ -233,6 +233,13 @@ def _refuse_foreign_sweep_dir(out: str) -> None:
     from rdmalab.sweep.store import MANIFEST, PLAN, SWEEP
 
     p = Path(out)
+    # A file on the way (`--out results.csv`, `--out file/sub`) would stop the
+    # sweep at its first mkdir with an OS error; name it before anything runs.
+    for q in (p, *p.parents):
+        if q.exists():
+            if not q.is_dir():
+                raise OutputDirError(f"--out: `{q}` is a file; give a directory (created if missing)")
+            break
     if not p.is_dir() or (p / SWEEP).exists() or (p / MANIFEST).exists():
         return
     other = foreign_files(p, {".lock", "runs", PLAN, "slurm"} | RUN_DIR_EXTRAS)
