@@ -227,6 +227,21 @@ def test_bad_flow_and_topology_lines_are_named(tmp_path):
     assert r.returncode == 2 and "1 to 1000000 nodes" in r.stderr, r.stderr
 
 
+def test_a_link_after_the_counted_links_is_warned_of_not_dropped_silently(tmp_path):
+    """ns-3 reads exactly the links the first line counts: a link added without
+    raising the count is not part of the network, and rdmalab says so. The
+    prose the HPCC repository's files end with is no link and not warned of."""
+    make_dir(tmp_path)
+    r = cli("hpcc", "run", "mix/config.txt", "--quiet", cwd=tmp_path)
+    assert r.returncode == 0 and "link line" not in r.stderr, r.stderr
+    one_more = TOPOLOGY.replace("7 8 100Gbps 0.001ms 0.000000\n", "7 8 100Gbps 0.001ms 0.000000\n1 8 100Gbps 0.001ms 0\n")
+    make_dir(tmp_path, topology=one_more)
+    r = cli("hpcc", "run", "mix/config.txt", "--quiet", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "1 link line after the 8 links its first line counts (first on line 11) is not read; ns-3 reads " \
+           "exactly that many, and so does rdmalab: raise the count to use it" in r.stderr, r.stderr
+
+
 def test_a_negative_map_count_is_refused_not_looped_on(tmp_path):
     # `PMAX_MAP -1` made the tokenizer step backwards forever (found by tests/test_properties.py).
     make_dir(tmp_path, config=edit(CONFIG, "PMAX_MAP", "-1"))
