@@ -52,6 +52,24 @@ def test_non_finite_numbers_in_a_dict_scenario(tmp_path):
                                     "workload": {"perftest": [{"src": "h0", "dst": "h1", "queue_depth": math.inf}]}})
 
 
+def test_an_integer_beyond_64_bits_is_shown_as_written(tmp_path):
+    # JSON carried it to the core as a float: `seed: 18446744073709551616` was
+    # refused as `1.8446744073709552e+19`, a number nobody wrote.
+    big = "18446744073709551616"
+    says = f"seed: `{big}` — beyond 64 bits"
+    e = refused(tmp_path, f"name: b\nseed: {big}\nduration: 1ms\n" + TOPO + "workload: {poisson: {cdf: websearch, load: 0.3}}\n")
+    assert says in e and "e+19" not in e, e
+    ok = tmp_path / "ok.yaml"
+    ok.write_text("name: b\nduration: 1ms\n" + TOPO + "workload: {poisson: {cdf: websearch, load: 0.3}}\n")
+    r = rdmalab_cli("validate", str(ok), "--set", f"seed={big}")
+    assert r.returncode != 0 and says in r.stderr and "Traceback" not in r.stderr, r.stderr
+    with pytest.raises(ScenarioError, match=r"workload\.perftest\[0\]\.queue_depth: `-18446744073709551616` — beyond"):
+        rdmalab.validate({"duration": "1ms", "topology": {"kind": "single_switch", "hosts": 2},
+                          "workload": {"perftest": [{"src": "h0", "dst": "h1", "queue_depth": -2**64}]}})
+    r = rdmalab_cli("validate", str(ok), "--set", "seed=18446744073709551615")
+    assert r.returncode == 0, r.stderr
+
+
 def test_a_poisson_host_listed_twice_is_refused(tmp_path):
     e = refused(tmp_path, "name: p\nduration: 1ms\n" + TOPO + "workload: {poisson: {cdf: websearch, load: 0.3, hosts: [h0, h1, h1]}}\n")
     assert "workload.poisson.hosts[2]" in e and "appears twice" in e

@@ -461,7 +461,8 @@ def read_input(path: Path, key: str) -> str:
 
 
 def _check_finite(value, path: str, read_flows: list | None = None) -> None:
-    """Refuse NaN and infinities (YAML's `.nan`, `.inf`), naming the key;
+    """Refuse NaN, infinities (YAML's `.nan`, `.inf`) and integers beyond
+    64 bits, naming the key;
     refuse scenarios too large (an alias bomb) or too deep to read.
     `read_flows` (see `_from_dict`) holds only finite scalars two levels
     down: its values are counted, not walked. The core checks first, and
@@ -488,6 +489,7 @@ def _check_finite(value, path: str, read_flows: list | None = None) -> None:
             return
         if isinstance(v, float) and not math.isfinite(v):
             raise ScenarioError(f"{p or '(scenario)'}: `{v}` — not a finite number; give a value like 0.5 or 100Gbps")
+        _refuse_beyond_64_bits(v, p or "(scenario)")
         if isinstance(v, dict):
             for k, x in v.items():
                 walk(x, f"{p}.{k}" if p else str(k), depth + 1)
@@ -496,6 +498,14 @@ def _check_finite(value, path: str, read_flows: list | None = None) -> None:
                 walk(x, f"{p}[{i}]", depth + 1)
 
     walk(value, path, 0)
+
+
+def _refuse_beyond_64_bits(v, where: str) -> None:
+    """Refuse an integer no key can hold, as written: on its way to the core
+    it would become a float, and the core's message would show that."""
+    if isinstance(v, int) and not -2**63 <= v < 2**64:
+        raise ScenarioError(f"{where}: `{v}` — beyond 64 bits; allowed: an integer from -9223372036854775808 "
+                            f"to 18446744073709551615 at most (each key states its own range)")
 
 
 def _refuse_non_json(value, path: str) -> None:

@@ -5,7 +5,7 @@
 use pyo3::create_exception;
 use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyFloat, PyList, PyString};
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString};
 use rdmalab_core::algo::{CcConfig, ControllerFactory};
 use rdmalab_core::control::{
     Actions, CcContext, CcEvent, Controller, EventMask, HintKind, CC_TIMER_SLOTS,
@@ -389,6 +389,11 @@ fn values_ok(value: &Bound<'_, PyAny>, max_values: i64, max_depth: usize) -> boo
         }
         if let Ok(f) = v.downcast::<PyFloat>() {
             return f.value().is_finite();
+        }
+        // JSON would carry an integer beyond 64 bits to the core as a float,
+        // and its message would show `1.8446744073709552e+19`, not what was written.
+        if let Ok(i) = v.downcast::<PyInt>() {
+            return i.extract::<i64>().is_ok() || i.extract::<u64>().is_ok();
         }
         if let Ok(d) = v.downcast::<PyDict>() {
             return d.iter().all(|(_, x)| walk(&x, depth + 1, budget, max_depth));
