@@ -359,6 +359,18 @@ def test_a_c_controller_that_fails_to_link_shows_the_linker(tmp_path):
     assert "does not compile" in r.stderr and "doca_pcc_dev_printf" in r.stderr, r.stderr
 
 
+def test_a_c_controller_without_its_entry_point_does_not_build(tmp_path):
+    # An empty file built into a library that only failed to load at the run.
+    from rdmalab import ccompile
+
+    if ccompile.which() is None:
+        pytest.skip("no C compiler")
+    (tmp_path / "empty.c").write_text('#include "rdmalab_cc.h"\n')
+    r = rdmalab_cli("cc", "build", str(tmp_path / "empty.c"), env={**os.environ, "RDMALAB_CACHE": str(tmp_path / "c")})
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert "does not compile" in r.stderr and "doca_pcc_dev_user_algo" in r.stderr, r.stderr
+
+
 @pytest.mark.parametrize("name,says", [("scr-fig20a", "cannot be drawn from"), ("scr-fig11", "nothing to draw")])
 def test_a_case_figure_without_its_data_says_so_after_the_run(tmp_path, name, says):
     f = tmp_path / "s.yaml"

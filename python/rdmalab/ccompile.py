@@ -22,8 +22,10 @@ from pathlib import Path
 C_DIR = Path(__file__).parent / "c"
 INCLUDE_DIR = C_DIR / "include"
 RUNTIME = C_DIR / "rdmalab_cc_runtime.c"
-#: -ffp-contract=off: a * b + c stays two roundings, as in Rust.
-FLAGS = ["-shared", "-fPIC", "-O2", "-std=gnu11", "-ffp-contract=off", "-fno-fast-math", "-Wall"]
+#: -ffp-contract=off: a * b + c stays two roundings, as in Rust. -z defs: a
+#: library that lacks a function the runtime calls (`doca_pcc_dev_user_algo`)
+#: fails to link, naming it, rather than building and failing at load.
+FLAGS = ["-shared", "-fPIC", "-O2", "-std=gnu11", "-ffp-contract=off", "-fno-fast-math", "-Wall", "-Wl,-z,defs"]
 
 
 class CompileError(Exception):
