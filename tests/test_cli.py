@@ -288,6 +288,8 @@ def test_algorithms_refuses_an_unknown_name_and_lists_python_and_c():
     assert r.returncode == 2 and "no algorithm `nope`" in r.stderr and "python, c" in r.stderr
     r = cli("algorithms", "c")
     assert r.returncode == 0 and "docs/c-controllers.md" in r.stdout and "dcqcn" not in r.stdout
+    r = cli("algorithms", "")  # an empty name is no name: not the whole list
+    assert r.returncode == 2 and "no algorithm ``" in r.stderr and not r.stdout, r.stdout
     r = cli("--help")
     assert "sweep-task" not in r.stdout
     r = cli("nope")

@@ -379,7 +379,7 @@ def cmd_algorithms(args) -> int:
         return 0
     algos = _core.algorithms()
     names = [a["name"] for a in algos] + ["python", "c"]
-    if args.name and args.name not in names:
+    if args.name is not None and args.name not in names:  # `""` (an unset shell variable) too
         print(f"rdmalab: no algorithm `{args.name}`; allowed: {', '.join(names)}", file=sys.stderr)
         return 2
     for a in algos:
