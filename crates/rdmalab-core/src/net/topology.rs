@@ -434,6 +434,37 @@ impl Topology {
         Ok(t)
     }
 
+    /// Lines after the links an ns-3 HPCC topology file counts that are
+    /// links themselves (`src dst rate delay [error_rate]`): how many, the
+    /// first, and the count. [`Topology::from_hpcc_file`] reads the counted links only, as
+    /// ns-3 does, so a link added without raising the count is not part of
+    /// the network; the prose the HPCC repository's files end with is no link.
+    /// Call it on text `from_hpcc_file` accepted.
+    pub fn hpcc_file_links_past_count(text: &str) -> Option<(usize, String, u64)> {
+        let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+        let head: Vec<u64> = lines
+            .next()?
+            .split_whitespace()
+            .map(|x| x.parse().ok())
+            .collect::<Option<_>>()?;
+        let (s, l) = (*head.get(1)?, *head.get(2)?);
+        let mut ids = 0;
+        while ids < s {
+            ids += lines.next()?.split_whitespace().count() as u64;
+        }
+        let past: Vec<&str> = lines
+            .skip(l as usize)
+            .filter(|line| {
+                let f: Vec<&str> = line.split_whitespace().collect();
+                (4..=5).contains(&f.len())
+                    && f[0].parse::<u32>().is_ok()
+                    && f[1].parse::<u32>().is_ok()
+                    && crate::scenario::units::parse_rate(f[2]).is_ok()
+            })
+            .collect();
+        Some((past.len(), past.first()?.to_string(), l))
+    }
+
     /// Ids of nodes with no link at all.
     pub fn isolated(&self) -> Vec<u32> {
         let mut deg = vec![0u32; self.nodes.len()];

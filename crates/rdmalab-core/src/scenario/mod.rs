@@ -1015,6 +1015,25 @@ impl Parser {
                 });
             }
         }
+        // ns-3 reads the links the topology file counts and no more.
+        if let Some(Value::Object(t)) = o.get("topology") {
+            if let (Some("hpcc_file"), Some(Value::String(text))) =
+                (t.get("kind").and_then(Value::as_str), t.get("text"))
+            {
+                if let Some((k, first, l)) = Topology::hpcc_file_links_past_count(text) {
+                    let (which, use_) = match k {
+                        1 => ("a link line".to_string(), "it"),
+                        _ => (format!("the first of {k} link lines"), "them"),
+                    };
+                    out.push(ScenarioWarning {
+                        key: "topology".into(),
+                        value: format!("`{first}`"),
+                        needs: format!("{which} after the {l} links the file's first line counts: not read, as ns-3 reads no further; raise the count to use {use_}"),
+                        without_cc: false,
+                    });
+                }
+            }
+        }
         // A CC group shares a controller's rate (and, split, one window of
         // the group's bytes); with no controller the rate stays at line
         // rate, and only a split group's shared window is left to act.
