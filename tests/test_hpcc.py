@@ -484,6 +484,13 @@ def test_analyze_buckets_by_size_with_ns3_filters(tmp_path):
     bad.write_text("1 2 3\n")
     r = cli("hpcc", "analyze", bad)
     assert r.returncode == 2 and "8 fields" in r.stderr
+    # Each was read: a value past 64 bits failed in Polars with a traceback, a
+    # negative size was bucketed, a standalone FCT of 0 became a slowdown of fct / 1 ns.
+    for fields, says in [("99999999999999999999 4000", "beyond 64 bits"), ("5000 0", "standalone_fct is 0"),
+                         ("-5000 4000", "integers of 0 or more"), ("5_000 4000", "integers of 0 or more")]:
+        bad.write_text(f"0b000001 0b000101 10000 100 1000 2000000000 {fields}\n")
+        r = cli("hpcc", "analyze", bad)
+        assert r.returncode == 2 and says in r.stderr and "Traceback" not in r.stderr, (fields, r.stderr)
 
 
 def test_global_t_sets_ns3s_own_max_rtt(tmp_path, root):

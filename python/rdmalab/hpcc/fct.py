@@ -60,9 +60,23 @@ def read_fct(path: str | os.PathLike) -> pl.DataFrame:
             raise FctFileError(f"`{p}` line {n}: `{line}` — an FCT line has 8 fields: "
                                f"sip dip sport dport size start_time fct standalone_fct")
         try:
-            rows.append([int(f[0], 16), int(f[1], 16)] + [int(x) for x in f[2:]])
+            # Digits only: int() also takes `-5`, `+5` and `1_000`, and Polars
+            # fails with its own error on a value past 64 bits.
+            hexes = [x.lower().removeprefix("0x") for x in f[:2]]
+            if not all(x.isascii() and x.isdigit() for x in f[2:]) or not all(
+                    x and all(c in "0123456789abcdef" for c in x) for x in hexes):
+                raise ValueError
+            row = [int(f[0], 16), int(f[1], 16)] + [int(x) for x in f[2:]]
         except ValueError:
-            raise FctFileError(f"`{p}` line {n}: `{line}` — IPs must be hex and the other fields integers") from None
+            raise FctFileError(f"`{p}` line {n}: `{line}` — IPs must be hex and the other fields integers "
+                               f"of 0 or more") from None
+        if max(row) >= 2**63:
+            raise FctFileError(f"`{p}` line {n}: `{line}` — a field beyond 64 bits; allowed: 0 to {2**63 - 1}")
+        if row[7] == 0:
+            # fct_analysis.py would divide by it; clamping it to 1 ns made a slowdown of fct itself.
+            raise FctFileError(f"`{p}` line {n}: `{line}` — standalone_fct is 0; allowed: 1 ns or more "
+                               f"(the slowdown divides by it)")
+        rows.append(row)
     df = pl.DataFrame(rows, schema={c: pl.Int64 for c in COLUMNS}, orient="row")
     return df.with_columns(
         ((pl.col("sip") // 256) % 65536).alias("src"),
