@@ -393,6 +393,16 @@ def test_traffic_generator_is_seeded_and_counts_exactly(tmp_path):
     assert starts == sorted(starts) and starts[0] >= 2.0 and starts[-1] < 2.02
 
 
+def test_traffic_that_would_draw_too_many_flows_is_refused_before_drawing(tmp_path):
+    # `-t 1e9` drew flows into memory until the machine ran out (a scenario's
+    # Poisson entry has the same bound).
+    out = tmp_path / "f.txt"
+    r = cli("hpcc", "traffic", "-c", "websearch", "-n", "400", "-t", "1e9", "-o", out, timeout=30)
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert "about 8.766e+13 flows" in r.stderr and "allowed: at most 20000000" in r.stderr, r.stderr
+    assert not out.exists()
+
+
 def test_traffic_matches_the_cdf_mean_and_the_load():
     for name in ("websearch", "fbhdp", "alistorage2019", "googlerpc2008"):
         assert load_cdf(name)[-1][1] == 100

@@ -99,6 +99,12 @@ def parse_bandwidth(text: str) -> int:
     return int(round(v))
 
 
+#: The most flows `generate_flows` draws, as for a scenario's Poisson entry
+#: (the core's MAX_POISSON_FLOWS): the list is held in memory and written
+#: out, so `-t 1e9` would fill memory and disk rather than end.
+MAX_FLOWS = 20_000_000
+
+
 def generate_flows(
     cdf: list[tuple[float, float]],
     nhost: int,
@@ -115,6 +121,10 @@ def generate_flows(
         raise ScenarioError(f"load `{load}`: must be greater than 0 and at most 1 (a fraction of the host link)")
     if not (seconds > 0 and math.isfinite(seconds)):
         raise ScenarioError(f"time `{seconds}`: must be a positive number of seconds")
+    expected = nhost * bandwidth_bps * load * seconds / (8 * cdf_mean(cdf))
+    if expected > MAX_FLOWS:
+        raise ScenarioError(f"about {expected:.3e} flows (hosts × load × bandwidth × time / mean flow size) — "
+                            f"allowed: at most {MAX_FLOWS}; lower nhost, load or time, or use larger flows")
     rng = random.Random(seed)
     mean_gap_ns = cdf_mean(cdf) * 8 / (bandwidth_bps * load) * 1e9
     end = base_ns + int(seconds * 1e9)
