@@ -208,6 +208,15 @@ def test_refused_keys_are_named(tmp_path):
     make_dir(tmp_path, c)
     err = cli("hpcc", "convert", "mix/config.txt", "--out", "x.yaml", cwd=tmp_path).stderr
     assert "RP_TIMER: missing" in err and "EWMA_GAIN (absent; ns-3's default)" in err
+    # An editor's byte-order mark glues itself to the first key, invisibly:
+    # `ENABLE_QCN (line 1): unknown key` named a key that looked right.
+    make_dir(tmp_path, "\ufeff" + CONFIG)
+    r = cli("hpcc", "convert", "mix/config.txt", "--out", "x.yaml", cwd=tmp_path)
+    assert r.returncode == 2 and "\ufeff" not in r.stderr, r.stderr
+    assert f"{CONFIG.split()[0]} (line 1): the file starts with a byte-order mark (U+FEFF)" in r.stderr, r.stderr
+    make_dir(tmp_path, CONFIG + "FOO\u200b 1\n")  # other invisible characters are shown escaped
+    r = cli("hpcc", "convert", "mix/config.txt", "--out", "x.yaml", cwd=tmp_path)
+    assert r.returncode == 2 and "'FOO\\u200b' (line" in r.stderr, r.stderr
 
 
 def test_bad_flow_and_topology_lines_are_named(tmp_path):

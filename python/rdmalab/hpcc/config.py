@@ -136,9 +136,15 @@ def read_config(path: str | os.PathLike) -> Ns3Config:
         i += 1
         arity = ARITY.get(key)
         if arity is None:
-            cfg.problems.append(
-                f"{key} (line {line}): unknown key; ns-3 skips unknown keys silently, rdmalab refuses them "
-                f"(check the spelling; every key it knows is in docs/hpcc.md)")
+            if key.startswith("\ufeff"):
+                # An editor's byte-order mark, invisible in the key it is glued to.
+                cfg.problems.append(
+                    f"{key[1:]} (line {line}): the file starts with a byte-order mark (U+FEFF), which ns-3 reads "
+                    f"as part of this key and then skips it as unknown; save the file without one")
+            else:
+                cfg.problems.append(
+                    f"{key if key.isprintable() else ascii(key)} (line {line}): unknown key; ns-3 skips unknown "
+                    f"keys silently, rdmalab refuses them (check the spelling; every key it knows is in docs/hpcc.md)")
             while i < len(tokens) and tokens[i][1] == line:  # its values, on its line
                 i += 1
             continue
