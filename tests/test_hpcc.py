@@ -214,6 +214,11 @@ def test_refused_keys_are_named(tmp_path):
     r = cli("hpcc", "convert", "mix/config.txt", "--out", "x.yaml", cwd=tmp_path)
     assert r.returncode == 2 and "\ufeff" not in r.stderr, r.stderr
     assert f"{CONFIG.split()[0]} (line 1): the file starts with a byte-order mark (U+FEFF)" in r.stderr, r.stderr
+    for key, files in (("TOPOLOGY_FILE", {"topology": "\ufeff" + TOPOLOGY}), ("FLOW_FILE", {"flows": "\ufeff" + FLOWS})):
+        make_dir(tmp_path, **files)
+        r = cli("hpcc", "convert", "mix/config.txt", "--out", "x.yaml", cwd=tmp_path)
+        assert r.returncode == 2 and "\ufeff" not in r.stderr, r.stderr
+        assert f"{key}: `" in r.stderr and "` starts with a byte-order mark (U+FEFF)" in r.stderr, r.stderr
     make_dir(tmp_path, CONFIG + "FOO\u200b 1\n")  # other invisible characters are shown escaped
     r = cli("hpcc", "convert", "mix/config.txt", "--out", "x.yaml", cwd=tmp_path)
     assert r.returncode == 2 and "'FOO\\u200b' (line" in r.stderr, r.stderr

@@ -209,10 +209,16 @@ def _find_input(cfg: Ns3Config, key: str, cwd: Path, notes: list[str]) -> tuple[
 
 def _read_text(cfg: Ns3Config, key: str, f: Path) -> str | None:
     try:
-        return f.read_text()
+        text = f.read_text()
     except (OSError, UnicodeDecodeError) as e:
         cfg.problems.append(f"{key}: `{f}` cannot be read ({getattr(e, 'strerror', None) or e})")
         return None
+    if text.startswith("\ufeff"):
+        # Invisible in a message quoting the first line, which it makes unreadable.
+        cfg.problems.append(f"{key}: `{f}` starts with a byte-order mark (U+FEFF), which ns-3 cannot read as "
+                            f"a number; save the file without one")
+        return None
+    return text
 
 
 _SAFE_RATE = ("bps", "b/s", "kbps", "Kbps", "kb/s", "Kb/s", "Mbps", "Mb/s", "Gbps", "Gb/s")
