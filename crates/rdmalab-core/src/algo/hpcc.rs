@@ -442,7 +442,12 @@ mod tests {
         let mut edges = vec![0, 1, (1 << 53) + 1, (1 << 63) - 1, i64::MAX as u64];
         // Every size of number, with low bits that must round as `as f64` rounds them.
         while x < 1 << 62 {
-            edges.extend([x, x + 1, x * 3 + 1, x.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 2]);
+            edges.extend([
+                x,
+                x + 1,
+                x * 3 + 1,
+                x.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 2,
+            ]);
             x *= 2;
         }
         for v in edges {
