@@ -52,6 +52,17 @@ fn scaled(v: f64, mult: f64, what: &str, s: &str, max: u64, allowed: &str) -> Re
 pub fn parse_rate(s: &str) -> Result<Rate, String> {
     let (v, unit) =
         split_number(s).ok_or_else(|| format!("`{s}` is not a rate; write it like `100Gbps`"))?;
+    if let Some(prefix) = unit
+        .strip_suffix("Bps")
+        .or_else(|| unit.strip_suffix("B/s"))
+    {
+        // `B` is bytes (ns-3's DataRate reads `1GB/s` as 8 Gb/s); read
+        // case-insensitively it would be bits, a rate 8 times too small.
+        return Err(format!(
+            "`{s}` is in bytes per second (`B`); rates are in bits per second: write `{}{prefix}bps`",
+            v * 8.0
+        ));
+    }
     let mult = match unit.to_ascii_lowercase().replace("/s", "ps").as_str() {
         "bps" | "bit/s" => 1.0,
         "kbps" => 1e3,
@@ -140,6 +151,25 @@ mod tests {
         assert_eq!(parse_rate("100 Gb/s").unwrap(), Rate::gbps(100));
         assert_eq!(parse_rate("2.5Gbps").unwrap(), Rate(2_500_000_000));
         assert_eq!(parse_rate("50Mbps").unwrap(), Rate::mbps(50));
+    }
+
+    #[test]
+    fn bytes_per_second_are_refused_with_the_rate_in_bits() {
+        for (s, hint) in [
+            ("100GBps", "`800Gbps`"),
+            ("1.5GB/s", "`12Gbps`"),
+            ("10 MB/s", "`80Mbps`"),
+            ("125Bps", "`1000bps`"),
+        ] {
+            let e = parse_rate(s).unwrap_err();
+            assert!(
+                e.contains("bytes per second") && e.contains(hint),
+                "{s}: {e}"
+            );
+        }
+        // Only an upper-case `B` before `ps` or `/s` means bytes.
+        assert_eq!(parse_rate("100GBPS").unwrap(), Rate::gbps(100));
+        assert_eq!(parse_rate("100gbps").unwrap(), Rate::gbps(100));
     }
 
     #[test]
