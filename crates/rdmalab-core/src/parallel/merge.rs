@@ -16,7 +16,7 @@
 //! around it. Only what must be joined (the shared events, the peaks, the
 //! table rows) is left to one thread ([`Merged::combine`]).
 
-use super::part::{Copies, Origin, PartialSample, WindowLog};
+use super::part::{tie_key, Copies, Origin, PartialSample, WindowLog};
 use crate::record::{CounterSample, FlowRecord, PfcEvent, PortSample, QpSample};
 use crate::time::Time;
 use std::cmp::Ordering;
@@ -58,8 +58,9 @@ pub(crate) struct Settled {
 
 /// For each entry of log `p`, how many entries of log `q` come before it in
 /// the serial order: a two-way merge of their times that steps either log
-/// without a data-dependent branch; equal times are settled by the logs'
-/// tie keys ([`super::part::tie_key`]), and only equal keys ask [`earlier`].
+/// without a data-dependent branch; equal times are settled by the entries'
+/// tie keys ([`tie_key`], worked out only here, since most events tie with
+/// none), and only equal keys ask [`earlier`].
 fn count_before(logs: &[&WindowLog], p: usize, q: usize) -> Vec<u32> {
     // Slices, not the logs' vectors: their pointers stay in registers
     // across the stores into `c`.
@@ -75,7 +76,8 @@ fn count_before(logs: &[&WindowLog], p: usize, q: usize) -> Vec<u32> {
         let ta = a[i].time;
         c[i] = j as u32;
         if ta == tb {
-            let (ka, kb) = (ea[i].tie, eb[j].tie);
+            let ka = tie_key(ea[i].seq, ea[i].at, ea);
+            let kb = tie_key(eb[j].seq, eb[j].at, eb);
             let order = if ka != kb {
                 kb.cmp(&ka)
             } else {

@@ -226,11 +226,12 @@ pub(crate) struct WindowLog {
     pub live_total: i64,
 }
 
-/// A logged event and what decides most of its ties ([`tie_key`]).
+/// A logged event. What decides most of its ties ([`tie_key`]) is
+/// worked out when settling meets a tie, not here: most events tie with
+/// none, and logging runs once per event on the critical path.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Entry {
     pub e: Logged,
-    pub tie: u64,
 }
 
 /// A logged event's time (ps) and the prefix sums before it.
@@ -248,10 +249,9 @@ impl std::ops::Deref for Entry {
 }
 
 impl WindowLog {
-    /// Log the event just processed, with its prefix sums and tie key.
+    /// Log the event just processed, with its prefix sums.
     pub fn push(&mut self, e: Logged) {
-        let tie = tie_key(e.seq, e.at, &self.entries);
-        self.entries.push(Entry { e, tie });
+        self.entries.push(Entry { e });
         self.keys.push(LogKey {
             time: e.at.ps(),
             before: PrefixSums {
@@ -317,8 +317,8 @@ impl Logged {
 /// What orders two events of different partitions at the same instant, as
 /// far as it can be told without walking their ancestry: an event numbered
 /// before the window by that number, before any numbered in it; one
-/// numbered in it by when its parent ran (`entries`: the log so far, which
-/// holds that parent; `at`: the event's own time).
+/// numbered in it by when its parent ran (`entries`: the event's log, which
+/// holds that parent before it; `at`: the event's own time).
 /// Equal keys need [`super::merge`]'s full comparison: the same event run
 /// by every partition, or two whose parents ran at the same instant.
 #[inline]
