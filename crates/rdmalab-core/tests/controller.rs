@@ -5,7 +5,7 @@ mod common;
 use rdmalab_core::algo::{CcConfig, ControllerFactory};
 use rdmalab_core::control::{CcContext, CcEvent, Controller, EventMask};
 use rdmalab_core::scenario::Scenario;
-use rdmalab_core::time::Rate;
+use rdmalab_core::time::{Duration, Rate, Time};
 use rdmalab_core::world::{RunError, World};
 use std::sync::Arc;
 
@@ -205,4 +205,49 @@ fn a_controller_that_never_lets_time_advance_is_stopped_with_a_clear_error() {
         "{e}"
     );
     assert!(e.contains("QpTimer"), "names the event: {e}");
+}
+
+/// Starts at 1 Gb/s and, at a timer, raises its QP to line rate.
+struct SlowThenFast;
+
+impl Controller for SlowThenFast {
+    fn name(&self) -> &str {
+        "slow-then-fast"
+    }
+    fn on_start(&mut self, ctx: &mut CcContext) {
+        ctx.set_rate(Rate::gbps(1));
+        ctx.set_timer(0, Time::ZERO + Duration::from_us(50));
+    }
+    fn on_event(&mut self, ev: &CcEvent, ctx: &mut CcContext) {
+        if let CcEvent::Timer { .. } = ev {
+            ctx.set_rate(ctx.line_rate);
+        }
+    }
+}
+
+#[test]
+fn a_rate_raised_by_a_timer_takes_effect_at_once() {
+    // At 1 Gb/s a 1 KB packet leaves every ~8 µs. When the timer raises the
+    // rate, the NIC must try the port then: waiting for the next ACK or the
+    // old gap would start the rest of the flow microseconds late. (A test
+    // of applying actions, whose port try no other test guarded.)
+    let mut s = Scenario::from_json_str(
+        r#"{"duration": "5ms",
+        "topology": {"kind": "single_switch", "hosts": 2, "host_link": {"rate": "100Gbps", "delay": "1us"}},
+        "workload": {"flows": [{"src": "h0", "dst": "h1", "size": "200KB"}]}}"#,
+    )
+    .unwrap();
+    s.cc = CcConfig::Custom(ControllerFactory {
+        name: "slow-then-fast".into(),
+        make: Arc::new(|| Box::new(SlowThenFast)),
+    });
+    let mut w = s.build().unwrap();
+    w.run_to_end().unwrap();
+    let f = &w.rec.flows[0];
+    let (fct, timer) = (f.finish - f.start, Duration::from_us(50));
+    // From the timer on, the rest of the flow takes no longer than the whole
+    // flow alone at line rate (`ideal`): 70.9 µs against 50 + 21.4 µs. With
+    // the port left untried it resumed at the next ACK, 74.1 µs.
+    assert!(fct > timer, "{fct:?}: the slow start did not hold");
+    assert!(fct <= timer + f.ideal, "{fct:?} > 50 µs + {:?}", f.ideal);
 }
