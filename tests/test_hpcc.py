@@ -277,6 +277,25 @@ def test_an_output_over_an_input_or_another_output_is_refused(tmp_path, key, val
     assert {f.name: f.read_bytes() for f in (tmp_path / "mix").iterdir()} == before, "no file was touched"
 
 
+def test_an_output_directory_that_is_a_file_is_named_as_each_caller_names_it(tmp_path):
+    from rdmalab.hpcc import run_config
+    from rdmalab.outputs import OutputDirError
+
+    cfg = make_dir(tmp_path)
+    f = tmp_path / "afile"
+    f.write_text("")
+    with pytest.raises(OutputDirError, match=r"^out_dir: `.*afile` is a file; give a directory"):
+        run_config(cfg, out_dir=f)
+    r = cli("hpcc", "run", "mix/config.txt", "--quiet", "--out", "afile", cwd=tmp_path)
+    assert r.returncode == 2 and "--out: `afile` is a file; give a directory" in r.stderr, r.stderr
+    # Without --out the tables go beside FCT_OUTPUT_FILE: that directory, not an option, is named.
+    (tmp_path / "mix" / "fct-rdmalab").write_text("")
+    r = cli("hpcc", "run", "mix/config.txt", "--quiet", cwd=tmp_path)
+    assert r.returncode == 2, r.stderr
+    assert ("the directory for rdmalab's tables beside FCT_OUTPUT_FILE (--out gives another): "
+            f"`{tmp_path / 'mix' / 'fct-rdmalab'}` is a file; give a directory") in r.stderr, r.stderr
+
+
 def test_run_reports_the_stop_time_it_was_given(tmp_path):
     # The run ends at SIMULATOR_STOP_TIME (2.01 s), whose last event comes a little before it.
     make_dir(tmp_path, config=CONFIG + "QLEN_MON_FILE mix/qlen.txt\nQLEN_MON_START 2000000000\nQLEN_MON_END 2000100000\n")

@@ -85,10 +85,11 @@ def test_zero_workers_is_refused(examples, tmp_path):
 def test_an_output_path_that_is_a_file_is_refused_before_the_run(examples, tmp_path):
     f = tmp_path / "afile"
     f.write_text("")
-    for out in (f, f / "sub"):
+    for out, what in ((f, "is a file; give a directory"), (f / "sub", "cannot be written (Not a directory)")):
         r = rdmalab_cli("run", str(examples / "dumbbell-dcqcn.yaml"), "--out", str(out), "--quiet")
         assert r.returncode == 2 and "nothing was run" in r.stderr and "Traceback" not in r.stderr, r.stderr
-        assert "--out" in r.stderr
+        # The option as typed, not the Python API's `out_dir` (tests/test_python_api.py).
+        assert f"--out: `{out}` {what}" in r.stderr and "out_dir" not in r.stderr, r.stderr
 
 
 def test_a_sweep_output_path_that_is_a_file_is_refused_before_the_sweep(tmp_path):

@@ -64,6 +64,20 @@ def test_run_refuses_its_own_arguments_naming_them(examples, argument, message):
     assert message in str(e.value)
 
 
+def test_an_out_dir_that_cannot_be_one_is_refused_as_out_dir_not_as_the_clis_out(examples, tmp_path):
+    """The API's caller wrote `out_dir`; `--out` is the command line's word
+    (tests/test_input_checks.py holds that the command line still says it)."""
+    from rdmalab.outputs import OutputDirError
+
+    f = tmp_path / "afile"
+    f.write_text("")
+    for out, what in ((f, "is a file; give a directory"), (f / "sub", "cannot be written (Not a directory)")):
+        with pytest.raises(OutputDirError) as e:
+            rdmalab.run(examples / "dumbbell-dcqcn.yaml", out_dir=out)  # refused before the run
+        assert str(e.value).startswith(f"out_dir: `{out}` {what}"), str(e.value)
+        assert "--out" not in str(e.value)
+
+
 def test_validate_takes_what_run_takes(examples):
     path = examples / "dumbbell-dcqcn.yaml"
     for scenario in (path, str(path), rdmalab.load_scenario(path), rdmalab.load_scenario(path).data):

@@ -83,7 +83,7 @@ def summary_table(summary: dict, out_dir: Path | None, stop_ps: int | None = Non
 
 
 def cmd_run(args) -> int:
-    from rdmalab.runner import run
+    from rdmalab.runner import run_named
     from rdmalab.scenario import load_scenario
 
     from rdmalab.outputs import refuse_foreign_run_dir
@@ -95,8 +95,8 @@ def cmd_run(args) -> int:
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     _end_on_second_interrupt(args.out)
     scenario = load_scenario(args.scenario, overrides, labels)
-    result = run(scenario, out_dir=args.out, progress=not args.quiet, parquet=not args.no_parquet,
-                 threads=args.threads)
+    result = run_named(scenario, args.out, "--out", progress=not args.quiet, parquet=not args.no_parquet,
+                       threads=args.threads)
     print(summary_table(result.summary, result.out_dir, stop_ps=_stop_ps(result), stop_given="duration"))
     _draw_case_figures(args.out, scenario.figures or [])
     return 0
@@ -703,15 +703,15 @@ def cmd_hpcc_convert(args) -> int:
 
 
 def cmd_hpcc_run(args) -> int:
-    from rdmalab.hpcc import convert, default_out_dir, run_config
+    from rdmalab.hpcc import convert, run_config
 
     conv = convert(args.config, rto=args.rto, seed=args.seed, sample_interval=args.sample_interval)
     _print_warnings(conv)
     for n in conv.notes:
         print(f"  {n}")
-    out = Path(args.out) if args.out else default_out_dir(conv)
+    out = Path(args.out) if args.out else None
     r = run_config(args.config, out, progress=not args.quiet, parquet=not args.no_parquet, conversion=conv,
-                   threads=args.threads)
+                   threads=args.threads, _out_name="--out")
     stop = conv.config_value("SIMULATOR_STOP_TIME")
     print(summary_table(r.result.summary, r.result.out_dir, stop_ps=_stop_ps(r.result),
                         stop_given=None if stop is None else f"SIMULATOR_STOP_TIME {stop}"))

@@ -324,22 +324,24 @@ def refuse_foreign_run_dir(out: str | Path) -> None:
                              f"replaced)")
 
 
-def prepare_out_dir(out: str | Path) -> int:
+def prepare_out_dir(out: str | Path, name: str = "out_dir") -> int:
     """Make `out` ready for a run before it starts: create it, check that it
     can be written, and remove the files an earlier run left there (its
     tables, summary, ns-3-style files, report, figure list and the images
     and tables in plots/), so nothing stale is read or shown with the new
-    ones. Returns how many files were removed."""
+    ones. Returns how many files were removed. `name` is what the caller
+    called the directory, for its errors: `rdmalab.run`'s `out_dir`, the
+    command line's `--out`."""
     p = Path(out)
     if p.exists() and not p.is_dir():
-        raise OutputDirError(f"--out: `{p}` is a file; give a directory (created if missing)")
+        raise OutputDirError(f"{name}: `{p}` is a file; give a directory (created if missing)")
     try:
         p.mkdir(parents=True, exist_ok=True)
         probe = p / ".rdmalab-write-check"
         probe.write_text("")
         probe.unlink()
     except OSError as e:
-        raise OutputDirError(f"--out: `{p}` cannot be written ({e.strerror})") from None
+        raise OutputDirError(f"{name}: `{p}` cannot be written ({e.strerror})") from None
     # The report, plots and figure list describe the earlier run too.
     names = [f"{t}.{ext}" for t in COLUMNS for ext in ("csv", "parquet")] + OTHER_FILES + ["report.html",
                                                                                          "figures.json"]

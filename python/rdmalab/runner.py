@@ -301,23 +301,31 @@ def run(
     available in memory either way (``result.table("flows")``). With
     `threads` > 1 the run is split over that many threads; its outputs are
     the serial run's, byte for byte (docs/parallel.md says what it runs)."""
+    return run_named(scenario, out_dir, "out_dir", progress, parquet, threads, overrides)
+
+
+def run_named(scenario, out_dir, out_name: str, progress: bool = False, parquet: bool = True, threads: int = 1,
+              overrides: dict | None = None) -> RunResult:
+    """`run`, for a caller whose output directory has another name: an
+    output directory that cannot be used is refused naming it as the
+    caller's user wrote it (the command line's `--out`, not `out_dir`)."""
     _check_run_arguments(out_dir, progress, parquet, threads)
-    scenario = _as_scenario(scenario, overrides)
+    scenario = _as_scenario(scenario, overrides or {})
     factory, name = scenario.controller or (None, None)
     sim = _core.Simulation(scenario.to_json(), factory, name, threads)
     late = late_starts_warning(*sim.late_starts, sim.stop_ps)
     if late:
         # Not only with progress: a quiet run, or one from Python, that
         # leaves flows out says so as well.
-        warnings.warn(late, ScenarioWarning, stacklevel=2)
+        warnings.warn(late, ScenarioWarning, stacklevel=3)
     for inert in sim.warnings:
         # A setting that does nothing here (it needs another key): said
         # before the run, like the late starts.
-        warnings.warn(inert, ScenarioWarning, stacklevel=2)
+        warnings.warn(inert, ScenarioWarning, stacklevel=3)
     if out_dir is not None:
         # Before the run: an output directory that cannot take the files is
         # found now, not after the simulation; an earlier run's files go.
-        cleared = prepare_out_dir(out_dir)
+        cleared = prepare_out_dir(out_dir, out_name)
         if cleared and progress:
             print(f"rdmalab: {out_dir}: removed {cleared} file{'s' if cleared != 1 else ''} of an earlier run",
                   file=sys.stderr)

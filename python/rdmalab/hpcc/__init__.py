@@ -82,9 +82,11 @@ def run_config(
     threads: int = 1,
     parquet: bool = True,
     conversion: Conversion | None = None,
+    _out_name: str = "out_dir",
 ) -> HpccRun:
-    """Convert and run an ns-3 HPCC config; copy fct.txt / pfc.txt / qlen.txt to the paths it names."""
-    from rdmalab.runner import run
+    """Convert and run an ns-3 HPCC config; copy fct.txt / pfc.txt / qlen.txt to the paths it names.
+    (`_out_name`: what the caller's user calls `out_dir`, for its errors; the command line's `--out`.)"""
+    from rdmalab.runner import run_named
     from rdmalab.scenario import scenario_from_dict
 
     conv = conversion or convert(config_path, rto=rto, seed=seed, sample_interval=sample_interval)
@@ -92,9 +94,13 @@ def run_config(
     for kind, p in conv.outputs.items():
         if not p.parent.is_dir():
             raise ScenarioError(f"{kind.upper()} output `{p}`: directory `{p.parent}` does not exist")
-    out = Path(out_dir) if out_dir is not None else default_out_dir(conv)
+    if out_dir is not None:
+        out, name = Path(out_dir), _out_name
+    else:
+        out = default_out_dir(conv)
+        name = f"the directory for rdmalab's tables beside FCT_OUTPUT_FILE ({_out_name} gives another)"
     scenario = scenario_from_dict(conv.scenario, base_dir=Path(config_path).parent, source=str(config_path))
-    result = run(scenario, out_dir=out, progress=progress, parquet=parquet, threads=threads)
+    result = run_named(scenario, out, name, progress=progress, parquet=parquet, threads=threads)
     written = {}
     for kind, name in (("fct", "fct.txt"), ("pfc", "pfc.txt"), ("qlen", "qlen.txt")):
         if kind in conv.outputs:
