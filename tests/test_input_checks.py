@@ -151,6 +151,25 @@ def test_an_alias_bomb_and_deep_nesting_are_refused(tmp_path):
     assert "nested deeper than 64 levels" in e
 
 
+def test_a_sweep_is_copied_with_its_aliases_shared_not_expanded():
+    # sweep_from_dict copies a sweep to make its NumPy integers ints
+    # (rdmalab.scenario.plain). An inline base is a YAML alias bomb: copied
+    # as copy.deepcopy copies, a list reached ten times is copied once; a
+    # walk that copied each time would make 10^8 values before the scenario
+    # check refuses it (test_an_alias_bomb_and_deep_nesting_are_refused).
+    import yaml
+
+    from rdmalab.scenario import plain
+
+    rows = ["a: &a [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]"]
+    for i, name in enumerate("bcdefgh"):
+        rows.append(f"{name}: &{name} [" + ", ".join([f"*{'abcdefg'[i]}"] * 10) + "]")
+    bomb = yaml.safe_load("\n".join(rows))
+    copied = plain({"base": bomb})["base"]
+    assert copied["h"] is not bomb["h"] and copied["h"][0] is copied["h"][9] is copied["g"]
+    assert copied["a"] == bomb["a"]
+
+
 def test_a_sample_interval_that_would_write_billions_of_rows_is_refused(tmp_path):
     e = refused(tmp_path, "name: s\nduration: 10ms\n" + TOPO + "records: {sample_interval: 1ps}\n"
                 "workload: {flows: [{src: h0, dst: h1, size: 1KB}]}\n")

@@ -4,6 +4,7 @@ the files it writes; the example notebook runs cell by cell."""
 
 import json
 
+import numpy as np
 import polars as pl
 import pytest
 
@@ -198,3 +199,81 @@ def test_a_run_that_ends_on_its_last_flow_ends_at_that_flows_end(threads):
     r = rdmalab.run(_one_flow("1MB"), threads=threads)
     assert r.summary["end"] == "all_flows_done"
     assert r.summary["sim_time_ps"] == r.flows["finish_ps"].max() < 300_000_000
+
+
+# ------------------------------------------------------------------ NumPy integers
+
+class _Index:
+    """An integer type rdmalab knows nothing of, as NumPy's are to it: not an
+    int (NumPy's integer scalars are not), but an integer through `__index__`."""
+
+    def __init__(self, value: int):
+        self.value = value
+
+    def __index__(self) -> int:
+        return self.value
+
+    def __repr__(self) -> str:
+        return f"_Index({self.value})"
+
+
+# NumPy comes with matplotlib, a dependency of rdmalab; `_Index` holds the
+# same without it.
+INTEGER_TYPES = [np.int64, np.int32, np.uint8, np.uint64, _Index]
+
+
+@pytest.mark.parametrize("integer", INTEGER_TYPES, ids=lambda t: t.__name__)
+def test_numpy_integers_are_taken_wherever_ints_are(integer):
+    # numpy.float64 was taken (a float subclass); numpy.int64 is no int subclass and was refused.
+    with_ints = _one_flow("1MB")
+    data = _one_flow("1MB")
+    data["seed"] = integer(1)
+    data["topology"]["left_hosts"] = integer(1)
+    data["workload"]["flows"][0]["dst"] = integer(1)  # a host by index
+    with_ints["workload"]["flows"][0]["dst"] = 1
+    assert rdmalab.scenario_from_dict(data).to_json() == rdmalab.scenario_from_dict(with_ints).to_json()
+    # As overrides and as run's own `threads`: the run is the one with ints.
+    r = rdmalab.run(data, threads=integer(2), seed=integer(7))
+    assert r.flows.equals(rdmalab.run(with_ints, threads=2, seed=7).flows)
+
+
+def test_a_numpy_integer_set_into_a_flow_list_read_from_yaml_is_an_int(examples):
+    # The list yamlio reads is used as it is, not copied: an override put an
+    # int64 in it, and the scenario's JSON failed with a TypeError.
+    s = rdmalab.load_scenario(examples / "lossy-link.yaml", {"workload.flows[0].dst": np.int64(1)})
+    assert json.loads(s.to_json())["workload"]["flows"][0]["dst"] == 1
+
+
+def test_booleans_stay_refused_where_an_integer_is_asked_for():
+    for b in (True, np.True_):
+        with pytest.raises(rdmalab.ScenarioError, match="seed: `(true|np.True_)`"):
+            rdmalab.run(_one_flow("1MB"), seed=b)
+        with pytest.raises(rdmalab.ScenarioError, match="threads: `(True|np.True_)` — allowed: a whole number"):
+            rdmalab.run(_one_flow("1MB"), threads=b)
+    # An integer past 64 bits is named as the value it stands for.
+    with pytest.raises(rdmalab.ScenarioError, match="seed: `18446744073709551616` — beyond 64 bits"):
+        rdmalab.run(_one_flow("1MB"), seed=_Index(2**64))
+
+
+@pytest.mark.parametrize("integer", [np.int64, _Index], ids=lambda t: t.__name__)
+def test_a_sweep_built_with_numpy_integers_is_the_sweep_built_with_ints(integer):
+    from rdmalab.sweep.spec import sweep_from_dict
+
+    def spec(i):
+        base = _one_flow("1MB")
+        base["seed"] = i(1)
+        return {"base": base, "grid": {"topology.right_hosts": [i(1), i(2)]}, "seeds": [i(1), i(2)],
+                "set": {"topology.left_hosts": i(1)}}
+
+    ints, other = sweep_from_dict(spec(int)), sweep_from_dict(spec(integer))
+    assert [(r.run_id, r.params) for r in other.runs] == [(r.run_id, r.params) for r in ints.runs]
+    assert all(type(v) is int for r in other.runs for v in r.params.values())
+    assert json.dumps(other.spec) == json.dumps(ints.spec)  # the sweep file as written
+
+
+def test_the_flow_generator_takes_a_numpy_seed():
+    from rdmalab.hpcc import generate_flows, load_cdf
+
+    cdf = load_cdf("websearch")
+    args = (cdf, 4, 0.3, 100e9, 0.0002)
+    assert generate_flows(*args, np.int64(3)) == generate_flows(*args, 3) != generate_flows(*args, 4)

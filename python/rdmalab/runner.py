@@ -268,20 +268,23 @@ def _as_scenario(scenario, overrides: dict) -> LoadedScenario:
     return scenario_from_dict(data, base_dir=base, source=source)
 
 
-def _check_run_arguments(out_dir, progress, parquet, threads) -> None:
+def _check_run_arguments(out_dir, progress, parquet, threads) -> int:
     """`run`'s own arguments, before anything is read: the string "no" for
     `parquet` would be true and write Parquet, True threads would be 1, and
     -1 threads or an int `out_dir` failed with an OverflowError or a
-    TypeError from deep inside, naming nothing."""
-    from rdmalab.scenario import ScenarioError
+    TypeError from deep inside, naming nothing. Returns `threads` as an int
+    (a NumPy integer is taken as one)."""
+    from rdmalab.scenario import ScenarioError, integer
 
-    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+    n = integer(threads)
+    if n is None or n < 1:
         raise ScenarioError(f"threads: `{threads!r}` — allowed: a whole number, 1 (serial) or more")
     for key, value in (("progress", progress), ("parquet", parquet)):
         if not isinstance(value, bool):
             raise ScenarioError(f"{key}: `{value!r}` — allowed: True or False")
     if out_dir is not None and not isinstance(out_dir, (str, os.PathLike)):
         raise ScenarioError(f"out_dir: `{out_dir!r}` — allowed: a directory path (str or os.PathLike), or None")
+    return n
 
 
 def run(
@@ -309,7 +312,7 @@ def run_named(scenario, out_dir, out_name: str, progress: bool = False, parquet:
     """`run`, for a caller whose output directory has another name: an
     output directory that cannot be used is refused naming it as the
     caller's user wrote it (the command line's `--out`, not `out_dir`)."""
-    _check_run_arguments(out_dir, progress, parquet, threads)
+    threads = _check_run_arguments(out_dir, progress, parquet, threads)
     scenario = _as_scenario(scenario, overrides or {})
     factory, name = scenario.controller or (None, None)
     sim = _core.Simulation(scenario.to_json(), factory, name, threads)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import operator
 import os
 import sys
 from dataclasses import dataclass
@@ -389,6 +390,61 @@ def _resolve_paths(data: dict, base: Path) -> None:
                 p["cdf"] = points
 
 
+def integer(value) -> int | None:
+    """`value` as a Python int if it is a whole number a Python int stands
+    for: an int, or an integer of another type (a NumPy integer scalar, or
+    anything else with `__index__`), so that a scenario built from NumPy or
+    pandas values takes them as it takes ints. None for anything else, and
+    for booleans (True is no count), Python's or NumPy's. NumPy itself is
+    not imported: `operator.index` asks the value."""
+    if isinstance(value, bool):
+        return None
+    try:
+        return operator.index(value)
+    except TypeError:
+        return None
+
+
+_SCALARS = frozenset((str, int, float, bool, type(None)))
+
+
+def plain(value, _memo: dict | None = None):
+    """A deep copy of `value`, as `copy.deepcopy` makes it (a mapping or
+    list reached twice, as YAML aliases make them, is copied once), with
+    every integer of another type than int (see `integer`) made a Python
+    int: for overrides and sweeps built in Python."""
+    import copy
+
+    memo = {} if _memo is None else _memo
+    if isinstance(value, (dict, list)):
+        done = memo.get(id(value))
+        if done is not None:
+            return done
+        # Text, numbers and null are kept without a call: they are most of a scenario.
+        if isinstance(value, dict):
+            out = memo[id(value)] = {}
+            for k, v in value.items():
+                out[k] = v if type(v) in _SCALARS else plain(v, memo)
+        else:
+            out = memo[id(value)] = []
+            out.extend(v if type(v) in _SCALARS else plain(v, memo) for v in value)
+        return out
+    if not isinstance(value, (int, float, str, type(None))):
+        i = integer(value)
+        if i is not None:
+            return i
+    return copy.deepcopy(value, memo)
+
+
+def _json_integer(value) -> int:
+    """`json.dumps`'s `default`: an integer of another type than int as the
+    int it stands for (within 64 bits: past them the walk names it)."""
+    i = integer(value)
+    if i is None or not -2**63 <= i < 2**64:
+        raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+    return i
+
+
 def scenario_from_dict(data: dict, base_dir: str | os.PathLike = ".", source: str = "<dict>") -> LoadedScenario:
     """Wrap an in-memory scenario (for sweeps and notebooks)."""
     return _from_dict(data, base_dir, source, None)
@@ -408,7 +464,8 @@ def _from_dict(data, base_dir, source: str, read_flows: list | None) -> LoadedSc
     if read_flows is not None:
         workload["flows"] = None
     try:
-        data = json.loads(json.dumps(data))  # a deep copy that also rejects non-JSON values
+        # A deep copy that also rejects non-JSON values, and takes NumPy integers as ints.
+        data = json.loads(json.dumps(data, default=_json_integer))
     except TypeError:
         _refuse_non_json(data, "")
         raise
@@ -522,6 +579,10 @@ def _refuse_non_json(value, path: str) -> None:
         for i, x in enumerate(value):
             _refuse_non_json(x, f"{path}[{i}]")
     elif not isinstance(value, (str, int, float, bool, type(None))):
+        i = integer(value)
+        if i is not None:
+            _refuse_beyond_64_bits(i, where)
+            return
         raise ScenarioError(f"{where}: `{value!r}` is a {type(value).__name__}; allowed: text, a number, true/false, "
                             f"null, a list or a mapping")
 

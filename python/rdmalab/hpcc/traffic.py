@@ -22,6 +22,7 @@ from pathlib import Path
 from rdmalab import _core
 from rdmalab._core import ScenarioError
 from rdmalab.hpcc.units import parse_rate_bps
+from rdmalab.scenario import integer
 
 # Shipped CDFs: the core embeds the files of traffic_gen/ and hands out their text.
 CDF_NAMES = tuple(_core.builtin_cdfs())
@@ -125,7 +126,9 @@ def generate_flows(
     if expected > MAX_FLOWS:
         raise ScenarioError(f"about {expected:.3e} flows (hosts × load × bandwidth × time / mean flow size) — "
                             f"allowed: at most {MAX_FLOWS}; lower nhost, load or time, or use larger flows")
-    rng = random.Random(seed)
+    # A NumPy integer seed as the int it is: random.Random refuses the type, not the value.
+    as_int = integer(seed)
+    rng = random.Random(seed if as_int is None else as_int)
     mean_gap_ns = cdf_mean(cdf) * 8 / (bandwidth_bps * load) * 1e9
     end = base_ns + int(seconds * 1e9)
 

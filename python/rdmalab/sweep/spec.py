@@ -41,7 +41,7 @@ from rdmalab import yamlio
 
 from rdmalab._core import ScenarioError
 from rdmalab.runner import late_starts_warning, validate
-from rdmalab.scenario import LoadedScenario, ScenarioWarning, read_input, scenario_from_dict
+from rdmalab.scenario import LoadedScenario, ScenarioWarning, plain, read_input, scenario_from_dict
 
 #: Runs one sweep may expand to: each is a directory and a scenario in memory.
 MAX_RUNS = 100_000
@@ -159,7 +159,9 @@ def set_key(data: dict, path: list, value: Any, where: str) -> None:
                     raise SweepError(f"{where}: `{_show(path)}` — `null` cannot remove a list item")
                 node.pop(seg, None)
             else:
-                node[seg] = copy.deepcopy(value)
+                # A NumPy integer as the int it stands for: a list read
+                # from YAML (`workload.flows`) is used as it is, not copied.
+                node[seg] = plain(value)
         else:
             created = isinstance(seg, str) and seg not in node
             if created:
@@ -517,6 +519,9 @@ def sweep_from_dict(spec: Any, sweep_dir: str | Path = ".", source: str = "<dict
     unknown = [k for k in spec if k not in SWEEP_KEYS]
     if unknown:
         raise SweepError(f"{unknown[0]}: unknown sweep key; allowed: {', '.join(SWEEP_KEYS)}")
+    # NumPy integers (a sweep built in Python) as the ints they stand for:
+    # the axes' values name columns, and the sweep is written as JSON.
+    spec = plain(spec)
     sweep_dir = Path(sweep_dir)
     from rdmalab.casestudies import check_names
 
