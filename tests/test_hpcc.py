@@ -317,6 +317,87 @@ def test_ignored_keys_warn(tmp_path):
     assert "# warning: PAUSE_TIME" in (tmp_path / "x.yaml").read_text()
 
 
+# What the ns-3 build (/work/ns3-hpcc, 9f4be2a) did with each value of a DCQCN
+# key under CC_MODE 3, measured on this file: `runs` — the same fct.txt as with
+# the key's usual value (ignored); `aborts` — "Could not parse rate"; `hangs` —
+# no output within 20 s (its config stream failed on the token).
+NS3_UNDER_HPCC = {
+    ("RATE_HAI", "0Mb/s"): "runs", ("RATE_HAI", "5000"): "runs", ("RATE_HAI", "fast"): "aborts",
+    ("RATE_HAI", "-5Mb/s"): "aborts", ("DCTCP_RATE_AI", "fast"): "aborts",
+    ("ALPHA_RESUME_INTERVAL", "-1"): "runs", ("ALPHA_RESUME_INTERVAL", "1x"): "runs",
+    ("ALPHA_RESUME_INTERVAL", "abc"): "hangs", ("RATE_DECREASE_INTERVAL", "-4"): "runs",
+    ("RATE_DECREASE_INTERVAL", "x"): "hangs", ("RP_TIMER", "-900"): "runs", ("EWMA_GAIN", "5"): "runs",
+    ("EWMA_GAIN", "abc"): "hangs", ("FAST_RECOVERY_TIMES", "-1"): "runs", ("FAST_RECOVERY_TIMES", "x"): "hangs",
+    ("FAST_RECOVERY_TIMES", "5000000000"): "hangs", ("FAST_RECOVERY_TIMES", "-4294967296"): "hangs",
+    ("CLAMP_TARGET_RATE", "7"): "runs", ("CLAMP_TARGET_RATE", "yes"): "hangs",
+}
+# The same for HPCC keys under CC_MODE 1.
+NS3_UNDER_DCQCN = {("U_TARGET", "abc"): "hangs", ("INT_MULTI", "x"): "hangs"}
+
+
+def test_what_ns3_cannot_read_is_what_stops_it():
+    from rdmalab.hpcc.config import CC_KEYS, ns3_cannot_read
+
+    for (key, value), ns3 in (NS3_UNDER_HPCC | NS3_UNDER_DCQCN).items():
+        assert (ns3_cannot_read(CC_KEYS[key][0], value) is None) == (ns3 == "runs"), (key, value)
+
+
+def test_keys_of_other_cc_modes_are_ignored_as_in_ns3_but_not_silently(tmp_path):
+    """Under CC_MODE 3 ns-3 reads the DCQCN keys and never uses them. rdmalab
+    says so once; a value ns-3 cannot read (it aborts or hangs on it) is
+    refused; one it runs with but DCQCN would refuse is a warning of its own."""
+    cfg = make_dir(tmp_path)
+    base = convert(cfg, cwd=tmp_path)
+    ignored = [w for w in base.warnings if w.startswith("CC_MODE (line")]
+    assert ignored == ["CC_MODE (line 15): 3 (HPCC) does not use ALPHA_RESUME_INTERVAL, RATE_DECREASE_INTERVAL, "
+                       "RP_TIMER, CLAMP_TARGET_RATE, FAST_RECOVERY_TIMES, EWMA_GAIN, RATE_HAI, DCTCP_RATE_AI "
+                       "(keys of other modes): ignored, as in ns-3"], base.warnings
+    for (key, value), ns3 in NS3_UNDER_HPCC.items():
+        cfg = make_dir(tmp_path, edit(CONFIG, key, value))
+        if ns3 != "runs":
+            with pytest.raises(rdmalab.ScenarioError) as e:
+                convert(cfg, cwd=tmp_path)
+            assert f"{key} (line" in str(e.value) and f"`{value}` — not " in str(e.value), (key, value, str(e.value))
+            assert "CC_MODE 3 (HPCC) does not use" in str(e.value)
+            continue
+        conv = convert(cfg, cwd=tmp_path)
+        assert conv.scenario == base.scenario, (key, value)  # ignored
+        own = [w for w in conv.warnings if w.startswith(f"{key} (line")]
+        if key == "EWMA_GAIN" or key == "CLAMP_TARGET_RATE":
+            # A gain of 5 (and a flag of 7) passes the converter under CC_MODE 1 too; only
+            # the core refuses g > 1, on a parameter a run uses.
+            assert own == [], own
+        else:
+            assert len(own) == 1 and f"`{value}` — " in own[0], (key, value, conv.warnings)
+            assert own[0].endswith("ignored with CC_MODE 3 (HPCC), as in ns-3, but CC_MODE 1 (DCQCN)"
+                                   + (" and 7 (TIMELY), which use" if key == "RATE_HAI" else ", which uses")
+                                   + " it, would refuse it"), own
+    # The same values under CC_MODE 1, which uses the keys: refused, with the same message.
+    for key, value in (("ALPHA_RESUME_INTERVAL", "-1"), ("RATE_HAI", "0Mb/s"), ("FAST_RECOVERY_TIMES", "-1")):
+        cfg = make_dir(tmp_path, edit(edit(CONFIG, "CC_MODE", "1"), key, value))
+        with pytest.raises(rdmalab.ScenarioError, match=re.escape(f"{key} (line")):
+            convert(cfg, cwd=tmp_path)
+
+
+def test_hpcc_keys_under_dcqcn_are_ignored_the_same_way(tmp_path):
+    c = edit(CONFIG, "CC_MODE", "1")
+    conv = convert(make_dir(tmp_path, c), cwd=tmp_path)
+    assert [w for w in conv.warnings if w.startswith("CC_MODE (line")] == [
+        f"CC_MODE (line {len(c.splitlines())}): 1 (DCQCN) does not use DCTCP_RATE_AI, U_TARGET, MI_THRESH, "
+        f"FAST_REACT, MULTI_RATE, SAMPLE_FEEDBACK, INT_MULTI (keys of other modes): ignored, as in ns-3"]
+    conv = convert(make_dir(tmp_path, edit(c, "INT_MULTI", "0")), cwd=tmp_path)
+    assert any(w.startswith("INT_MULTI (line") and "`0` — must be an integer from 1 to 65536; ignored with "
+               "CC_MODE 1 (DCQCN), as in ns-3, but CC_MODE 3 (HPCC), which uses it, would refuse it" in w
+               for w in conv.warnings), conv.warnings
+    with pytest.raises(rdmalab.ScenarioError, match=r"U_TARGET \(line \d+\): `abc` — not a number"):
+        convert(make_dir(tmp_path, edit(c, "U_TARGET", "abc")), cwd=tmp_path)
+    # Every mode but HPCC's lists INT_MULTI among the keys it does not use; HPCC's maps it.
+    for mode in ("7", "8"):
+        conv = convert(make_dir(tmp_path, edit(CONFIG, "CC_MODE", mode)), cwd=tmp_path)
+        (ignored,) = [w for w in conv.warnings if w.startswith("CC_MODE (line")]
+        assert "INT_MULTI" in ignored and ("RATE_HAI" in ignored) == (mode == "8"), ignored
+
+
 def test_missing_files_are_errors_not_hangs(tmp_path):
     r = cli("hpcc", "run", tmp_path / "no-such-config.txt", timeout=30)
     assert r.returncode == 2 and "cannot be read" in r.stderr

@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from rdmalab import _core
 from rdmalab._core import MAX_NODES, ScenarioError
-from rdmalab.hpcc.units import (parse_rate_bps, parse_time_ps, ps_text, rate_text, seconds_to_ns, us_text)
+from rdmalab.hpcc.units import (ns3_data_rate_parses, parse_rate_bps, parse_time_ps, ps_text, rate_text,
+                                seconds_to_ns, us_text)
 
 # Every key third.cc reads, with how many value tokens follow it ("map": `n` then n pairs).
 ARITY: dict[str, int | str] = {
@@ -52,6 +54,32 @@ DEFAULTS: dict[str, str | None] = {
 }
 
 CC_NAMES = {1: "dcqcn", 3: "hpcc", 7: "timely", 8: "dctcp"}
+
+# The congestion-control keys: how third.cc reads each (`number`: a double;
+# `count` (with its bounds) and `flag`: an unsigned integer; `rate`: a
+# DataRate string) and the CC_MODEs whose algorithm uses it (rdma-hw.cc).
+# third.cc reads and hands over every one of them whatever CC_MODE is, so a
+# value it cannot read stops ns-3 in every mode: the config stream fails on a
+# number it cannot read (it never starts the run), and DataRate aborts on a
+# rate it cannot parse (both measured on the ns-3 build). MIN_RATE, which
+# every mode uses, is not here.
+CC_KEYS: dict[str, tuple[str, tuple[int, int] | None, frozenset[int]]] = {
+    "ALPHA_RESUME_INTERVAL": ("number", None, frozenset({1})),
+    "RATE_DECREASE_INTERVAL": ("number", None, frozenset({1})),
+    "RP_TIMER": ("number", None, frozenset({1})),
+    "CLAMP_TARGET_RATE": ("flag", None, frozenset({1})),
+    "FAST_RECOVERY_TIMES": ("count", (0, 1000), frozenset({1})),
+    "EWMA_GAIN": ("number", None, frozenset({1, 8})),
+    "RATE_AI": ("rate", None, frozenset({1, 3, 7})),
+    "RATE_HAI": ("rate", None, frozenset({1, 7})),
+    "DCTCP_RATE_AI": ("rate", None, frozenset({8})),
+    "U_TARGET": ("number", None, frozenset({3})),
+    "MI_THRESH": ("count", (0, 10**6), frozenset({3})),
+    "FAST_REACT": ("flag", None, frozenset({3})),
+    "MULTI_RATE": ("flag", None, frozenset({3})),
+    "SAMPLE_FEEDBACK": ("flag", None, frozenset({3})),
+    "INT_MULTI": ("count", (1, 1 << 16), frozenset({3})),
+}
 
 # Converted scenarios effectively have no event cap: ns-3 has none, and a
 # simulated second of a 320-host fabric is billions of events.
@@ -448,13 +476,15 @@ def parse_flows(text: str, where: str, topo: Topology, problems: list[str]) -> l
 
 
 class _Values:
-    """Typed access to config values; bad values become problems naming the key."""
+    """Typed access to config values; bad values become problems naming the
+    key (in `problems`: the config's own unless given)."""
 
-    def __init__(self, cfg: Ns3Config):
+    def __init__(self, cfg: Ns3Config, problems: list[str] | None = None):
         self.cfg = cfg
+        self.problems = cfg.problems if problems is None else problems
 
     def _bad(self, key: str, msg: str) -> None:
-        self.cfg.problems.append(f"{self.cfg.where(key)}: `{self.cfg.get(key)}` — {msg}")
+        self.problems.append(f"{self.cfg.where(key)}: `{self.cfg.get(key)}` — {msg}")
 
     def int(self, key: str, lo: int = 0, hi: int = 2**64 - 1) -> int | None:
         v = self.cfg.get(key)
@@ -485,8 +515,8 @@ class _Values:
     def rate(self, key: str) -> int | None:
         v = self.cfg.get(key)
         if v is None:
-            self.cfg.problems.append(f"{key}: missing; ns-3 has no default for it (DataRate(\"\") fails) — set it, "
-                                     f"e.g. `{key} 50Mb/s`")
+            self.problems.append(f"{key}: missing; ns-3 has no default for it (DataRate(\"\") fails) — set it, "
+                                 f"e.g. `{key} 50Mb/s`")
             return None
         try:
             bps = parse_rate_bps(v)
@@ -508,8 +538,73 @@ class _Values:
             try:
                 out[int(r)] = v
             except ValueError:
-                self.cfg.problems.append(f"{self.cfg.where(key)}: rate `{r}` must be an integer in bit/s")
+                self.problems.append(f"{self.cfg.where(key)}: rate `{r}` must be an integer in bit/s")
         return out
+
+
+def _cc_value(v: _Values, key: str):
+    """A congestion-control key's value, read and checked as a CC_MODE that uses it does."""
+    kind, bounds, _ = CC_KEYS[key]
+    if kind == "number":
+        return v.float(key)
+    if kind == "count":
+        return v.int(key, *bounds)
+    if kind == "flag":
+        return v.flag(key)
+    return v.rate(key)
+
+
+_NS3_DOUBLE = re.compile(r"[+-]?(?:[0-9]|\.[0-9])")
+_NS3_UNSIGNED = re.compile(r"[+-]?([0-9]+)")
+
+
+def ns3_cannot_read(kind: str, text: str) -> str | None:
+    """Why third.cc cannot read `text` as a CC key of `kind` (see CC_KEYS),
+    or None when it can (whether or not the value makes sense)."""
+    if kind == "rate":
+        if ns3_data_rate_parses(text):
+            return None
+        return f"not an ns-3 data rate; ns-3 aborts on it (`Could not parse rate: {text}`)"
+    if kind == "number":
+        if _NS3_DOUBLE.match(text):
+            return None
+        return "not a number; ns-3 cannot read it either (its config reader fails there, and ns-3 hangs unstarted)"
+    m = _NS3_UNSIGNED.match(text)
+    if m and int(m.group(1)) <= 2**32 - 1:
+        return None
+    return ("not an integer ns-3 can read (it reads an unsigned 32-bit one): its config reader fails there, and "
+            "ns-3 hangs unstarted")
+
+
+def _mode_names(modes) -> str:
+    names = [f"{m} ({CC_NAMES[m].upper()})" for m in sorted(modes)]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _check_other_modes_keys(cfg: Ns3Config, cc_mode: int, warnings: list[str]) -> None:
+    """The congestion-control keys CC_MODE `cc_mode` does not use, as ns-3
+    treats them: accepted and ignored (run.py writes every mode's keys into
+    every config), said in one warning. A value ns-3 cannot read is refused,
+    as it stops ns-3 too; one the mode that uses the key would refuse (a
+    negative interval, a rate of 0) is a warning of its own, with that
+    mode's message: ignored, but not silently."""
+    unused = [k for k, (_, _, modes) in CC_KEYS.items() if cfg.has(k) and cc_mode not in modes]
+    if not unused:
+        return
+    mode = _mode_names([cc_mode])
+    for key in unused:
+        kind, _, modes = CC_KEYS[key]
+        why = ns3_cannot_read(kind, cfg.get(key))
+        if why is not None:
+            cfg.problems.append(f"{cfg.where(key)}: `{cfg.get(key)}` — {why}, although CC_MODE {mode} does not "
+                                f"use {key}")
+            continue
+        refused: list[str] = []
+        _cc_value(_Values(cfg, refused), key)
+        warnings += [f"{msg}; ignored with CC_MODE {mode}, as in ns-3, but CC_MODE {_mode_names(modes)}, which "
+                     f"{'uses' if len(modes) == 1 else 'use'} it, would refuse it" for msg in refused]
+    warnings.append(f"{cfg.where('CC_MODE')}: {mode} does not use {', '.join(unused)} (keys of other modes): "
+                    f"ignored, as in ns-3")
 
 
 def convert(
@@ -718,7 +813,7 @@ def convert(
         alpha, dec = v.float("ALPHA_RESUME_INTERVAL"), v.float("RATE_DECREASE_INTERVAL")
         cc = {"algorithm": "dcqcn", "params": {
             "g": g, "alpha_period": _us(alpha), "decrease_period": _us(dec), "increase_period": _us(rp),
-            "fast_recovery_stages": v.int("FAST_RECOVERY_TIMES", 0, 1000),
+            "fast_recovery_stages": _cc_value(v, "FAST_RECOVERY_TIMES"),
             "rate_ai": _rate(v.rate("RATE_AI")), "rate_hai": _rate(v.rate("RATE_HAI")), "min_rate": _rate(min_rate),
             "clamp_target_rate": v.flag("CLAMP_TARGET_RATE"), "rate_on_first_cnp": 1.0, "byte_counter": "0B"}}
     elif cc_mode == 3:
@@ -729,9 +824,9 @@ def convert(
             cfg.problems.append(f"{cfg.where('SAMPLE_FEEDBACK')}: `1` (skip per-ACK INT when the queue is empty) "
                                 f"is not implemented; set `SAMPLE_FEEDBACK 0`")
         # ns-3 always quantises its 8-byte INT hop records (INT_MULTI defaults to 1).
-        switch["int_multi"] = v.int("INT_MULTI", 1, 1 << 16)
+        switch["int_multi"] = _cc_value(v, "INT_MULTI")
         cc = {"algorithm": "hpcc", "params": {
-            "eta": v.float("U_TARGET"), "max_stage": v.int("MI_THRESH", 0, 10**6), "rate_ai": _rate(v.rate("RATE_AI")),
+            "eta": v.float("U_TARGET"), "max_stage": _cc_value(v, "MI_THRESH"), "rate_ai": _rate(v.rate("RATE_AI")),
             "min_rate": _rate(min_rate), "fast_react": v.flag("FAST_REACT"),
             # The window comes from nic.window (HAS_WIN, VAR_WIN) and T from nic.base_rtt (GLOBAL_T).
             "window": False, "base_rtt": "0ns"}}
@@ -747,8 +842,8 @@ def convert(
                                 f"division); set it, e.g. `EWMA_GAIN 0.0625`")
         cc = {"algorithm": "dctcp", "params": {
             "g": g, "rate_ai": _rate(v.rate("DCTCP_RATE_AI")), "min_rate": _rate(min_rate)}}
-    if cc_mode is not None and cc_mode != 3 and cfg.has("INT_MULTI"):
-        warn("INT_MULTI", "ignored: ns-3 uses INT only with CC_MODE 3 (and 10)")
+    if cc_mode is not None:
+        _check_other_modes_keys(cfg, cc_mode, warnings)
 
     # ---------------------------------------------------------------- links, time, records
     links = []

@@ -42,6 +42,14 @@ def parse_rate_bps(text: str) -> int:
     return int(round(v))
 
 
+def ns3_data_rate_parses(text: str) -> bool:
+    """Whether ns-3's DataRate takes `text` at all, as its DoParse reads it:
+    the leading digits and dots, then one of its unit suffixes, or nothing
+    (a bare number is bit/s). It aborts on anything else (`-5Mb/s`, `fast`)."""
+    number = len(text) - len(text.lstrip("0123456789."))
+    return text[number:] == "" or text[number:] in _RATE_UNITS
+
+
 def parse_time_ps(text: str) -> int:
     """An ns-3 Time string (`1000ns`, `0.001ms`, `1us`; a bare number is seconds) in picoseconds."""
     m = re.fullmatch(rf"\s*({_NUM})\s*([a-z]*)\s*", text)
