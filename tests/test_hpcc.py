@@ -254,6 +254,24 @@ def test_a_link_after_the_counted_links_is_warned_of_not_dropped_silently(tmp_pa
     assert r.returncode == 0, r.stderr
     assert "1 link line after the 8 links its first line counts (first on line 11) is not read; ns-3 reads " \
            "exactly that many, and so does rdmalab: raise the count to use it" in r.stderr, r.stderr
+    # Once: the converter says it, and the scenario it runs holds the counted links only.
+    assert r.stderr.count("link line") == 1 and r.stderr.count("1 8 100Gbps") == 0, r.stderr
+    # The scenario `convert` writes names the file; running it, the core says it, once.
+    r = cli("hpcc", "convert", "mix/config.txt", "--out", "x.yaml", cwd=tmp_path)
+    assert r.returncode == 0 and r.stderr.count("link line") == 1, r.stderr
+    assert "kind: hpcc_file, path: mix/topology.txt" in (tmp_path / "x.yaml").read_text()
+    r = cli("run", "x.yaml", "--out", "o", "--quiet", cwd=tmp_path)
+    assert r.returncode == 0 and r.stderr.count("link line") == 1, r.stderr
+    assert "topology: `1 8 100Gbps 0.001ms 0` — a link line after the 8 links the file's first line counts" \
+        in r.stderr, r.stderr
+    # Two of them (one after the prose), and blank lines among the links and
+    # after them: both counted, the first named by its line in the file (15).
+    two_more = one_more.replace("0.000000\n1 8 100Gbps", "0.000000\n\n\n1 8 100Gbps") + "2 8 100Gbps 0.001ms 0\n"
+    assert two_more.splitlines()[14] == "1 8 100Gbps 0.001ms 0"
+    make_dir(tmp_path, topology=two_more)
+    r = cli("hpcc", "convert", "mix/config.txt", "--out", "x.yaml", cwd=tmp_path)
+    assert "2 link lines after the 8 links its first line counts (first on line 15) are not read" in r.stderr, \
+        r.stderr
 
 
 def test_a_negative_map_count_is_refused_not_looped_on(tmp_path):

@@ -208,6 +208,17 @@ fn ns3_seconds_to_ns(text: &str) -> PyResult<Option<u64>> {
     Ok(rdmalab_core::scenario::ns3_flows::seconds_to_ns(text))
 }
 
+/// The link lines after the links an ns-3 HPCC topology file counts, as
+/// (how many, the first one's line number, the first one, the count of
+/// links), or `None` when there are none: the core's
+/// `Topology::hpcc_file_links_past_count`, which its scenario check warns
+/// with, for `rdmalab hpcc convert`'s warning (one rule, in one place).
+#[pyfunction]
+fn hpcc_links_past_count(text: &str) -> Option<(usize, usize, String, u64)> {
+    rdmalab_core::net::topology::Topology::hpcc_file_links_past_count(text)
+        .map(|p| (p.lines, p.first_line, p.first, p.counted))
+}
+
 /// The flows of an ns-3 flow file, kept in Rust until they become scenario
 /// flows: the converter's checks (one pg, late flows, order) ask it
 /// questions instead of walking 100,000 Python dicts.
@@ -1607,6 +1618,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(read_yaml_flows, m)?)?;
     m.add_function(wrap_pyfunction!(read_ns3_flows, m)?)?;
     m.add_function(wrap_pyfunction!(ns3_seconds_to_ns, m)?)?;
+    m.add_function(wrap_pyfunction!(hpcc_links_past_count, m)?)?;
     m.add_function(wrap_pyfunction!(indent_json, m)?)?;
     m.add_function(wrap_pyfunction!(csv_to_parquet, m)?)?;
     m.add_function(wrap_pyfunction!(values_ok, m)?)?;

@@ -352,25 +352,6 @@ def _max_rtt_from(h: int, nbrs: dict, switches: set[int], hosts: list[int], payl
     return max((2 * delay[o] + tx[o] for o in hosts if o in delay), default=0)
 
 
-def unread_link_lines(text: str) -> tuple[int, int | None, int]:
-    """(lines after the links the first line counts that are themselves
-    links, the first one's line number, the link count): ns-3 reads the file
-    as a token stream and stops after the counted links, so a link added
-    without raising the count is dropped. Prose after the links (the HPCC
-    repository's files explain the format there) is no link and not counted."""
-    lines = [(n, ln.split()) for n, ln in enumerate(text.splitlines(), 1) if ln.split()]
-    try:
-        s, nl = int(lines[0][1][1]), int(lines[0][1][2])
-    except (IndexError, ValueError):
-        return 0, None, 0
-    needed, seen, unread = 3 + s + 5 * nl, 0, []
-    for n, toks in lines:
-        if seen >= needed and len(toks) == 5 and all(t.isdigit() for t in toks[:2]):
-            unread.append(n)
-        seen += len(toks)
-    return len(unread), (unread[0] if unread else None), nl
-
-
 def unread_flow_lines(text: str) -> tuple[int, int | None, int]:
     """(non-blank lines after the flows the count line counts, the first
     one's line number, the count): ns-3 never reads them."""
@@ -641,8 +622,10 @@ def convert(
                 topo = parse_topology(text, f"TOPOLOGY_FILE `{topo_found[0]}`")
             except ScenarioError as e:
                 cfg.problems.append(str(e))
-            unread, line, count = unread_link_lines(text)
-            if topo is not None and unread:
+            # The core's rule (it warns with it on a native scenario's hpcc_file topology).
+            past = _core.hpcc_links_past_count(text) if topo is not None else None
+            if past is not None:
+                unread, line, _, count = past
                 warn("TOPOLOGY_FILE", f"`{topo_found[0]}`: {unread} link line{'s' if unread != 1 else ''} after the "
                                       f"{count} links its first line counts (first on line {line}) "
                                       f"{'are' if unread != 1 else 'is'} not read; ns-3 reads exactly that many, "

@@ -435,26 +435,34 @@ impl Topology {
     }
 
     /// Lines after the links an ns-3 HPCC topology file counts that are
-    /// links themselves (`src dst rate delay [error_rate]`): how many, the
-    /// first, and the count. [`Topology::from_hpcc_file`] reads the counted links only, as
-    /// ns-3 does, so a link added without raising the count is not part of
-    /// the network; the prose the HPCC repository's files end with is no link.
-    /// Call it on text `from_hpcc_file` accepted.
-    pub fn hpcc_file_links_past_count(text: &str) -> Option<(usize, String, u64)> {
-        let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+    /// links themselves (`src dst rate delay [error_rate]`). [`Topology::from_hpcc_file`]
+    /// reads the counted links only, as ns-3 does, so a link added without
+    /// raising the count is not part of the network; the prose the HPCC
+    /// repository's files end with is no link. The one place this rule is
+    /// written: the scenario check warns with it, and `rdmalab hpcc convert`
+    /// (through the Python module's `hpcc_links_past_count`) too. Call it on
+    /// text `from_hpcc_file`, or the converter's token reader, accepted: one
+    /// link a line, as every ns-3 topology file writes them.
+    pub fn hpcc_file_links_past_count(text: &str) -> Option<LinksPastCount> {
+        let mut lines = text
+            .lines()
+            .enumerate()
+            .map(|(i, l)| (i + 1, l.trim()))
+            .filter(|(_, l)| !l.is_empty());
         let head: Vec<u64> = lines
             .next()?
+            .1
             .split_whitespace()
             .map(|x| x.parse().ok())
             .collect::<Option<_>>()?;
         let (s, l) = (*head.get(1)?, *head.get(2)?);
         let mut ids = 0;
         while ids < s {
-            ids += lines.next()?.split_whitespace().count() as u64;
+            ids += lines.next()?.1.split_whitespace().count() as u64;
         }
-        let past: Vec<&str> = lines
+        let past: Vec<(usize, &str)> = lines
             .skip(l as usize)
-            .filter(|line| {
+            .filter(|(_, line)| {
                 let f: Vec<&str> = line.split_whitespace().collect();
                 (4..=5).contains(&f.len())
                     && f[0].parse::<u32>().is_ok()
@@ -462,7 +470,13 @@ impl Topology {
                     && crate::scenario::units::parse_rate(f[2]).is_ok()
             })
             .collect();
-        Some((past.len(), past.first()?.to_string(), l))
+        let &(first_line, first) = past.first()?;
+        Some(LinksPastCount {
+            lines: past.len(),
+            first_line,
+            first: first.to_string(),
+            counted: l,
+        })
     }
 
     /// Ids of nodes with no link at all.
@@ -476,6 +490,20 @@ impl Topology {
             .filter(|&i| deg[i as usize] == 0)
             .collect()
     }
+}
+
+/// Link lines after the links an ns-3 HPCC topology file counts
+/// ([`Topology::hpcc_file_links_past_count`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LinksPastCount {
+    /// How many lines after the counted links are links.
+    pub lines: usize,
+    /// The first one's line number in the text (from 1, blank lines counted).
+    pub first_line: usize,
+    /// The first one, trimmed.
+    pub first: String,
+    /// How many links the first line counts.
+    pub counted: u64,
 }
 
 /// A link line's error rate: the probability that a frame is lost. `5`,
@@ -513,6 +541,34 @@ mod tests {
         assert_eq!(t.links.len(), 480);
         assert_eq!(t.links[0].rate, Rate::gbps(100));
         assert_eq!(t.links[479].rate, Rate::gbps(400));
+    }
+
+    /// A link line past the count is found, with its line number (blank
+    /// lines counted), after switch ids on several lines and links of four
+    /// or five fields; the prose ns-3's files end with is no link.
+    #[test]
+    fn hpcc_file_links_past_the_count_are_found_and_prose_is_not() {
+        let links = "0 3 100Gbps 1us 0\n1 3 100Gbps 1us\n2 4 100Gbps 1us 0\n3 4 100Gbps 1us 0\n";
+        let prose = "\nFirst line: total node #, switch node #, link #\n";
+        let counted = format!("5 2 4\n3\n\n4\n{links}{prose}");
+        assert_eq!(Topology::hpcc_file_links_past_count(&counted), None);
+        let past = format!("5 2 4\n3\n\n4\n{links}\n3 4 100Gbps 1us\n{prose}0 4 100Gbps 1us 0\n");
+        assert_eq!(
+            Topology::hpcc_file_links_past_count(&past),
+            Some(LinksPastCount {
+                lines: 2,
+                first_line: 10,
+                first: "3 4 100Gbps 1us".into(),
+                counted: 4
+            })
+        );
+        // Raising the count reads them: nothing is past it.
+        let raised = past.replacen("5 2 4", "5 2 5", 1);
+        let got = Topology::hpcc_file_links_past_count(&raised).unwrap();
+        assert_eq!((got.lines, got.first_line, got.counted), (1, 13, 5));
+        for bad in ["", "x y z\n", "5 2\n3 4\n", "5 2 4\n3\n"] {
+            assert_eq!(Topology::hpcc_file_links_past_count(bad), None, "{bad:?}");
+        }
     }
 
     #[test]

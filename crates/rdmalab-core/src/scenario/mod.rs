@@ -1020,10 +1020,11 @@ impl Parser {
             if let (Some("hpcc_file"), Some(Value::String(text))) =
                 (t.get("kind").and_then(Value::as_str), t.get("text"))
             {
-                if let Some((k, first, l)) = Topology::hpcc_file_links_past_count(text) {
-                    let (which, use_) = match k {
+                if let Some(past) = Topology::hpcc_file_links_past_count(text) {
+                    let (first, l) = (past.first, past.counted);
+                    let (which, use_) = match past.lines {
                         1 => ("a link line".to_string(), "it"),
-                        _ => (format!("the first of {k} link lines"), "them"),
+                        k => (format!("the first of {k} link lines"), "them"),
                     };
                     out.push(ScenarioWarning {
                         key: "topology".into(),
