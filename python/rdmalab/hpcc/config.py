@@ -496,8 +496,9 @@ class _Values:
     def rate(self, key: str) -> int | None:
         v = self.cfg.get(key)
         if v is None:
-            self.problems.append(f"{key}: missing; ns-3 has no default for it (DataRate(\"\") fails) — set it, "
-                                 f"e.g. `{key} 50Mb/s`")
+            # third.cc leaves the string empty, and ns-3's DataRate("") parses as 0 bit/s.
+            self.problems.append(f"{key}: missing; ns-3 then runs with 0 bit/s (its DataRate(\"\") parses as 0), "
+                                 f"a step rdmalab does not take (at least 1 bit/s) — set it, e.g. `{key} 50Mb/s`")
             return None
         try:
             bps = parse_rate_bps(v)
