@@ -635,6 +635,81 @@ def test_analyze_buckets_by_size_with_ns3_filters(tmp_path):
         assert r.returncode == 2 and says in r.stderr and "Traceback" not in r.stderr, (fields, r.stderr)
 
 
+# What ns-3 HPCC's analysis/fct_analysis.py (HPCC repository 9f4be2a) printed
+# for the file `_fct_analysis_input` writes, run with Python 2.7 and LC_ALL=C,
+# as `-p fct_fat` with both of its CCs reading that file: with no options
+# (first list) and with `-s 25 -T 2000040000` (second).
+FCT_ANALYSIS_S5 = """\
+0.000 1000	10.000 10.000 10.000
+0.050 1000	1234.570 1234.570 1234.570
+0.100 1000	18.500 18.500 18.500
+0.150 1000	3703.700 3703.700 3703.700
+0.200 1000	4938.270 4938.270 4938.270
+0.250 1000	55.500 55.500 55.500
+0.300 1000	617.280 617.280 617.280
+0.350 1000	740.736 740.736 740.736
+0.400 1000	84.000 84.000 84.000
+0.450 3000	9.250 9.250 9.250
+0.500 3000	123.456 123.456 123.456
+0.550 3000	2469.130 2469.130 2469.130
+0.600 3000	493.824 493.824 493.824
+0.650 3000	64.750 64.750 64.750
+0.700 3000	7407.400 7407.400 7407.400
+0.750 70000	246.912 246.912 246.912
+0.800 70000	42.000 42.000 42.000
+0.850 500000	8641.970 8641.970 8641.970
+0.900 500000	27.750 27.750 27.750
+0.950 500000	6172.840 6172.840 6172.840
+"""
+FCT_ANALYSIS_S25 = """\
+0.000 1000	10.000 10.500 10.500
+0.250 1000	8.000 18.500 18.500
+0.500 3000	4.995 9.250 9.250
+0.750 500000	6.000 21.000 21.000
+"""
+
+
+def _fct_analysis_input(path):
+    """45 flows: sizes repeat (ties, which the script's `sort -n -k 2` orders
+    by the line's bytes: slowdown `10.5` before `9.25`), slowdowns below 1
+    and with more than six digits (awk writes `%.6g`), incast flows, and
+    one that ends after the script's 3 s default."""
+    fcts = [10500, 9250, 999, 1234567, 2000, 123456]
+    sizes = [1000, 1000, 3000, 1000, 70000, 3000, 500000]
+    lines = []
+    for k in range(45):
+        dport = 200 if k % 13 == 12 else 100
+        start, fct = 2000000000 + 1000 * k, fcts[k % 6] * (1 + k // 6)
+        if k == 30:
+            start, fct = 2999999000, 5000
+        lines.append(f"0b000{k % 10}01 0b000{(k + 3) % 10}01 10000 {dport} {sizes[k % 7]} {start} {fct} 1000")
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_analyze_as_fct_analysis_prints_what_the_script_prints(tmp_path):
+    f = tmp_path / "fct.txt"
+    _fct_analysis_input(f)
+
+    def lines(*extra):
+        r = cli("hpcc", "analyze", "--as-fct-analysis", *extra, f, f)
+        assert r.returncode == 0, r.stderr
+        head, *rest = r.stdout.splitlines(keepends=True)
+        assert head.startswith("# as analysis/fct_analysis.py")
+        return "".join(rest)
+
+    two = lambda table: "".join(ln.rstrip("\n") + ln[ln.index("\t"):] for ln in table.splitlines(keepends=True))
+    assert lines() == two(FCT_ANALYSIS_S5)
+    assert lines("--buckets", "4", "-T", "2000040000") == two(FCT_ANALYSIS_S25)
+    # rdmalab's own table of the same flows is nearest-rank, 44 flows in its
+    # buckets (the script drops the largest): not these numbers.
+    assert "10.500" not in cli("hpcc", "analyze", f, "--buckets", "4", "-T", "2000040000").stdout.split("\n")[3]
+    # A divisor of 100 only (the script's -s), and enough flows for every bucket.
+    r = cli("hpcc", "analyze", "--as-fct-analysis", "--buckets", "7", f)
+    assert r.returncode == 2 and "--buckets: 7" in r.stderr and "divisor of 100" in r.stderr
+    r = cli("hpcc", "analyze", "--as-fct-analysis", "-T", "2000010000", f)
+    assert r.returncode == 2 and "2 flows left" in r.stderr and "Traceback" not in r.stderr, r.stderr
+
+
 def test_global_t_sets_ns3s_own_max_rtt(tmp_path, root):
     from rdmalab.hpcc.config import ns3_max_rtt_ns, parse_topology
 

@@ -757,6 +757,8 @@ def cmd_hpcc_analyze(args) -> int:
     # `a+b+c` pools several runs (seeds) into one column.
     tables = {label: pl.concat([read_fct(part) for part in f.split("+")]) if "+" in f else f
               for label, f in labels.items()}
+    if args.as_fct_analysis:
+        return _print_as_fct_analysis(tables, dport, args)
     sd = fct_slowdown(tables, dport=dport, time_limit_ns=args.time_limit, buckets=args.buckets)
     if args.csv:
         sys.stdout.write(sd.write_csv())
@@ -787,6 +789,27 @@ def cmd_hpcc_analyze(args) -> int:
     print("  flows " + "".join(f"  {int(sd.filter(pl.col('file') == f)['flows'].sum()):>{width}}" for f in files))
     if len(files) == 2:
         _print_agreement(blocks, files, qcols, args.buckets)
+    return 0
+
+
+def _print_as_fct_analysis(tables, dport, args) -> int:
+    """`hpcc analyze --as-fct-analysis`: the lines ns-3 HPCC's
+    analysis/fct_analysis.py prints, one column group per file, as its CCs."""
+    from rdmalab.hpcc.fct import FCT_ANALYSIS_TIME_LIMIT_NS, fct_analysis_rows, read_fct
+
+    if 100 % args.buckets:
+        print(f"rdmalab: --buckets: {args.buckets} — with --as-fct-analysis allowed: a divisor of 100 "
+              f"(fct_analysis.py's -s step is 100 / buckets)", file=sys.stderr)
+        return 2
+    limit = FCT_ANALYSIS_TIME_LIMIT_NS if args.time_limit is None else args.time_limit
+    step = 100 // args.buckets
+    rows = [fct_analysis_rows(t if not isinstance(t, str) else read_fct(t), dport, limit, step)
+            for t in tables.values()]
+    print(f"# as analysis/fct_analysis.py -s {step} -T {limit} prints it"
+          f"{'' if dport is None else f' (dport {dport})'}: bucket start, size of its last flow, then p50 p95 p99 "
+          f"per file: {' '.join(tables)}")
+    for k, first in enumerate(rows[0]):
+        print("%.3f %d" % first[:2] + "".join("\t%.3f %.3f %.3f" % r[k][2:] for r in rows))
     return 0
 
 
@@ -1010,6 +1033,9 @@ def main(argv: list[str] | None = None) -> int:
     hp.add_argument("--buckets", type=_positive_int, default=20,
                     help="flow-size buckets of equal flow count (20: 5%% each)")
     hp.add_argument("--csv", action="store_true", help="write the table as CSV to stdout")
+    hp.add_argument("--as-fct-analysis", action="store_true",
+                    help="print what ns-3 HPCC's analysis/fct_analysis.py prints for these files, digit for digit "
+                         "(its rounding, tie order, bucket edges and quantile element; -T defaults to its 3 s)")
     hp.set_defaults(func=cmd_hpcc_analyze)
 
     p = sub.add_parser("cc", help="build C controllers (DOCA PCC's device API) into libraries rdmalab loads")

@@ -4,7 +4,8 @@
 * `run_config(CONFIG)` — run that and write `fct.txt`, `pfc.txt` and `qlen.txt`
   where the config says, in ns-3's formats, with rdmalab's tables alongside;
 * `generate_flows` / `write_flow_file` — its `traffic_gen.py`, seeded and exact;
-* `read_fct` / `fct_slowdown` — its `fct_analysis.py` filters on any `fct.txt`.
+* `read_fct` / `fct_slowdown` — its `fct_analysis.py` filters on any `fct.txt`;
+  `fct_analysis_rows` — the numbers `fct_analysis.py` itself prints.
 """
 
 from __future__ import annotations
@@ -18,12 +19,12 @@ import yaml
 
 from rdmalab._core import ScenarioError
 from rdmalab.hpcc.config import Conversion, convert, read_config
-from rdmalab.hpcc.fct import fct_slowdown, read_fct
+from rdmalab.hpcc.fct import fct_analysis_rows, fct_slowdown, read_fct
 from rdmalab.hpcc.traffic import cdf_mean, generate_flows, load_cdf, write_flow_file
 
 __all__ = [
     "Conversion", "convert", "read_config", "scenario_yaml", "run_config", "HpccRun",
-    "fct_slowdown", "read_fct", "cdf_mean", "generate_flows", "load_cdf", "write_flow_file",
+    "fct_analysis_rows", "fct_slowdown", "read_fct", "cdf_mean", "generate_flows", "load_cdf", "write_flow_file",
 ]
 
 

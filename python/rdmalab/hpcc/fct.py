@@ -5,7 +5,8 @@ IPv4 addresses (`0x0b000001 + (id/256)<<16 + (id%256)<<8`), bytes, ns.
 `fct_slowdown` applies the filters of ns-3's `analysis/fct_analysis.py`
 (a dport — 100 normal, 200 incast — and start + fct < T), takes its
 slowdown (fct / standalone_fct, at least 1), and buckets it with
-`rdmalab.analysis.slowdown_by_size`.
+`rdmalab.analysis.slowdown_by_size`. `fct_analysis_rows` instead gives
+the numbers `fct_analysis.py` itself prints, to the last digit.
 """
 
 from __future__ import annotations
@@ -122,3 +123,52 @@ def fct_slowdown(
             df = df.filter(pl.col("start_ns") + pl.col("fct_ns") < time_limit_ns)
         frames.append(df.select("size_bytes", "slowdown", "start_ps").with_columns(pl.lit(label).alias("file")))
     return slowdown_by_size(pl.concat(frames), by=["file"], buckets=buckets, quantiles=quantiles)
+
+
+# fct_analysis.py keeps flows with start + fct below this (ns) unless given -T.
+FCT_ANALYSIS_TIME_LIMIT_NS = 3_000_000_000
+
+
+def _awk_text(x: float) -> str:
+    """A number as awk's `print` writes it: an integral value as an integer,
+    any other with OFMT, `%.6g`."""
+    return str(int(x)) if x == int(x) and abs(x) < 2**53 else "%.6g" % x
+
+
+def fct_analysis_rows(
+    df: pl.DataFrame,
+    dport: int | None = 100,
+    time_limit_ns: int = FCT_ANALYSIS_TIME_LIMIT_NS,
+    step: int = 5,
+) -> list[tuple[float, int, float, float, float]]:
+    """The table ns-3 HPCC's `analysis/fct_analysis.py` prints for one file
+    (`read_fct`'s frame), computed its way: each kept flow's slowdown as awk
+    writes it (`%.6g`, and 1 below 1), the lines sorted by size as
+    `sort -n -k 2` sorts them in the C locale (equal sizes by the line's
+    bytes), the last line dropped (its `split('\n')[:-2]`), buckets cut at
+    `i·n/100` in integer division, and element `int(len·q)` of each
+    bucket's sorted slowdowns. Rows: (bucket start as a fraction, the
+    bucket's last flow size, p50, p95, p99). A bucket without flows, where
+    the script fails, is an error naming how many flows there are."""
+    if not 0 < step <= 100 or 100 % step:
+        raise ValueError(f"step: {step} — allowed: a divisor of 100 (5: 20 buckets of 5 %)")
+    lines = []
+    for dp, start, fct, standalone, size in zip(
+            df["dport"], df["start_ns"], df["fct_ns"], df["standalone_fct_ns"], df["size_bytes"]):
+        if (dport is not None and dp != dport) or not start + fct < time_limit_ns:
+            continue
+        slow = fct / standalone
+        text = _awk_text(1 if slow < 1 else slow)
+        lines.append((size, f"{text} {size}".encode(), float(text)))
+    lines.sort(key=lambda line: (line[0], line[1]))
+    kept = lines[:-1]
+    n = len(kept)
+    rows = []
+    for i in range(0, 100, step):
+        bucket = kept[i * n // 100:(i + step) * n // 100]
+        if not bucket:
+            raise FctFileError(f"{n} flows left after the filters (and the last one fct_analysis.py drops): too few "
+                               f"for buckets of {step} % each, where fct_analysis.py fails on an empty one")
+        slow = sorted(x[2] for x in bucket)
+        rows.append((i / 100, bucket[-1][0], *(slow[int(len(slow) * q)] for q in (0.5, 0.95, 0.99))))
+    return rows
