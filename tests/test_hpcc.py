@@ -703,6 +703,8 @@ def test_analyze_as_fct_analysis_prints_what_the_script_prints(tmp_path):
     # rdmalab's own table of the same flows is nearest-rank, 44 flows in its
     # buckets (the script drops the largest): not these numbers.
     assert "10.500" not in cli("hpcc", "analyze", f, "--buckets", "4", "-T", "2000040000").stdout.split("\n")[3]
+    r = cli("hpcc", "analyze", "--as-fct-analysis", "--csv", f)
+    assert r.returncode == 2 and "not allowed with argument" in r.stderr
     # A divisor of 100 only (the script's -s), and enough flows for every bucket.
     r = cli("hpcc", "analyze", "--as-fct-analysis", "--buckets", "7", f)
     assert r.returncode == 2 and "--buckets: 7" in r.stderr and "divisor of 100" in r.stderr

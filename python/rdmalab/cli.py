@@ -1032,8 +1032,9 @@ def main(argv: list[str] | None = None) -> int:
     hp.add_argument("-T", "--time-limit", type=int, help="keep flows with start + fct < T (ns), as fct_analysis.py")
     hp.add_argument("--buckets", type=_positive_int, default=20,
                     help="flow-size buckets of equal flow count (20: 5%% each)")
-    hp.add_argument("--csv", action="store_true", help="write the table as CSV to stdout")
-    hp.add_argument("--as-fct-analysis", action="store_true",
+    as_what = hp.add_mutually_exclusive_group()
+    as_what.add_argument("--csv", action="store_true", help="write the table as CSV to stdout")
+    as_what.add_argument("--as-fct-analysis", action="store_true",
                     help="print what ns-3 HPCC's analysis/fct_analysis.py prints for these files, digit for digit "
                          "(its rounding, tie order, bucket edges and quantile element; -T defaults to its 3 s)")
     hp.set_defaults(func=cmd_hpcc_analyze)
