@@ -145,7 +145,7 @@ def fct_analysis_rows(
     (`read_fct`'s frame), computed its way: each kept flow's slowdown as awk
     writes it (`%.6g`, and 1 below 1), the lines sorted by size as
     `sort -n -k 2` sorts them in the C locale (equal sizes by the line's
-    bytes), the last line dropped (its `split('\n')[:-2]`), buckets cut at
+    bytes), the last line dropped (its `split('\\n')[:-2]`), buckets cut at
     `i·n/100` in integer division, and element `int(len·q)` of each
     bucket's sorted slowdowns. Rows: (bucket start as a fraction, the
     bucket's last flow size, p50, p95, p99). A bucket without flows, where
