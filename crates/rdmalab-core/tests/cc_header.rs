@@ -4,7 +4,7 @@
 
 mod common;
 use common::assert_conservation;
-use rdmalab_core::algo::{CcConfig, ControllerFactory};
+use rdmalab_core::algo::CcConfig;
 use rdmalab_core::control::{CcContext, CcEvent, Controller, EventMask};
 use rdmalab_core::scenario::Scenario;
 use std::sync::{Arc, Mutex};
@@ -61,10 +61,7 @@ fn a_controller_reads_on_the_ack_what_it_wrote_on_the_data() {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let mut s = Scenario::from_json_str(&flow(Some("16B"))).unwrap();
     let sink = seen.clone();
-    s.cc = CcConfig::Custom(ControllerFactory {
-        name: "stamp".into(),
-        make: Arc::new(move || Box::new(Stamp { seen: sink.clone() })),
-    });
+    s.cc = CcConfig::custom("stamp", move || Box::new(Stamp { seen: sink.clone() }));
     let mut w = s.build().unwrap();
     w.run_to_end().unwrap();
     assert_conservation(&w);
@@ -81,10 +78,7 @@ fn a_controller_reads_on_the_ack_what_it_wrote_on_the_data() {
     let seen2 = Arc::new(Mutex::new(Vec::new()));
     let mut s = Scenario::from_json_str(&flow(None)).unwrap();
     let sink = seen2.clone();
-    s.cc = CcConfig::Custom(ControllerFactory {
-        name: "stamp".into(),
-        make: Arc::new(move || Box::new(Stamp { seen: sink.clone() })),
-    });
+    s.cc = CcConfig::custom("stamp", move || Box::new(Stamp { seen: sink.clone() }));
     let mut w = s.build().unwrap();
     w.run_to_end().unwrap();
     assert!(seen2.lock().unwrap().is_empty());

@@ -2,12 +2,11 @@
 //! happens when one misbehaves.
 
 mod common;
-use rdmalab_core::algo::{CcConfig, ControllerFactory};
+use rdmalab_core::algo::CcConfig;
 use rdmalab_core::control::{CcContext, CcEvent, Controller, EventMask};
 use rdmalab_core::scenario::Scenario;
 use rdmalab_core::time::{Duration, Rate, Time};
 use rdmalab_core::world::{RunError, World};
-use std::sync::Arc;
 
 const INCAST: &str = r#"{"duration": "5ms",
     "topology": {"kind": "single_switch", "hosts": 3, "host_link": {"rate": "100Gbps", "delay": "1us"}},
@@ -15,10 +14,7 @@ const INCAST: &str = r#"{"duration": "5ms",
 
 fn world_with(name: &str, make: impl Fn() -> Box<dyn Controller> + 'static) -> World {
     let mut s = Scenario::from_json_str(INCAST).unwrap();
-    s.cc = CcConfig::Custom(ControllerFactory {
-        name: name.into(),
-        make: Arc::new(make),
-    });
+    s.cc = CcConfig::custom(name, make);
     s.build().unwrap()
 }
 
@@ -152,10 +148,7 @@ fn a_controller_acting_inside_the_dequeue_cannot_overdrive_the_port() {
         "workload": {"flows": [{"src": "h0", "dst": "h1", "size": "1MB"}, {"src": "h0", "dst": "h2", "size": "1MB"}]}}"#,
     )
     .unwrap();
-    s.cc = CcConfig::Custom(ControllerFactory {
-        name: "rate-on-tx".into(),
-        make: Arc::new(|| Box::new(RateOnTx)),
-    });
+    s.cc = CcConfig::custom("rate-on-tx", || Box::new(RateOnTx));
     let mut w = s.build().unwrap();
     w.run_to_end().unwrap();
     let last = w.rec.flows.iter().map(|f| f.finish.ps()).max().unwrap();
@@ -193,10 +186,7 @@ fn a_controller_that_never_lets_time_advance_is_stopped_with_a_clear_error() {
         "topology": {"kind": "single_switch", "hosts": 2, "host_link": {"rate": "100Gbps", "delay": "1us"}},
         "workload": {"flows": [{"src": "h0", "dst": "h1", "size": "10KB", "start": "5us"}]}}"#;
     let mut s = rdmalab_core::scenario::Scenario::from_json_str(json).unwrap();
-    s.cc = rdmalab_core::algo::CcConfig::Custom(rdmalab_core::algo::ControllerFactory {
-        name: "spinner".into(),
-        make: std::sync::Arc::new(|| Box::new(Spinner)),
-    });
+    s.cc = rdmalab_core::algo::CcConfig::custom("spinner", || Box::new(Spinner));
     let mut w = s.build().unwrap();
     let e = w.run_to_end().unwrap_err().to_string();
     println!("{e}");
@@ -237,10 +227,7 @@ fn a_rate_raised_by_a_timer_takes_effect_at_once() {
         "workload": {"flows": [{"src": "h0", "dst": "h1", "size": "200KB"}]}}"#,
     )
     .unwrap();
-    s.cc = CcConfig::Custom(ControllerFactory {
-        name: "slow-then-fast".into(),
-        make: Arc::new(|| Box::new(SlowThenFast)),
-    });
+    s.cc = CcConfig::custom("slow-then-fast", || Box::new(SlowThenFast));
     let mut w = s.build().unwrap();
     w.run_to_end().unwrap();
     let f = &w.rec.flows[0];

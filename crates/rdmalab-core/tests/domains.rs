@@ -3,11 +3,10 @@
 //! application hints.
 
 mod common;
-use rdmalab_core::algo::{CcConfig, ControllerFactory};
+use rdmalab_core::algo::CcConfig;
 use rdmalab_core::control::{CcContext, CcEvent, Controller, EventMask, HintKind};
 use rdmalab_core::scenario::Scenario;
 use rdmalab_core::time::Rate;
-use std::sync::Arc;
 
 /// Receiver-driven: the receiver end grants `grant_gbps` by an out-of-band
 /// message once it has seen 64 KB; the sender end applies the grant.
@@ -63,15 +62,12 @@ fn with_grant(control: &str, hints: &str, grant: bool) -> Scenario {
         "workload": {{"perftest": [{{"src": "h0", "dst": "h1", "message_size": "1MB", "queue_depth": 2 {hints}}}]}}}}"#
     ))
     .unwrap();
-    s.cc = CcConfig::Custom(ControllerFactory {
-        name: "grants".into(),
-        make: Arc::new(move || {
-            Box::new(Grants {
-                grant_gbps: 30,
-                seen: 0,
-                granted: !grant,
-            })
-        }),
+    s.cc = CcConfig::custom("grants", move || {
+        Box::new(Grants {
+            grant_gbps: 30,
+            seen: 0,
+            granted: !grant,
+        })
     });
     s
 }
@@ -199,10 +195,7 @@ fn host_reports_carry_pcie_and_port_utilization() {
     .unwrap();
     let log = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
     let l2 = log.clone();
-    s.cc = CcConfig::Custom(ControllerFactory {
-        name: "reports".into(),
-        make: Arc::new(move || Box::new(Reports(l2.clone()))),
-    });
+    s.cc = CcConfig::custom("reports", move || Box::new(Reports(l2.clone())));
     let mut w = s.build().unwrap();
     w.run_to_end().unwrap();
     let log = log.borrow();
@@ -251,10 +244,7 @@ fn a_tenant_share_weights_the_nic_qp_scheduler() {
             {"name": "bronze", "src": "h0", "dst": "h2", "message_size": "1MB", "queue_depth": 2, "hints": {"weight": 1}}]}}"#,
     )
     .unwrap();
-    s.cc = CcConfig::Custom(ControllerFactory {
-        name: "shares".into(),
-        make: Arc::new(|| Box::new(Shares)),
-    });
+    s.cc = CcConfig::custom("shares", || Box::new(Shares));
     let mut w = s.build().unwrap();
     w.run_to_end().unwrap();
     let delivered = |app: usize| w.qps[w.apps[app].qp.unwrap() as usize].delivered_bytes as f64;

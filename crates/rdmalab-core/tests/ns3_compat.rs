@@ -244,10 +244,8 @@ fn int_multi_quantises_hop_records_as_ns3() {
             .unwrap_or_else(|e| panic!("{e}"));
         let log = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
         let l2 = log.clone();
-        s.cc = rdmalab_core::algo::CcConfig::Custom(rdmalab_core::algo::ControllerFactory {
-            name: "int-log".into(),
-            make: std::sync::Arc::new(move || Box::new(IntLog(l2.clone()))),
-        });
+        s.cc =
+            rdmalab_core::algo::CcConfig::custom("int-log", move || Box::new(IntLog(l2.clone())));
         s.build().unwrap().run_to_end().unwrap();
         let v = log.borrow().clone();
         v
@@ -366,10 +364,7 @@ fn a_rate_change_can_wait_for_the_packet_after_next_as_in_ns3() {
                 "workload": {{"flows": [{{"src": "h0", "dst": "h1", "size": "20000B"}}]}}}}"#
         ))
         .unwrap();
-        s.cc = rdmalab_core::algo::CcConfig::Custom(rdmalab_core::algo::ControllerFactory {
-            name: "slow-after-ten".into(),
-            make: std::sync::Arc::new(|| Box::new(SlowAfterTen(0))),
-        });
+        s.cc = rdmalab_core::algo::CcConfig::custom("slow-after-ten", || Box::new(SlowAfterTen(0)));
         let mut w = s.build().unwrap();
         w.run_to_end().unwrap();
         let f = &w.rec.flows[0];

@@ -3,14 +3,13 @@
 //! can move a QP to the better path.
 
 mod common;
-use rdmalab_core::algo::{CcConfig, ControllerFactory};
+use rdmalab_core::algo::CcConfig;
 use rdmalab_core::control::{CcContext, CcEvent, Controller, EventMask};
 use rdmalab_core::net::routing::L4Ports;
 use rdmalab_core::scenario::Scenario;
 use rdmalab_core::time::{Duration, Time};
 use std::cell::RefCell;
 use std::rc::Rc;
-use std::sync::Arc;
 
 /// Probes two paths every 20 µs, logs (time, path, rtt, lost, sent), and moves the
 /// QP to the path with the lower latest RTT.
@@ -105,15 +104,12 @@ fn probes_measure_each_path_detect_a_failure_and_steer_the_qp() {
     };
     let log = Rc::new(RefCell::new(Vec::new()));
     let (l2, p2) = (log.clone(), [failed, healthy]);
-    s.cc = CcConfig::Custom(ControllerFactory {
-        name: "two-paths".into(),
-        make: Arc::new(move || {
-            Box::new(TwoPaths {
-                paths: p2,
-                last: [None, None],
-                log: l2.clone(),
-            })
-        }),
+    s.cc = CcConfig::custom("two-paths", move || {
+        Box::new(TwoPaths {
+            paths: p2,
+            last: [None, None],
+            log: l2.clone(),
+        })
     });
     let mut w = s.build().unwrap();
     w.run_to_end().unwrap();
@@ -172,15 +168,12 @@ fn a_late_rtt_event_still_says_when_its_probe_was_sent() {
     .unwrap();
     let log = Rc::new(RefCell::new(Vec::new()));
     let l2 = log.clone();
-    s.cc = CcConfig::Custom(ControllerFactory {
-        name: "two-paths".into(),
-        make: Arc::new(move || {
-            Box::new(TwoPaths {
-                paths: [20000, 20001],
-                last: [None, None],
-                log: l2.clone(),
-            })
-        }),
+    s.cc = CcConfig::custom("two-paths", move || {
+        Box::new(TwoPaths {
+            paths: [20000, 20001],
+            last: [None, None],
+            log: l2.clone(),
+        })
     });
     let mut w = s.build().unwrap();
     w.run_to_end().unwrap();

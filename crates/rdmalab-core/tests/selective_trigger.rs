@@ -3,7 +3,7 @@
 //! only every N-th carry the bytes of the packets skipped in between.
 
 mod common;
-use rdmalab_core::algo::{CcConfig, ControllerFactory};
+use rdmalab_core::algo::CcConfig;
 use rdmalab_core::control::{CcContext, CcEvent, Controller, EventMask};
 use rdmalab_core::scenario::Scenario;
 use std::sync::{Arc, Mutex};
@@ -50,10 +50,7 @@ fn seen(trigger: &str) -> (Seen, rdmalab_core::world::World) {
     let mut s = Scenario::from_json_str(&json).unwrap_or_else(|e| panic!("{e}"));
     let log = Arc::new(Mutex::new(Seen::default()));
     let l2 = log.clone();
-    s.cc = CcConfig::Custom(ControllerFactory {
-        name: "recorder".into(),
-        make: Arc::new(move || Box::new(Recorder(l2.clone()))),
-    });
+    s.cc = CcConfig::custom("recorder", move || Box::new(Recorder(l2.clone())));
     let mut w = s.build().unwrap();
     w.run_to_end().unwrap();
     let out = std::mem::take(&mut *log.lock().unwrap());

@@ -5,10 +5,9 @@
 
 mod common;
 use common::assert_conservation;
-use rdmalab_core::algo::{CcConfig, ControllerFactory};
+use rdmalab_core::algo::CcConfig;
 use rdmalab_core::control::{CcContext, CcEvent, Controller, EventMask, HintKind};
 use rdmalab_core::scenario::Scenario;
-use std::sync::Arc;
 
 /// Two bulk WRITE senders (h0, h3) and one 64 B latency sender (h1) into h2:
 /// the switch port to h2 is overloaded (no CC, PFC keeps it lossless).
@@ -81,10 +80,7 @@ impl Controller for ClassFromHint {
 fn a_controller_changes_the_class_at_run_time() {
     let with = |hint: &str| {
         let mut s = Scenario::from_json_str(&scenario(hint)).unwrap();
-        s.cc = CcConfig::Custom(ControllerFactory {
-            name: "class-from-hint".into(),
-            make: Arc::new(|| Box::new(ClassFromHint)),
-        });
+        s.cc = CcConfig::custom("class-from-hint", || Box::new(ClassFromHint));
         let mut w = s.build().unwrap();
         w.run_to_end().unwrap();
         assert_conservation(&w);
@@ -98,10 +94,7 @@ fn a_controller_changes_the_class_at_run_time() {
     assert!(ls_latency_us(&moved) * 5.0 < ls_latency_us(&stayed));
     // A class outside 1..=7 is refused as a controller error.
     let mut s = Scenario::from_json_str(&scenario(r#", "hints": {"priority": 0}"#)).unwrap();
-    s.cc = CcConfig::Custom(ControllerFactory {
-        name: "class-from-hint".into(),
-        make: Arc::new(|| Box::new(ClassFromHint)),
-    });
+    s.cc = CcConfig::custom("class-from-hint", || Box::new(ClassFromHint));
     let mut w = s.build().unwrap();
     let e = w.run_to_end().unwrap_err().to_string();
     assert!(e.contains("traffic class 0"), "{e}");

@@ -6,7 +6,7 @@ use pyo3::create_exception;
 use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString};
-use rdmalab_core::algo::{CcConfig, ControllerFactory};
+use rdmalab_core::algo::CcConfig;
 use rdmalab_core::control::{
     Actions, CcContext, CcEvent, Controller, EventMask, HintKind, CC_TIMER_SLOTS,
 };
@@ -17,7 +17,6 @@ use rdmalab_core::world::{Progress, World};
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
-use std::sync::Arc;
 
 create_exception!(
     _core,
@@ -1169,10 +1168,7 @@ impl Simulation {
                     mask,
                 })
             };
-            world.cc_cfg = CcConfig::Custom(ControllerFactory {
-                name,
-                make: Arc::new(make),
-            });
+            world.cc_cfg = CcConfig::custom(name, make);
             world.check_signals().map_err(ScenarioError::new_err)?;
         }
         Ok(Simulation {

@@ -192,6 +192,19 @@ pub enum CcConfig {
 }
 
 impl CcConfig {
+    /// A controller of your own: `make` makes one for each new QP (or CC
+    /// scope), and `name` stands for it in outputs and errors.
+    /// `s.cc = CcConfig::custom("aimd", || Box::new(Aimd::default()));`
+    pub fn custom(
+        name: impl Into<String>,
+        make: impl Fn() -> Box<dyn Controller> + 'static,
+    ) -> CcConfig {
+        CcConfig::Custom(ControllerFactory {
+            name: name.into(),
+            make: Arc::new(make),
+        })
+    }
+
     /// The configuration of built-in algorithm `name` with parameter values `v`.
     pub fn builtin(name: &str, v: &ParamValues) -> Option<CcConfig> {
         Some(match name {
