@@ -102,6 +102,10 @@ struct Timing {
     /// and the combine (one thread).
     settle_max_ns: u64,
     combine_ns: u64,
+    /// Per thread, taking in the frames others posted to its partition
+    /// (between windows, outside the phases above), and how many.
+    take_in_ns: Vec<u64>,
+    frames_in: u64,
 }
 
 /// What every thread decides after settling a window.
@@ -135,6 +139,10 @@ struct Shared {
     next_event: Vec<AtomicU64>,
     /// Per thread: what others posted to it.
     inbox: Vec<Mutex<Vec<Batch>>>,
+    /// Per thread: CPU time spent taking in what others posted (ns), and
+    /// the frames taken.
+    take_in_ns: Vec<AtomicU64>,
+    frames_in: AtomicU64,
     /// Events merged before the current window.
     events_before: AtomicU64,
     /// Per thread: what it worked out about its own events of the window.
@@ -184,6 +192,7 @@ impl ParallelRun {
             windows: 0,
             timing: Timing {
                 work_ns: vec![0; n],
+                take_in_ns: vec![0; n],
                 ..Default::default()
             },
             has_apps: !w0.workload.apps.is_empty(),
@@ -272,6 +281,8 @@ impl ParallelRun {
             barrier: SpinBarrier::new(n),
             next_event: (0..n).map(|_| AtomicU64::new(u64::MAX)).collect(),
             inbox: (0..n).map(|_| Mutex::new(Vec::new())).collect(),
+            take_in_ns: (0..n).map(|_| AtomicU64::new(0)).collect(),
+            frames_in: AtomicU64::new(0),
             events_before: AtomicU64::new(c.merged.events),
             settled: (0..n).map(|_| Mutex::new(None)).collect(),
             seq0: AtomicU64::new(c.merged.next_seq),
@@ -360,8 +371,12 @@ impl ParallelRun {
                 };
                 shared.barrier.wait();
                 {
+                    let t = thread_cpu_ns();
                     let inbound = std::mem::take(&mut *held(shared.inbox[i].lock()));
+                    let frames: usize = inbound.iter().map(|b| b.frames.len()).sum();
                     lock(i).take_in(inbound);
+                    shared.take_in_ns[i].fetch_add(thread_cpu_ns() - t, Ordering::Relaxed);
+                    shared.frames_in.fetch_add(frames as u64, Ordering::Relaxed);
                 }
                 if i == 0 {
                     // The combine runs while the others start the next window.
@@ -434,6 +449,10 @@ impl ParallelRun {
         }
         let verdict = verdict.expect("thread 0 returned");
         let coord = coord.into_inner().expect("coordinator");
+        for (t, s) in coord.timing.take_in_ns.iter_mut().zip(&shared.take_in_ns) {
+            *t += s.load(Ordering::Relaxed);
+        }
+        coord.timing.frames_in += shared.frames_in.load(Ordering::Relaxed);
         match verdict {
             Verdict::Failed(e) => return Err(e),
             Verdict::Fold => return Ok(Step::FoldToSerial),
@@ -462,7 +481,7 @@ impl ParallelRun {
         if std::env::var_os("RDMALAB_PARALLEL_STATS").is_some() {
             let t = &coord.timing;
             eprintln!(
-                "parallel: {} windows, {} events, {:.0} events per window; CPU s per window, summed: events {:.2} on the slowest thread ({:.2} all threads: {}), settling and renumbering {:.2} on the slowest thread, combine {:.2}; critical path {:.2}",
+                "parallel: {} windows, {} events, {:.0} events per window; CPU s per window, summed: events {:.2} on the slowest thread ({:.2} all threads: {}), settling and renumbering {:.2} on the slowest thread, combine {:.2}; critical path {:.2}; besides, taking in the frames posted between partitions {} s ({} frames, {:.0} per window)",
                 coord.windows,
                 coord.merged.events,
                 coord.merged.events as f64 / coord.windows.max(1) as f64,
@@ -476,6 +495,13 @@ impl ParallelRun {
                 t.settle_max_ns as f64 / 1e9,
                 t.combine_ns as f64 / 1e9,
                 (t.work_max_ns + t.settle_max_ns + t.combine_ns) as f64 / 1e9,
+                t.take_in_ns
+                    .iter()
+                    .map(|w| format!("{:.2}", *w as f64 / 1e9))
+                    .collect::<Vec<_>>()
+                    .join(" + "),
+                t.frames_in,
+                t.frames_in as f64 / coord.windows.max(1) as f64,
             );
         }
         let mut parts: Vec<Part> = self
