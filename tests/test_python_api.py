@@ -271,6 +271,43 @@ def test_a_sweep_built_with_numpy_integers_is_the_sweep_built_with_ints(integer)
     assert json.dumps(other.spec) == json.dumps(ints.spec)  # the sweep file as written
 
 
+def test_numpy_booleans_and_floats_are_taken_as_pythons(examples):
+    # numpy.bool_ and numpy.float32 are no bool or float subclass: they were
+    # refused as "a bool; allowed: ... true/false" and "a float32; allowed: a number".
+    def scenario(pfc, g):
+        data = _one_flow("1MB")
+        data["switch"] = {"pfc": {"enabled": pfc}}
+        data["cc"] = {"algorithm": "dcqcn", "params": {"g": g}}
+        return data
+
+    pythons = rdmalab.scenario_from_dict(scenario(False, 0.25)).to_json()
+    for pfc, g in [(np.False_, np.float32(0.25)), (np.bool_(False), np.float16(0.25))]:
+        assert rdmalab.scenario_from_dict(scenario(pfc, g)).to_json() == pythons
+    assert rdmalab.run(scenario(np.True_, np.float32(0.5))).flows.equals(rdmalab.run(scenario(True, 0.5)).flows)
+    # The value is the scalar's own: float32's 0.1 is not 0.1.
+    g = json.loads(rdmalab.scenario_from_dict(scenario(False, np.float32(0.1))).to_json())["cc"]["params"]["g"]
+    assert g == float(np.float32(0.1)) != 0.1
+    for bad in (np.float32("nan"), np.float64("inf"), np.float16("-inf")):
+        with pytest.raises(rdmalab.ScenarioError, match=r"cc.params.g: `.*` — not a finite number"):
+            rdmalab.scenario_from_dict(scenario(False, bad))
+    with pytest.raises(rdmalab.ScenarioError, match=r"cc.params.g: `np.complex64\(.*\)` is a complex64; allowed"):
+        rdmalab.scenario_from_dict(scenario(False, np.complex64(1)))
+    # As overrides, and in a sweep: the runs of the sweep built with Python's.
+    dumbbell = examples / "dumbbell-dcqcn.yaml"
+    over = rdmalab.load_scenario(dumbbell, {"switch.pfc.enabled": np.False_, "cc.params.g": np.float32(0.5)})
+    assert over.to_json() == rdmalab.load_scenario(dumbbell, {"switch.pfc.enabled": False, "cc.params.g": 0.5}).to_json()
+    from rdmalab.sweep.spec import sweep_from_dict
+
+    def spec(b, f):
+        return {"base": scenario(b(False), f(0.25)), "grid": {"cc.params.g": [f(0.25), f(0.5)]},
+                "set": {"switch.pfc.enabled": b(True)}}
+
+    theirs, ours = sweep_from_dict(spec(np.bool_, np.float32)), sweep_from_dict(spec(bool, float))
+    assert [(r.run_id, r.params) for r in theirs.runs] == [(r.run_id, r.params) for r in ours.runs]
+    assert all(type(v) is float for r in theirs.runs for v in r.params.values())
+    assert json.dumps(theirs.spec) == json.dumps(ours.spec)
+
+
 def test_the_flow_generator_takes_a_numpy_seed():
     from rdmalab.hpcc import generate_flows, load_cdf
 

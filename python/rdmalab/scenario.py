@@ -405,6 +405,18 @@ def integer(value) -> int | None:
         return None
 
 
+def numpy_scalar(value) -> bool | float | None:
+    """`value` as the Python bool or float it stands for if it is a NumPy
+    boolean or floating-point scalar (`numpy.bool_`, `numpy.float32`, ...),
+    which are neither bools nor floats to Python; None for anything else.
+    (`numpy.float64` is a float already; integers are `integer`'s.) NumPy
+    itself is not imported: the scalar's own `item` gives its value, exactly."""
+    if getattr(type(value), "__module__", None) != "numpy" or not hasattr(value, "item"):
+        return None
+    v = value.item()
+    return v if type(v) in (bool, float) else None
+
+
 _SCALARS = frozenset((str, int, float, bool, type(None)))
 
 
@@ -412,7 +424,8 @@ def plain(value, _memo: dict | None = None):
     """A deep copy of `value`, as `copy.deepcopy` makes it (a mapping or
     list reached twice, as YAML aliases make them, is copied once), with
     every integer of another type than int (see `integer`) made a Python
-    int: for overrides and sweeps built in Python."""
+    int, and every NumPy boolean or float a Python one (see `numpy_scalar`):
+    for overrides and sweeps built in Python."""
     import copy
 
     memo = {} if _memo is None else _memo
@@ -433,16 +446,24 @@ def plain(value, _memo: dict | None = None):
         i = integer(value)
         if i is not None:
             return i
+        x = numpy_scalar(value)
+        if x is not None:
+            return x
     return copy.deepcopy(value, memo)
 
 
-def _json_integer(value) -> int:
+def _json_scalar(value) -> int | bool | float:
     """`json.dumps`'s `default`: an integer of another type than int as the
-    int it stands for (within 64 bits: past them the walk names it)."""
+    int it stands for (within 64 bits: past them the walk names it), a
+    NumPy boolean or float as the Python one (finite: the walk names a NaN
+    or an infinity)."""
     i = integer(value)
-    if i is None or not -2**63 <= i < 2**64:
-        raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
-    return i
+    if i is not None and -2**63 <= i < 2**64:
+        return i
+    x = numpy_scalar(value)
+    if x is not None and (type(x) is bool or math.isfinite(x)):
+        return x
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
 def scenario_from_dict(data: dict, base_dir: str | os.PathLike = ".", source: str = "<dict>") -> LoadedScenario:
@@ -464,8 +485,8 @@ def _from_dict(data, base_dir, source: str, read_flows: list | None) -> LoadedSc
     if read_flows is not None:
         workload["flows"] = None
     try:
-        # A deep copy that also rejects non-JSON values, and takes NumPy integers as ints.
-        data = json.loads(json.dumps(data, default=_json_integer))
+        # A deep copy that also rejects non-JSON values, and takes NumPy integers, booleans and floats as Python's.
+        data = json.loads(json.dumps(data, default=_json_scalar))
     except TypeError:
         _refuse_non_json(data, "")
         raise
@@ -582,6 +603,11 @@ def _refuse_non_json(value, path: str) -> None:
         i = integer(value)
         if i is not None:
             _refuse_beyond_64_bits(i, where)
+            return
+        x = numpy_scalar(value)
+        if x is not None:
+            if type(x) is float and not math.isfinite(x):
+                raise ScenarioError(f"{where}: `{value!r}` — not a finite number; give a value like 0.5 or 100Gbps")
             return
         raise ScenarioError(f"{where}: `{value!r}` is a {type(value).__name__}; allowed: text, a number, true/false, "
                             f"null, a list or a mapping")
