@@ -225,12 +225,48 @@ pub const STUCK_EVENTS: u64 = 20_000_000;
 const PREFETCH_FAR: usize = 4;
 const PREFETCH_NEAR: usize = 2;
 
-/// Prefetch only when the ports and packet slots span more than this: a
-/// core's share of L2 on the machines we measure on (1 MiB). Below it they
-/// stay cached and the hints only cost: on benchmark (a), 96 ports and
-/// 5,751 slots (0.33 MiB), prefetching made a run 5 % slower; on (b), 960
-/// ports and 23,871 slots (1.5 MiB), 6 % faster.
-const PREFETCH_ABOVE_BYTES: usize = 1 << 20;
+/// Prefetch only when the ports and packet slots span more than half of a
+/// core's L2 cache (the rest of the state shares it); below that they stay
+/// cached and the hints only cost. With a 2 MB L2 that is 1 MiB: benchmark
+/// (a), 96 ports and 5,751 slots (0.33 MiB), ran 5 % slower with
+/// prefetching, (b), 960 ports and 23,871 slots (1.5 MiB), 6 % faster. With
+/// a 512 KB L2 a partition of the 320-host ns-3 input (0.8 MiB) did without,
+/// and its events took 16 % more CPU (docs/parallel.md).
+pub(crate) fn prefetch_above_bytes() -> usize {
+    static ABOVE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *ABOVE.get_or_init(|| l2_cache_bytes().map_or(1 << 20, |b| b / 2))
+}
+
+/// The L2 cache of CPU 0, from Linux's sysfs (`None` elsewhere, or if
+/// unreadable). Only where to prefetch depends on it, never a result.
+fn l2_cache_bytes() -> Option<usize> {
+    let dir = std::path::Path::new("/sys/devices/system/cpu/cpu0/cache");
+    // Its `index*` directories, in no set order, beside other entries (`uevent`).
+    std::fs::read_dir(dir).ok()?.flatten().find_map(|e| {
+        let read = |f: &str| std::fs::read_to_string(e.path().join(f)).ok();
+        let l2 = read("level")?.trim() == "2" && read("type")?.trim() != "Instruction";
+        l2.then(|| read("size"))
+            .flatten()
+            .and_then(|t| cache_size_bytes(&t))
+    })
+}
+
+/// sysfs's cache size (`512K`, `2048K`, `1M`) in bytes.
+fn cache_size_bytes(text: &str) -> Option<usize> {
+    let t = text.trim();
+    let (digits, unit) = match t.find(|c: char| !c.is_ascii_digit()) {
+        Some(i) => (&t[..i], &t[i..]),
+        None => (t, ""),
+    };
+    let n: usize = digits.parse().ok()?;
+    let scale = match unit {
+        "" => 1,
+        "K" => 1 << 10,
+        "M" => 1 << 20,
+        _ => return None,
+    };
+    n.checked_mul(scale).filter(|&b| b > 0)
+}
 
 impl std::fmt::Display for RunError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -413,6 +449,8 @@ pub struct World {
     /// Per QP, the egress port each switch on its path chose (see
     /// [`crate::net::routing::PathCache`]); one entry per QP in `qps`.
     pub flow_routes: Vec<crate::net::routing::FlowRoutes>,
+    /// [`prefetch_above_bytes`], read once: the event loop compares with it.
+    prefetch_above: usize,
     pub workload: Workload,
     pub apps: Vec<AppState>,
     pub rec: Recorder,
@@ -632,6 +670,7 @@ impl World {
             qps: Vec::new(),
             routing,
             flow_routes: Vec::new(),
+            prefetch_above: prefetch_above_bytes(),
             workload,
             apps,
             rec: Recorder::default(),
@@ -756,7 +795,7 @@ impl World {
         use crate::engine::prefetch;
         let spans =
             self.ports.len() * std::mem::size_of::<crate::net::Port>() + self.pkts.slot_bytes();
-        if spans <= PREFETCH_ABOVE_BYTES {
+        if spans <= self.prefetch_above {
             return;
         }
         // Without testing which event comes: an arrival's fields name its
@@ -1297,5 +1336,30 @@ pub(crate) mod tests {
         assert!(!behind.has_nothing_to_send(&with_pcie, at));
         behind.pcie_free_at = at + pcie.latency;
         assert!(behind.has_nothing_to_send(&with_pcie, at));
+    }
+}
+
+#[cfg(test)]
+mod prefetch_tests {
+    use super::cache_size_bytes;
+
+    #[test]
+    fn sysfs_cache_sizes_are_read_in_bytes() {
+        assert_eq!(cache_size_bytes("512K\n"), Some(512 << 10));
+        assert_eq!(cache_size_bytes("2048K"), Some(2 << 20));
+        assert_eq!(cache_size_bytes("1M"), Some(1 << 20));
+        assert_eq!(cache_size_bytes("65536"), Some(65536));
+        for bad in ["", "K", "0K", "12G", "1.5M", "-1K", "99999999999999999999K"] {
+            assert_eq!(cache_size_bytes(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn the_l2_cache_is_found_where_linux_lists_it() {
+        // The directory holds `uevent` beside `index*`, in no set order.
+        let listed = std::path::Path::new("/sys/devices/system/cpu/cpu0/cache/index2/size");
+        if listed.exists() {
+            assert!(super::l2_cache_bytes().is_some_and(|b| b >= 64 << 10));
+        }
     }
 }
