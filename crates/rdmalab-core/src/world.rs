@@ -230,9 +230,10 @@ const PREFETCH_NEAR: usize = 2;
 /// cached and the hints only cost. With a 2 MB L2 that is 1 MiB: benchmark
 /// (a), 96 ports and 5,751 slots (0.33 MiB), ran 5 % slower with
 /// prefetching, (b), 960 ports and 23,871 slots (1.5 MiB), 6 % faster. With
-/// a 512 KB L2 a partition of the 320-host ns-3 input (0.8 MiB) did without,
-/// and its events took 16 % more CPU (docs/parallel.md).
-pub(crate) fn prefetch_above_bytes() -> usize {
+/// a 512 KB L2 a partition of the 320-host ns-3 input (0.8 MiB) went
+/// without under a fixed 1 MiB, and its events took about a fifth more CPU
+/// than with the hints (docs/speed.md).
+fn prefetch_above_bytes() -> usize {
     static ABOVE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *ABOVE.get_or_init(|| l2_cache_bytes().map_or(1 << 20, |b| b / 2))
 }
