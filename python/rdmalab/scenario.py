@@ -566,7 +566,7 @@ def _check_finite(value, path: str, read_flows: list | None = None) -> None:
         if counted:
             return
         if isinstance(v, float) and not math.isfinite(v):
-            raise ScenarioError(f"{p or '(scenario)'}: `{v}` — not a finite number; give a value like 0.5 or 100Gbps")
+            raise _not_finite(p or "(scenario)", v)
         _refuse_beyond_64_bits(v, p or "(scenario)")
         if isinstance(v, dict):
             for k, x in v.items():
@@ -584,6 +584,10 @@ def _refuse_beyond_64_bits(v, where: str) -> None:
     if isinstance(v, int) and not -2**63 <= v < 2**64:
         raise ScenarioError(f"{where}: `{v}` — beyond 64 bits; allowed: an integer from -9223372036854775808 "
                             f"to 18446744073709551615 at most (each key states its own range)")
+
+
+def _not_finite(where: str, shown) -> ScenarioError:
+    return ScenarioError(f"{where}: `{shown}` — not a finite number; give a value like 0.5 or 100Gbps")
 
 
 def _refuse_non_json(value, path: str) -> None:
@@ -607,7 +611,7 @@ def _refuse_non_json(value, path: str) -> None:
         x = numpy_scalar(value)
         if x is not None:
             if type(x) is float and not math.isfinite(x):
-                raise ScenarioError(f"{where}: `{value!r}` — not a finite number; give a value like 0.5 or 100Gbps")
+                raise _not_finite(where, repr(value))
             return
         raise ScenarioError(f"{where}: `{value!r}` is a {type(value).__name__}; allowed: text, a number, true/false, "
                             f"null, a list or a mapping")
