@@ -66,11 +66,18 @@ RUSTFLAGS="-Cprofile-generate=$dir/raw" CARGO_TARGET_DIR="$dir/target-generate" 
 "$python" -m pip install --quiet --no-deps --target "$dir/site" "$dir"/wheel/rdmalab-*.whl
 
 echo "build-pgo: [2/4] training runs"
+# Their warnings (the ns-3 configs' ignored keys) go to a file: they are
+# about the training inputs, not the build. A failed run shows its end.
+msgs="$dir/train/messages.txt"
+exec 3>&2 2> "$msgs"
+set -o errtrace   # the trap below also inside train()
+trap 'echo "build-pgo: a training run failed; the end of $msgs:" >&3; tail -n 20 "$msgs" >&3' ERR
 # The instrumented package goes first on the path; its dependencies are the
 # installed ones (install rdmalab plainly once before, for them).
 train() { PYTHONPATH="$dir/site${PYTHONPATH:+:$PYTHONPATH}" "$python" -m rdmalab "$@"; }
 train --version > /dev/null || {
-    echo "build-pgo: the instrumented build does not start; install rdmalab's dependencies first (pip install .)" >&2
+    echo "build-pgo: the instrumented build does not start; install rdmalab's dependencies first (pip install .). It said:" >&3
+    tail -n 5 "$msgs" >&3
     exit 2
 }
 mkdir -p "$dir/train/hpcc"
@@ -87,6 +94,8 @@ for f in ${PGO_TRAIN:-}; do
     case "$f" in /*) ;; *) f="$called_from/$f" ;; esac   # relative to where the script was called
     train run "$f" --out "$dir/train/own-$(basename "$f" .yaml)" --quiet > /dev/null
 done
+exec 2>&3 3>&-
+trap - ERR
 ls "$dir"/raw/*.profraw > /dev/null 2>&1 || { echo "build-pgo: training wrote no profile" >&2; exit 1; }
 
 echo "build-pgo: [3/4] merging the profile"
