@@ -1,17 +1,24 @@
 #!/usr/bin/env bash
-# Build and install rdmalab with profile-guided optimisation (PGO): for a
-# sweep of hundreds of runs, 12-15 % fewer instructions per event and
-# 4-27 % less time (4-8 % in the calmest measurement, 2026-11-27), with the
-# same outputs byte for byte (docs/speed.md).
+# Make a profile for profile-guided optimisation (PGO) and install rdmalab
+# built with it. `pip install .` already builds with the profile shipped in
+# pgo/ (pgo/rdmalab_build.py); this script makes a new one:
 #
-#   scripts/build-pgo.sh            # from the repository root, instead of `pip install .`
+#   scripts/build-pgo.sh            # train, install with the new profile
+#   scripts/build-pgo.sh --ship     # the same, and make it the shipped one
+#
+# Remake the shipped profile (--ship) with every change to the Rust sources,
+# Cargo.toml or Cargo.lock: LLVM drops the counts of each function whose
+# control flow changed, which then runs at the plain build's speed, and
+# tests/test_pgo_backend.py fails until the profile is current. For a sweep
+# of hundreds of runs the profile-guided build takes 8-17 % less time
+# (docs/speed.md), with the same outputs byte for byte.
 #
 # 1. builds the Python extension instrumented to count its branches and
 #    calls, into a scratch directory (your installed rdmalab is untouched);
 # 2. runs it on the training set below, which writes the counts;
-# 3. merges the counts with llvm-profdata;
-# 4. installs rdmalab built with them (`pip install .` with
-#    RUSTFLAGS=-Cprofile-use=...).
+# 3. merges the counts with llvm-profdata (with --ship: compresses them to
+#    pgo/rdmalab.profdata.xz and writes pgo/profile.json);
+# 4. installs rdmalab built with them (`pip install .`).
 # Takes a few minutes on two cores. Outputs do not depend on the
 # profile: it changes how the compiler lays out and inlines code, never
 # what the code computes (no fast-math in Rust).
@@ -25,6 +32,7 @@
 # out as cold: an algorithm or feature missing from it runs at about the
 # plain build's speed, not faster. Add your own scenarios with
 #   PGO_TRAIN="my.yaml other.yaml" scripts/build-pgo.sh
+# (not with --ship: the shipped profile is trained on what ships).
 #
 # Needs llvm-profdata of the same LLVM major version as rustc's: either
 # `rustup component add llvm-tools` or the system's llvm-<major> package.
@@ -35,6 +43,16 @@ called_from=$PWD
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
 python=${PYTHON:-python3}
+ship=
+case "${1:-}" in
+    --ship) ship=1 ;;
+    "") ;;
+    *) echo "build-pgo: unknown argument '$1'; allowed: --ship, or none" >&2; exit 2 ;;
+esac
+if [ -n "$ship" ] && [ -n "${PGO_TRAIN:-}" ]; then
+    echo "build-pgo: --ship trains on what ships; PGO_TRAIN='$PGO_TRAIN' would go into everyone's build" >&2
+    exit 2
+fi
 dir=$(mkdir -p "${PGO_DIR:-target/pgo}" && cd "${PGO_DIR:-target/pgo}" && pwd)
 
 # llvm-profdata whose major version is rustc's LLVM's: a profile written by
@@ -64,6 +82,9 @@ mkdir -p "$dir/raw" "$dir/wheel" "$dir/train"
 RUSTFLAGS="-Cprofile-generate=$dir/raw" CARGO_TARGET_DIR="$dir/target-generate" \
     "$python" -m pip wheel --quiet --no-deps --wheel-dir "$dir/wheel" .
 "$python" -m pip install --quiet --no-deps --target "$dir/site" "$dir"/wheel/rdmalab-*.whl
+# The build's own scripts and macros were instrumented too, and wrote
+# counts as they ran: only the training's counts go in the profile.
+rm -f "$dir"/raw/*.profraw
 
 echo "build-pgo: [2/4] training runs"
 # Their warnings (the ns-3 configs' ignored keys) go to a file: they are
@@ -102,6 +123,16 @@ echo "build-pgo: [3/4] merging the profile"
 "$profdata" merge -o "$dir/rdmalab.profdata" "$dir"/raw/*.profraw
 
 echo "build-pgo: [4/4] optimised build and install"
-RUSTFLAGS="-Cprofile-use=$dir/rdmalab.profdata" CARGO_TARGET_DIR="$dir/target-use" \
-    "$python" -m pip install --quiet .
-echo "build-pgo: installed rdmalab built with $dir/rdmalab.profdata"
+if [ -n "$ship" ]; then
+    "$python" -c 'import lzma, sys; open(sys.argv[2], "wb").write(lzma.compress(open(sys.argv[1], "rb").read(), preset=9))' \
+        "$dir/rdmalab.profdata" pgo/rdmalab.profdata.xz
+    "$python" pgo/rdmalab_build.py stamp "$major" "$(git describe --always --dirty 2>/dev/null || echo unknown)"
+    echo "build-pgo: wrote pgo/rdmalab.profdata.xz and pgo/profile.json (commit them with the change they profile)"
+    # The backend finds the new shipped profile by itself.
+    RDMALAB_PGO=require "$python" -m pip install --quiet .
+    echo "build-pgo: installed rdmalab built with the new shipped profile"
+else
+    RUSTFLAGS="-Cprofile-use=$dir/rdmalab.profdata" CARGO_TARGET_DIR="$dir/target-use" \
+        "$python" -m pip install --quiet .
+    echo "build-pgo: installed rdmalab built with $dir/rdmalab.profdata"
+fi
