@@ -1,7 +1,7 @@
 """rdmalab's PEP 517 build backend: maturin's, built with the shipped
 profile (profile-guided optimisation) when the Rust compiler can read it.
 
-A profile-guided build runs the simulator 8-17 % faster than a plain one
+A profile-guided build takes 8-18 % less time than a plain one
 (docs/speed.md, "The default build is profile-guided") and computes the
 same outputs byte for byte: the profile only changes how the compiler lays
 out and inlines code. Making a profile takes an instrumented build, a
@@ -120,14 +120,23 @@ def usable_profile() -> tuple[Path | None, str]:
 
 
 def _profiled(build):
-    """Run `build()` (a maturin hook) with the profile in RUSTFLAGS."""
+    """Run `build()` (a maturin hook) with the profile in the Rust flags.
+
+    Cargo reads CARGO_ENCODED_RUSTFLAGS (items split by 0x1f) before
+    RUSTFLAGS, and either before `rustflags` in its config files, which it
+    then ignores: put flags of your own in one of the two variables."""
     mode = _mode()
-    flags = os.environ.get("RUSTFLAGS", "")
+    if "CARGO_ENCODED_RUSTFLAGS" in os.environ:
+        var, sep = "CARGO_ENCODED_RUSTFLAGS", "\x1f"
+    else:
+        var, sep = "RUSTFLAGS", " "
+    had = os.environ.get(var)
+    flags = had or ""
     if mode == "off":
         _say("RDMALAB_PGO=off: a plain build")
         return build()
     if "profile-generate" in flags or "profile-use" in flags:
-        _say("RUSTFLAGS already name a profile: building with them as given")
+        _say(f"{var} already names a profile: building with it as given")
         return build()
     profile, why = usable_profile()
     if profile is None:
@@ -136,7 +145,7 @@ def _profiled(build):
         _say(f"a plain build: {why}")
         return build()
     _say(f"a profile-guided build with {profile} ({why})")
-    os.environ["RUSTFLAGS"] = f"{flags} -Cprofile-use={profile}".strip()
+    os.environ[var] = f"{flags}{sep}-Cprofile-use={profile}" if flags else f"-Cprofile-use={profile}"
     try:
         return build()
     except SystemExit:
@@ -144,10 +153,10 @@ def _profiled(build):
             raise
         _say("the build with the profile failed; building again without it")
     finally:
-        if flags:
-            os.environ["RUSTFLAGS"] = flags
+        if had is None:
+            os.environ.pop(var, None)
         else:
-            os.environ.pop("RUSTFLAGS", None)
+            os.environ[var] = had
     return build()
 
 

@@ -74,6 +74,24 @@ def test_existing_rustflags_are_kept_beside_the_profile(backend, monkeypatch):
     assert os.environ["RUSTFLAGS"] == "-Ctarget-cpu=native"
 
 
+def test_encoded_rustflags_which_cargo_reads_first_get_the_profile(backend, monkeypatch):
+    monkeypatch.setenv("CARGO_ENCODED_RUSTFLAGS", "-C\x1ftarget-cpu=native")
+    seen = []
+
+    def build():
+        import os
+
+        seen.append((os.environ.get("CARGO_ENCODED_RUSTFLAGS"), os.environ.get("RUSTFLAGS")))
+        return "w.whl"
+
+    backend._profiled(build)
+    ((encoded, plain),) = seen
+    assert encoded.startswith("-C\x1ftarget-cpu=native\x1f-Cprofile-use=") and plain is None
+    import os
+
+    assert os.environ["CARGO_ENCODED_RUSTFLAGS"] == "-C\x1ftarget-cpu=native"
+
+
 @pytest.mark.parametrize("flags", ["-Cprofile-generate=/tmp/raw", "-Cprofile-use=/tmp/mine.profdata"])
 def test_a_profile_named_in_rustflags_is_left_alone(backend, monkeypatch, flags):
     monkeypatch.setenv("RUSTFLAGS", flags)
