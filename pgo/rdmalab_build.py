@@ -8,7 +8,8 @@ out and inlines code. Making a profile takes an instrumented build, a
 minute of training runs and `llvm-profdata` (scripts/build-pgo.sh), which a
 user's machine may not have; reading one needs only rustc. So the profile
 ships here, compressed (`rdmalab.profdata.xz`, what `profile.json`
-describes), and this backend adds `-Cprofile-use` to RUSTFLAGS.
+describes), and this backend adds `-Cprofile-use` to RUSTFLAGS (or to
+CARGO_ENCODED_RUSTFLAGS, when that is set).
 
 RDMALAB_PGO chooses: `auto` (the default) uses the profile when rustc's
 LLVM is at least the one that wrote it and builds plainly otherwise, or if

@@ -28,6 +28,7 @@ def load_backend():
 def backend(monkeypatch, tmp_path):
     mod = load_backend()
     monkeypatch.delenv("RUSTFLAGS", raising=False)
+    monkeypatch.delenv("CARGO_ENCODED_RUSTFLAGS", raising=False)
     monkeypatch.delenv("RDMALAB_PGO", raising=False)
     monkeypatch.setenv("CARGO_TARGET_DIR", str(tmp_path / "target"))
     monkeypatch.setattr(mod, "rustc_llvm_major", lambda: json.loads(mod.STAMP.read_text())["llvm_major"])
