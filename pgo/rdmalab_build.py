@@ -1,7 +1,7 @@
 """rdmalab's PEP 517 build backend: maturin's, built with the shipped
 profile (profile-guided optimisation) when the Rust compiler can read it.
 
-A profile-guided build takes 8-18 % less time than a plain one
+A profile-guided build takes 8-21 % less time than a plain one
 (docs/speed.md, "The default build is profile-guided") and computes the
 same outputs byte for byte: the profile only changes how the compiler lays
 out and inlines code. Making a profile takes an instrumented build, a

@@ -10,7 +10,7 @@
 # Cargo.toml or Cargo.lock: LLVM drops the counts of each function whose
 # control flow changed, which then runs at the plain build's speed, and
 # tests/test_pgo_backend.py fails until the profile is current. For a sweep
-# of hundreds of runs the profile-guided build takes 8-18 % less time
+# of hundreds of runs the profile-guided build takes 8-21 % less time
 # (docs/speed.md), with the same outputs byte for byte.
 #
 # 1. builds the Python extension instrumented to count its branches and
