@@ -7,7 +7,7 @@
 #   scripts/build-pgo.sh --ship     # the same, and make it the shipped one
 #
 # Remake the shipped profile (--ship) with every change to the Rust sources,
-# Cargo.toml or Cargo.lock: LLVM drops the counts of each function whose
+# a crate's Cargo.toml or Cargo.lock: LLVM drops the counts of each function whose
 # control flow changed, which then runs at the plain build's speed, and
 # tests/test_pgo_backend.py fails until the profile is current. For a sweep
 # of hundreds of runs the profile-guided build takes 8-21 % less time
