@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from rdmalab import _core
 from rdmalab._core import ScenarioError
 from rdmalab.hpcc import convert
-from rdmalab.hpcc.config import ReferenceFlows, Topology, parse_flows, read_flows
+from rdmalab.hpcc.config import ReferenceFlows, Topology, parse_flows, read_flows, unread_flow_lines
 from rdmalab.hpcc.units import seconds_to_ns
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -132,6 +132,16 @@ def flow_files(draw):
 def test_the_cores_reader_equals_the_reference(text):
     core, reference = both(text)
     assert core == reference, repr(text)
+
+
+@given(flow_files())
+@settings(max_examples=1500, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+def test_the_cores_reader_counts_the_unread_lines_as_the_reference(text):
+    """The lines past the count, from the reader's own pass, wherever the
+    file converts (a file with a problem is refused, so nothing is warned)."""
+    flows = _core.read_ns3_flows(text, WHERE, TOPO.nodes, sorted(TOPO.switches))
+    if not flows.problems:
+        assert flows.unread_lines() == unread_flow_lines(text), repr(text)
 
 
 def test_a_good_file_is_read_by_the_core():
@@ -249,3 +259,57 @@ def test_lines_after_the_counted_flows_are_warned_of(tmp_path):
                "exactly that many, and so does rdmalab" in w for w in warnings), warnings
     warnings, _ = converted(tmp_path, "2\n0 1 3 100 1000 2.0\n1 2 3 100 1000 2.0\n\n", "exact")
     assert not any("not read" in w for w in warnings), warnings
+
+
+# ---------------------------------------------------------------- loading a conversion without copying its flows
+
+
+def test_a_conversion_loads_as_scenario_from_dict_but_hands_its_flows_over(tmp_path):
+    """`Conversion.load` gives what `scenario_from_dict` gives. The flows
+    the core's reader made go over uncopied; flows someone changed to values
+    JSON does not hold as they are (a NumPy integer, a bool) are copied and
+    converted, as `scenario_from_dict` converts them."""
+    import numpy as np
+
+    from rdmalab.scenario import scenario_from_dict
+
+    d = tmp_path / "mix"
+    shutil.copytree(ROOT / "examples" / "hpcc" / "mix", d)
+    (d / "flow.txt").write_text(FLOWS, newline="")
+    (d / "config.txt").write_text((d / "config-dcqcn.txt").read_text().replace("mix/", ""))
+    conv = convert(d / "config.txt", cwd=d)
+    made = conv.scenario["workload"]["flows"]
+    assert conv.made_flows is made and len(made) == 5
+
+    loaded = conv.load(d, "config.txt")
+    assert loaded.data["workload"]["flows"] is made
+    assert loaded.to_json() == scenario_from_dict(conv.scenario, d, "config.txt").to_json()
+
+    made[1]["size"] = np.int64(7)
+    copied = conv.load(d, "config.txt")
+    assert copied.data["workload"]["flows"] is not made
+    assert copied.data["workload"]["flows"][1]["size"] == 7 and type(copied.data["workload"]["flows"][1]["size"]) is int
+    assert copied.to_json() == scenario_from_dict(conv.scenario, d, "config.txt").to_json()
+
+    # A list put in its place is the caller's: copied, whatever it holds.
+    conv.scenario["workload"]["flows"] = [dict(made[0]), dict(made[2])]
+    assert conv.load(d, "config.txt").data["workload"]["flows"] is not conv.scenario["workload"]["flows"]
+
+
+@pytest.mark.parametrize("flows, plain", [
+    ([], True),
+    ([{"src": "h1", "size": 5}], True),
+    ([{"src": "h1", "dport": True}], False),  # a bool
+    ([{"src": "h1", "size": 5.0}], False),
+    ([{"src": "h1", "at": None}], False),
+    ([{"src": ["h1"]}], False),
+    ([{1: "h1"}], False),
+    ([("src", "h1")], False),
+    (({"src": "h1"},), False),  # a tuple of flows
+])
+def test_plain_flows_are_dicts_of_text_and_whole_numbers(flows, plain):
+    class Text(str):
+        pass
+
+    assert _core.plain_flows(flows) is plain
+    assert _core.plain_flows([{"src": Text("h1")}]) is False

@@ -112,14 +112,14 @@ _LOAD_CHILD = r"""
 import json, sys, time
 t0 = time.perf_counter()
 from rdmalab import _core
-from rdmalab.scenario import load_scenario, scenario_from_dict
+from rdmalab.scenario import load_scenario
 t1 = time.perf_counter()
 kind, path = sys.argv[1], sys.argv[2]
 if kind == "hpcc":
     from pathlib import Path
     from rdmalab.hpcc import convert
     conv = convert(path)
-    sc = scenario_from_dict(conv.scenario, base_dir=Path(path).parent, source=path)
+    sc = conv.load(Path(path).parent, path)
 else:
     sc = load_scenario(path)
 t2 = time.perf_counter()

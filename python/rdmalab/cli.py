@@ -679,12 +679,11 @@ def cmd_hpcc_convert(args) -> int:
     from rdmalab.units import plural
     from rdmalab.hpcc import convert, scenario_yaml
     from rdmalab.runner import validate
-    from rdmalab.scenario import scenario_from_dict
 
     _output_file(args.out, "--out")
     conv = convert(args.config, rto=args.rto, seed=args.seed, sample_interval=args.sample_interval)
     _print_warnings(conv)
-    info = validate(scenario_from_dict(conv.scenario, base_dir=Path(args.config).parent, source=args.config))
+    info = validate(conv.load(Path(args.config).parent, args.config))
     out = Path(args.out)
     inputs = {"the config file": conv.config_path, "TOPOLOGY_FILE": conv.topology_path, "FLOW_FILE": conv.flow_path}
     for what, path in inputs.items():

@@ -257,6 +257,14 @@ impl Ns3Flows {
         self.file.sorted_by_start()
     }
 
+    /// `(non-blank lines after the flows the first line counts, the first
+    /// one's line number, the count)`, as the front end's `unread_flow_lines`
+    /// gives them, from the reader's own pass (that second pass in Python
+    /// took 0.07 s on 100,000 flows).
+    fn unread_lines(&self) -> (usize, Option<usize>, u64) {
+        (self.file.unread.0, self.file.unread.1, self.file.count)
+    }
+
     /// The flows as a native scenario's `workload.flows`, as the front end's
     /// `_flow` writes each: `{src: h1, dst: h2, size: 1000B, start: 2s}`,
     /// and `dport` unless it is ns-3's 100.
@@ -415,6 +423,26 @@ fn values_ok(value: &Bound<'_, PyAny>, max_values: i64, max_depth: usize) -> boo
     }
     let mut budget = max_values;
     walk(value, 0, &mut budget, max_depth)
+}
+
+/// Whether `flows` is a list of dicts whose keys are `str` and whose values
+/// are `str` or `int`, those very types (a `bool` is an `int` subclass): the
+/// flows `rdmalab hpcc convert` made, untouched, which the scenario loader
+/// may take without copying (`Conversion.load`). Checking them in Python
+/// took 0.15 s for 100,000 flows.
+#[pyfunction]
+fn plain_flows(flows: &Bound<'_, PyAny>) -> bool {
+    let Ok(list) = flows.downcast_exact::<PyList>() else {
+        return false;
+    };
+    list.iter().all(|f| {
+        f.downcast_exact::<PyDict>().is_ok_and(|d| {
+            d.iter().all(|(k, v)| {
+                k.is_exact_instance_of::<PyString>()
+                    && (v.is_exact_instance_of::<PyString>() || v.is_exact_instance_of::<PyInt>())
+            })
+        })
+    })
 }
 
 /// What a Python controller sees of an event.
@@ -1618,6 +1646,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(indent_json, m)?)?;
     m.add_function(wrap_pyfunction!(csv_to_parquet, m)?)?;
     m.add_function(wrap_pyfunction!(values_ok, m)?)?;
+    m.add_function(wrap_pyfunction!(plain_flows, m)?)?;
     m.add_function(wrap_pyfunction!(builtin_cdfs, m)?)?;
     m.add_function(wrap_pyfunction!(builtin_cdf_text, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;

@@ -88,7 +88,6 @@ def run_config(
     """Convert and run an ns-3 HPCC config; copy fct.txt / pfc.txt / qlen.txt to the paths it names.
     (`_out_name`: what the caller's user calls `out_dir`, for its errors; the command line's `--out`.)"""
     from rdmalab.runner import run_named
-    from rdmalab.scenario import scenario_from_dict
 
     conv = conversion or convert(config_path, rto=rto, seed=seed, sample_interval=sample_interval)
     # Fail before the run, not after it: every output directory must exist (ns-3 would crash on fopen).
@@ -100,7 +99,7 @@ def run_config(
     else:
         out = default_out_dir(conv)
         name = f"the directory for rdmalab's tables beside FCT_OUTPUT_FILE ({_out_name} gives another)"
-    scenario = scenario_from_dict(conv.scenario, base_dir=Path(config_path).parent, source=str(config_path))
+    scenario = conv.load(Path(config_path).parent, str(config_path))
     result = run_named(scenario, out, name, progress=progress, parquet=parquet, threads=threads)
     written = {}
     for kind, name in (("fct", "fct.txt"), ("pfc", "pfc.txt"), ("qlen", "qlen.txt")):

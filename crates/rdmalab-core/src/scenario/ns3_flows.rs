@@ -33,6 +33,11 @@ pub struct Ns3Flow {
 pub struct FlowFile {
     pub flows: Vec<Ns3Flow>,
     pub problems: Vec<String>,
+    /// Non-blank lines after the flows the first line counts (ns-3 never
+    /// reads them): how many, and the first one's line number.
+    pub unread: (usize, Option<usize>),
+    /// The count the first line gives.
+    pub count: u64,
 }
 
 impl FlowFile {
@@ -96,9 +101,14 @@ pub fn read_flow_file(text: &str, where_: &str, is_switch: &[bool]) -> Option<Fl
             return Some(out);
         }
     };
+    out.count = count;
     let body: Vec<(usize, &str)> = lines
+        .by_ref()
         .take(usize::try_from(count).unwrap_or(usize::MAX))
         .collect();
+    if let Some((line, _)) = lines.next() {
+        out.unread = (1 + lines.count(), Some(line));
+    }
     if (body.len() as u64) < count {
         out.problems.push(format!(
             "{where_}: the first line says {count} flows but only {} follow (ns-3 reads exactly that many)",
@@ -416,6 +426,14 @@ mod tests {
                 },
             ]
         );
+    }
+
+    #[test]
+    fn lines_past_the_count_are_counted_not_read() {
+        let f = read("2\n0 1 3 100 1 2\n\n1 0 3 100 1 2\n \n9 9 x\n\n0 1 3 100 1 2\n").unwrap();
+        assert_eq!((f.flows.len(), f.count), (2, 2));
+        assert_eq!(f.unread, (2, Some(6)));
+        assert_eq!(read("1\n0 1 3 100 1 2\n\n").unwrap().unread, (0, None));
     }
 
     #[test]
