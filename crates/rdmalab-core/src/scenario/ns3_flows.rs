@@ -471,7 +471,14 @@ mod tests {
             )]
         );
         assert_eq!(read("0_1\n0 1 3 100 1 2\n0 1 x\n").unwrap().flows.len(), 1);
-        assert_eq!(read("0\n0 1 x\n"), Some(FlowFile::default()));
+        // A count of 0 reads no line: the bad one after it is not read, only counted.
+        assert_eq!(
+            read("0\n0 1 x\n"),
+            Some(FlowFile {
+                unread: (1, Some(2)),
+                ..FlowFile::default()
+            })
+        );
     }
 
     #[test]
