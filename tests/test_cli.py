@@ -196,6 +196,30 @@ def test_a_run_that_hits_the_event_cap_fails_clearly(tmp_path):
         rdmalab.run(sc)
 
 
+def test_the_event_cap_names_the_keys_as_written_and_the_time_the_summary_gives(tmp_path):
+    """The message named `run.max_events` and `run.duration`, keys that do not
+    exist, and gave the time of the next event, not of the last one run,
+    which `summary.json` gives."""
+    import re
+
+    from rdmalab.analysis import parse_time_ps
+
+    f = tmp_path / "s.yaml"
+    f.write_text("duration: 10ms\nmax_events: 1000\n"
+                 "topology: {kind: single_switch, hosts: 2, host_link: {rate: 100Gbps}}\n"
+                 "workload: {flows: [{src: h0, dst: h1, size: 10MB}]}\n")
+    r = subprocess.run([sys.executable, "-m", "rdmalab", "run", str(f), "--out", str(tmp_path / "o")],
+                       capture_output=True, text=True)
+    assert r.returncode != 0
+    assert "run.max_events" not in r.stderr and "run.duration" not in r.stderr, r.stderr
+    m = re.search(r"reached max_events = 1000 at simulated time (\S+) with events still due; "
+                  r"raise max_events or shorten duration", r.stderr)
+    assert m, r.stderr
+    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
+    assert summary["sim_time_ps"] > 0
+    assert parse_time_ps(m.group(1)) == summary["sim_time_ps"]
+
+
 def test_the_algorithm_reference_is_generated_from_the_code(root):
     from rdmalab.cli import algorithms_markdown
 

@@ -47,3 +47,22 @@ def test_the_lists_of_cc_algorithms_in_the_docs_name_every_one(root):
     ref = (root / "docs" / "scenario-reference.md").read_text()
     row = next(ln for ln in ref.splitlines() if ln.startswith("| `cc.algorithm` |"))
     assert set(re.findall(r"`([a-z0-9-]+)`", row.split("|")[4])) == names
+
+
+def test_the_readme_shows_what_a_bad_scenario_is_refused_with(root, tmp_path):
+    """The README's refused scenario and its message are what `rdmalab run`
+    prints for it: its example once listed two problems that cannot be
+    reported together (the workload is checked only on a valid topology)."""
+    import re
+    import subprocess
+    import sys
+
+    readme = (root / "README.md").read_text()
+    m = re.search(r"This one, `bad.yaml`:\n\n```yaml\n(.*?)```\n\n```\n\$ (rdmalab run bad.yaml --out \S+)\n(.*?)```",
+                  readme, re.S)
+    assert m, "the README's bad.yaml example moved or changed shape"
+    (tmp_path / "bad.yaml").write_text(m.group(1))
+    args = m.group(2).split()[1:]
+    r = subprocess.run([sys.executable, "-m", "rdmalab", *args], capture_output=True, text=True, cwd=tmp_path)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.strip() == m.group(3).strip()

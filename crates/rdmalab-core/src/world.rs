@@ -190,6 +190,9 @@ pub struct RunConfig {
 /// Why a run ended early with an error.
 #[derive(Clone, Debug, PartialEq)]
 pub enum RunError {
+    /// `limit` events ran (`max_events`) and more were due; `at` is the
+    /// simulated time the run had reached, its last event's (the time
+    /// `summary.json` gives).
     EventCap {
         limit: u64,
         at: Time,
@@ -274,7 +277,7 @@ impl std::fmt::Display for RunError {
         match self {
             RunError::EventCap { limit, at } => write!(
                 f,
-                "the run reached run.max_events = {limit} at simulated time {at}; raise run.max_events or shorten run.duration"
+                "the run reached max_events = {limit} at simulated time {at} with events still due; raise max_events or shorten duration"
             ),
             RunError::Controller { controller, qp, event, detail } => {
                 let a = if event.starts_with(['A', 'E', 'I', 'O', 'U']) { "an" } else { "a" };
@@ -286,7 +289,7 @@ impl std::fmt::Display for RunError {
             ),
             RunError::PsnSpace { qp, at } => write!(
                 f,
-                "QP {qp} would number more than 2^31 packets at simulated time {at}: rdmalab's PSNs do not wrap (RoCE's 24-bit PSNs do; that is not modelled); spread the traffic over more QPs or shorten run.duration"
+                "QP {qp} would number more than 2^31 packets at simulated time {at}: rdmalab's PSNs do not wrap (RoCE's 24-bit PSNs do; that is not modelled); spread the traffic over more QPs or shorten duration"
             ),
         }
     }
@@ -719,7 +722,7 @@ impl World {
                     Some(t) if t <= until => {
                         return Err(RunError::EventCap {
                             limit: self.run.max_events,
-                            at: t,
+                            at: self.q.now(),
                         })
                     }
                     _ => break,

@@ -407,6 +407,15 @@ impl Topology {
             }
             let rate = crate::scenario::units::parse_rate(f[2])
                 .map_err(|e| format!("link line {} rate: {e}", k + 1))?;
+            if rate.bps() == 0 {
+                // A frame would take for ever (a division by zero): refused
+                // here, as a scenario's `rate: 0Gbps` is.
+                return Err(format!(
+                    "link line {} `{line}`: rate `{}` is 0 bit/s; allowed: at least 1bps (rates are whole bits per second)",
+                    k + 1,
+                    f[2]
+                ));
+            }
             let delay = crate::scenario::units::parse_duration(f[3])
                 .map_err(|e| format!("link line {} delay: {e}", k + 1))?;
             let loss = match f.get(4) {
@@ -626,6 +635,23 @@ mod tests {
         )
         .unwrap();
         assert_eq!(t.host_count(), 3);
+    }
+
+    /// A link of 0 bit/s is refused naming the line: it passed validation
+    /// and then divided by zero when a flow's path was worked out.
+    #[test]
+    fn hpcc_file_rates_must_be_above_zero() {
+        for bad in ["0Gbps", "0bps", "0.4bps"] {
+            let text = format!("3 1 2\n2\n0 2 100Gbps 1us\n1 2 {bad} 1us\n");
+            let e = Topology::from_hpcc_file(&text).unwrap_err();
+            assert!(
+                e.contains(&format!("link line 2 `1 2 {bad} 1us`: rate `{bad}` is 0 bit/s"))
+                    && e.contains("allowed: at least 1bps"),
+                "{bad}: {e}"
+            );
+        }
+        let t = Topology::from_hpcc_file("3 1 2\n2\n0 2 100Gbps 1us\n1 2 1bps 1us\n").unwrap();
+        assert_eq!(t.links[1].rate.bps(), 1);
     }
 
     /// A link's error rate is a probability: outside 0 to 1, or not a

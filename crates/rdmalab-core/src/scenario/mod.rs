@@ -2659,7 +2659,22 @@ impl Parser {
             return self.c_controller(&c);
         }
         let names: Vec<&str> = ALGORITHMS.iter().map(|a| a.name).collect();
-        let alg = self.choice(&c, "algorithm", &names, Some("dcqcn"))?;
+        let alg = self.string(&c, "algorithm", Some("dcqcn"))?;
+        if !names.contains(&alg.as_str()) {
+            // `python` and `c` are taken above and by the Python front end,
+            // which hands the core a controller of its own: both are named.
+            let only_python = if alg == "python" {
+                " (`python` is run by rdmalab's Python front end: rdmalab run, rdmalab.run)"
+            } else {
+                ""
+            };
+            self.err(
+                c.key("algorithm"),
+                format!("`{alg}`"),
+                format!("allowed: {}, python, c{only_python}", names.join(", ")),
+            );
+            return None;
+        }
         let info = algorithm(&alg).expect("a listed name");
         let mut values = ParamValues::defaults(info.params);
         if let Some(pv) = c.get("params") {
@@ -4408,7 +4423,7 @@ impl Parser {
                 self.err(
                     "workload",
                     "",
-                    "is required (flows, poisson, perftest, incast and/or staggered)",
+                    "is required (flows, flow_file, poisson, perftest, incast, staggered and/or ring)",
                 );
             }
             return None;

@@ -6,13 +6,23 @@ use crate::time::{Duration, Rate};
 
 fn split_number(s: &str) -> Option<(f64, &str)> {
     let s = s.trim();
-    let end = s
-        .char_indices()
-        .find(|(_, c)| !(c.is_ascii_digit() || *c == '.' || *c == 'e' || *c == '-' || *c == '+'))
-        .map(|(i, _)| i)
-        .unwrap_or(s.len());
-    // `e` may start a unit-less exponent only if followed by digits; keep it simple:
-    // units here never start with `e`.
+    let b = s.as_bytes();
+    // An exponent's `e` or `E` belongs to the number only when a digit (or
+    // a sign and a digit) follows it; no unit starts with either letter.
+    let exponent_at = |i: usize| {
+        let d = |j: usize| b.get(j).is_some_and(u8::is_ascii_digit);
+        matches!(b[i], b'e' | b'E') && (d(i + 1) || (matches!(b.get(i + 1), Some(b'+' | b'-')) && d(i + 2)))
+    };
+    let mut end = 0;
+    while end < b.len() {
+        if b[end].is_ascii_digit() || matches!(b[end], b'.' | b'-' | b'+') {
+            end += 1;
+        } else if exponent_at(end) {
+            end += 2;
+        } else {
+            break;
+        }
+    }
     let (num, unit) = s.split_at(end);
     let v: f64 = num.parse().ok()?;
     Some((v, unit.trim()))
@@ -83,14 +93,15 @@ pub fn parse_rate(s: &str) -> Result<Rate, String> {
     Ok(Rate(scaled(v, mult, "rate", s, MAX_RATE_BPS, "10Tbps")?))
 }
 
-/// A duration: `ps`, `ns`, `us` (or `µs`), `ms`, `s`.
+/// A duration: `ps`, `ns`, `us` (or `µs`, with the micro sign or the Greek
+/// mu, which look alike), `ms`, `s`.
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
     let (v, unit) =
         split_number(s).ok_or_else(|| format!("`{s}` is not a duration; write it like `10us`"))?;
     let mult = match unit {
         "ps" => 1.0,
         "ns" => 1e3,
-        "us" | "µs" => 1e6,
+        "us" | "\u{b5}s" | "\u{3bc}s" => 1e6,
         "ms" => 1e9,
         "s" => 1e12,
         "" => {
@@ -151,6 +162,30 @@ mod tests {
         assert_eq!(parse_rate("100 Gb/s").unwrap(), Rate::gbps(100));
         assert_eq!(parse_rate("2.5Gbps").unwrap(), Rate(2_500_000_000));
         assert_eq!(parse_rate("50Mbps").unwrap(), Rate::mbps(50));
+    }
+
+    /// An exponent may be written `e` or `E`, with or without a sign; a
+    /// letter `e` that no digit follows is left to the unit, which names it.
+    #[test]
+    fn exponents_parse_in_either_case() {
+        for s in ["1e3us", "1E3us", "1E+3us", "1000us", "1e6ns", "0.001E3ms", "1E-3s"] {
+            assert_eq!(parse_duration(s).unwrap(), Duration(1_000_000_000), "{s}");
+        }
+        assert_eq!(parse_bytes("2E5B").unwrap(), 200_000);
+        assert_eq!(parse_rate("1E11bps").unwrap(), Rate::gbps(100));
+        let e = parse_duration("5eus").unwrap_err();
+        assert!(e.contains("unknown time unit `eus`"), "{e}");
+        let e = parse_duration("5E+us").unwrap_err();
+        assert!(e.contains("unknown time unit `E+us`"), "{e}");
+    }
+
+    /// Micro as the micro sign (U+00B5) or the Greek mu (U+03BC), which
+    /// look the same and which keyboards and editors mix.
+    #[test]
+    fn microseconds_take_either_mu() {
+        for s in ["3us", "3\u{b5}s", "3\u{3bc}s"] {
+            assert_eq!(parse_duration(s).unwrap(), Duration(3_000_000), "{s}");
+        }
     }
 
     #[test]
