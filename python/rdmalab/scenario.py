@@ -322,8 +322,15 @@ def _parquet_flows_csv(df, where: str) -> str:
     import polars as pl
 
     for name, dtype in df.schema.items():
-        if dtype.is_nested() or dtype == pl.Binary or dtype == pl.Object:
-            raise ScenarioError(f"{where}: column `{name}` is {dtype}; allowed: text, integer or float columns")
+        # What casts to the text a CSV cell would hold; a time type
+        # (Duration, Datetime) does not say in which unit it is meant, and
+        # polars cannot cast a Duration to text at all.
+        plain = (dtype.is_integer() or dtype.is_float() or dtype.is_decimal()
+                 or dtype in (pl.String, pl.Categorical, pl.Boolean, pl.Null) or isinstance(dtype, pl.Enum))
+        if not plain:
+            hint = ("; write times as text with their unit (`5us`) or as integer picoseconds"
+                    if dtype.is_temporal() else "")
+            raise ScenarioError(f"{where}: column `{name}` is {dtype}; allowed: text, integer or float columns{hint}")
     text = df.cast(pl.String)
     for name in text.columns:
         bad = text.with_row_index("row").filter(pl.col(name).str.contains(r'[,"\r\n]'))
