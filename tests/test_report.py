@@ -3,6 +3,7 @@ PNG/SVG plots and the analyze command work on runs and sweeps."""
 
 import csv
 import io
+import json
 import math
 import shutil
 import struct
@@ -205,6 +206,13 @@ def test_plot_command_writes_png_and_svg(local_sweep, tmp_path):
         assert r.returncode == 0, r.stderr
         files = sorted((tmp_path / fmt).iterdir())
         assert len(files) == n and all(f.suffix == f".{fmt}" for f in files)
+    # Drawn again in another process, every file has the same bytes: SVG ids
+    # were salted at random per process.
+    for fmt in ("png", "svg"):
+        r = rdmalab_cli("plot", local_sweep, "--out", tmp_path / f"{fmt}-again", "--format", fmt)
+        assert r.returncode == 0, r.stderr
+        for f in sorted((tmp_path / fmt).iterdir()):
+            assert (tmp_path / f"{fmt}-again" / f.name).read_bytes() == f.read_bytes(), f.name
     png = (tmp_path / "png" / "slowdown-p99.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     width, height = struct.unpack(">II", png[16:24])
@@ -267,6 +275,27 @@ def test_a_parameter_named_like_a_column_changes_no_plot_and_breaks_no_report(tm
         assert (out / "report.html").exists()
     assert any(k.startswith("flow-throughput-") for k in figs["name"])
     assert figs["name"] == figs["description"]
+
+
+def test_the_report_of_a_failed_run_says_it_failed(tmp_path):
+    """A single run's header counted it done whatever its summary said."""
+    f = tmp_path / "s.yaml"
+    f.write_text("name: capped\nduration: 1ms\nmax_events: 2000\n"
+                 "topology: {kind: single_switch, hosts: 2, host_link: {rate: 100Gbps, delay: 1us}}\n"
+                 "workload: {flows: [{src: h0, dst: h1, size: 1MB}]}\n")
+    for name, extra in (("failed", ()), ("done", ("--set", "max_events=10000000"))):
+        out = tmp_path / name
+        rdmalab_cli("run", f, "--out", out, "--quiet", *extra)
+        end = json.loads((out / "summary.json").read_text())["end"]
+        r = rdmalab_cli("report", out)
+        assert r.returncode == 0, r.stderr
+        head = (out / "report.html").read_text().split("<nav>")[0]
+        if name == "failed":
+            assert end == "failed"
+            assert ("The run failed (summary.json end: failed); its tables hold only what it finished" in head
+                    and "1 run done" not in head), head[-400:]
+        else:
+            assert end != "failed" and "1 run done" in head, head[-400:]
 
 
 def test_an_application_that_completed_nothing_shows_no_latency(tmp_path):

@@ -453,6 +453,31 @@ def test_slurm_export_writes_an_array_job_that_fills_the_store(tmp_path, example
         assert f"sweep-task: INDEX `{index}` — allowed: 0 to 3, the runs of" in t.stderr, t.stderr
 
 
+@pytest.mark.parametrize("name", ["evil\necho INJECTED", "tab\there", "cr\rhere"])
+def test_a_sweep_name_must_be_one_line(tmp_path, examples, name):
+    """A line break in the name went into the SLURM script as it was: the
+    rest of the name ran as a command and the #SBATCH lines after it were
+    ignored."""
+    path = tmp_path / "s.yaml"
+    path.write_text(f"name: {json.dumps(name)}\nbase: {examples / 'dumbbell-dcqcn.yaml'}\n"
+                    "grid: {cc.algorithm: [dcqcn, none]}\n")
+    r = rdmalab_cli("sweep", path, "--out", tmp_path / "out", "--backend", "slurm")
+    assert r.returncode != 0 and "Traceback" not in r.stderr, r.stderr
+    assert f"name: {name!r} holds a line break or another control character — allowed: text on one line" \
+        in r.stderr, r.stderr
+    assert not (tmp_path / "out" / "slurm" / "sweep.sbatch").exists()
+
+
+def test_a_sweep_name_becomes_a_slurm_job_name_of_one_word(tmp_path, examples):
+    path = tmp_path / "s.yaml"
+    path.write_text(f"name: DCQCN vs. none (µ-test)\nbase: {examples / 'dumbbell-dcqcn.yaml'}\n"
+                    "grid: {cc.algorithm: [dcqcn, none]}\n")
+    r = rdmalab_cli("sweep", path, "--out", tmp_path / "out", "--backend", "slurm")
+    assert r.returncode == 0, r.stderr
+    text = (tmp_path / "out" / "slurm" / "sweep.sbatch").read_text()
+    assert "#SBATCH --job-name=rdmalab-DCQCN-vs.-none----test-\n#SBATCH --array=0-1\n" in text, text
+
+
 def test_a_second_sweep_into_the_same_directory_is_refused(tmp_path, sweep12):
     store = Store(tmp_path / "out")
     store.lock()

@@ -592,7 +592,12 @@ def render(fig: Figure, path: str | Path) -> Path:
     ax.set_xlabel(fig.xlabel)
     ax.set_ylabel(fig.ylabel)
     metadata = {"Date": None} if path.suffix == ".svg" else None
-    mfig.savefig(path, metadata=metadata, dpi=110)
+    # An SVG's clip-path and marker ids are hashes salted at random per
+    # process unless `svg.hashsalt` is set: the same plot gave other bytes.
+    import matplotlib
+
+    with matplotlib.rc_context({"svg.hashsalt": "rdmalab"}):
+        mfig.savefig(path, metadata=metadata, dpi=110)
     return path
 
 

@@ -363,8 +363,15 @@ def build_report(path: str | Path, start_ps: int | None = None, end_ps: int | No
            f"<script>{plotly_js()}</script></head><body>"]
     out.append(f"<h1>rdmalab {runs_word}: {html.escape(results.name)}</h1>")
     params = f"; parameters: {html.escape(', '.join(results.param_names))}" if results.param_names else ""
-    out.append(f"<p class='muted'>{plural(counts['done'], 'run')} done, {counts['failed']} failed, "
-               f"{counts['pending']} pending{params}. Report by rdmalab {__version__}.</p>")
+    if results.kind == "run":
+        # One run's directory has no manifest to say it failed: its summary does.
+        end = read_json(results.path / "summary.json").get("end")
+        status = (f"The run {html.escape(str(end))} (summary.json end: {html.escape(str(end))}); its tables hold "
+                  f"only what it finished" if end in ("failed", "interrupted") else "1 run done")
+        out.append(f"<p class='muted'>{status}{params}. Report by rdmalab {__version__}.</p>")
+    else:
+        out.append(f"<p class='muted'>{plural(counts['done'], 'run')} done, {counts['failed']} failed, "
+                   f"{counts['pending']} pending{params}. Report by rdmalab {__version__}.</p>")
     out.append("<nav>" + "".join(f"<a href='#{i}'>{html.escape(t)}</a>" for i, t in S.toc) + "</nav>")
     out.extend(S.out)
     figures = json.dumps({f.key: to_plotly(f) for f in S.drawn}, separators=(",", ":")).replace("</", "<\\/")

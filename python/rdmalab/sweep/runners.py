@@ -319,6 +319,13 @@ def run_task(out_dir: str | Path, index: int) -> dict:
     return rec
 
 
+def _job_name(name: str) -> str:
+    """A sweep's name as a SLURM job name: letters, digits, `.`, `_` and
+    `-`, anything else (spaces among it, which end an #SBATCH option)
+    as `-`."""
+    return "".join(c if c.isascii() and (c.isalnum() or c in "._-") else "-" for c in name) or "sweep"
+
+
 def export_slurm(sweep: Sweep, out_dir: str | Path, sbatch_options: list[str] | None = None,
                  other_builds: str | None = None) -> Path:
     """Write OUT/slurm/sweep.sbatch: an array job with one task per unfinished run. Each task runs
@@ -338,7 +345,7 @@ def export_slurm(sweep: Sweep, out_dir: str | Path, sbatch_options: list[str] | 
     cmd = f"{shlex.quote(sys.executable)} -m rdmalab"
     lines = [
         "#!/bin/bash",
-        f"#SBATCH --job-name=rdmalab-{sweep.name}",
+        f"#SBATCH --job-name=rdmalab-{_job_name(sweep.name)}",
         f"#SBATCH --array=0-{max(len(todo) - 1, 0)}",
         "#SBATCH --ntasks=1",
         "#SBATCH --cpus-per-task=1",

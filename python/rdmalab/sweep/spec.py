@@ -539,6 +539,13 @@ def sweep_from_dict(spec: Any, sweep_dir: str | Path = ".", source: str = "<dict
         if isinstance(spec.get(key), (list, dict)):
             # str() would make a list or a mapping into Python's repr, in the report's title.
             raise SweepError(f"{key}: `{spec[key]}` — allowed: text")
+    name = spec.get("name")
+    if name is not None and any(not c.isprintable() for c in str(name)):
+        # It goes into one line of the SLURM script (a line break there ran
+        # the rest as a command and cut off the #SBATCH lines after it),
+        # the report's title and the log lines.
+        raise SweepError(f"name: {str(name)!r} holds a line break or another control character — "
+                         f"allowed: text on one line")
     axes = _axes(spec)
     _check_conflicts(fixed, axes)
     _check_columns(axes)
