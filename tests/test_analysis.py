@@ -1,5 +1,7 @@
 """Analysis functions against answers worked out by hand on small tables."""
 
+import re
+
 import polars as pl
 import pytest
 
@@ -177,3 +179,48 @@ def test_counter_series_sums_sample_periods_into_windows():
     assert t["time_ps"].to_list() == [0, 20, 40]
     assert t["ecn_marked_packets"].to_list() == [3, 7, 5]
     assert t["cnps_sent"].to_list() == [1, 1, 0]
+
+
+def test_stats_of_an_empty_table_are_an_empty_table_with_or_without_groups():
+    """Without `by`, a quantile of no rows indexed past the end and raised
+    polars' OutOfBoundsError; with `by` it gave an empty frame."""
+    d = pl.DataFrame({"run_id": pl.Series([], dtype=pl.String), "delay_ps": pl.Series([], dtype=pl.UInt64)})
+    for by in (None, ["run_id"]):
+        t = A.control_delay_stats(d, by=by)
+        assert t.height == 0
+        assert [c for c in t.columns if c != "run_id"] == [
+            "count", "mean_ps", "p50_ps", "p95_ps", "p99_ps", "p99_9_ps", "max_ps"]
+
+
+@pytest.mark.parametrize("call,says", [
+    (lambda f, q: A.slowdown_by_size(f, buckets=0), "buckets: 0 — allowed: a whole number of buckets, at least 1"),
+    (lambda f, q: A.slowdown_by_size(f, buckets=-1), "buckets: -1"),
+    (lambda f, q: A.slowdown_by_size(f, buckets=2.5), "buckets: 2.5"),
+    (lambda f, q: A.slowdown_by_size(f, quantiles=[1.5]), "quantiles: 1.5 — allowed: numbers above 0 and at most 1"),
+    (lambda f, q: A.slowdown_by_size(f, quantiles=[0]), "quantiles: 0 —"),
+    (lambda f, q: A.control_delay_stats(q, quantiles=[float("nan")]), "quantiles: nan"),
+    (lambda f, q: A.jain_fairness(q, window_ps=0), "window_ps: 0 — allowed: a whole number of picoseconds above 0"),
+    (lambda f, q: A.jain_fairness(q, window_ps=-1), "window_ps: -1"),
+    (lambda f, q: A.jain_fairness(q, window_ps="10us"), "window_ps: '10us'"),
+    (lambda f, q: A.rate_series(q, window_ps=0), "window_ps: 0 — allowed: a whole number of picoseconds above 0 "
+                                                 "(or None: no windows)"),
+    (lambda f, q: A.throughput_series(q, window_ps=-5), "window_ps: -5"),
+    (lambda f, q: A.counter_series(q, 0), "window_ps: 0"),
+    (lambda f, q: A.pfc_paused_series(q, 100, 0), "window_ps: 0"),
+    (lambda f, q: A.convergence_time(q, 0, hold_ps=0), "hold_ps: 0"),
+])
+def test_meaningless_arguments_are_refused_naming_them(call, says):
+    """They were accepted: buckets=0 gave one bucket, -1 negative bucket
+    numbers, a window of 0 divided by zero into frames of nulls."""
+    f = flows(range(1, 9), [1.0] * 8, [0] * 8)
+    q = pl.DataFrame({"time_ps": [0, 10], "qp": [0, 1], "throughput_bps": [1, 2], "dequeue_rate_bps": [1, 2]})
+    with pytest.raises(ValueError, match=re.escape(says)):
+        call(f, q)
+
+
+def test_numpy_integers_are_whole_numbers_too():
+    np = pytest.importorskip("numpy")
+    q = pl.DataFrame({"time_ps": [0, 10], "qp": [0, 1], "throughput_bps": [1, 2]})
+    assert A.jain_fairness(q, window_ps=np.int64(100))["qps"].to_list() == [2]
+    f = flows(range(1, 9), [1.0] * 8, [0] * 8)
+    assert A.slowdown_by_size(f, buckets=np.int32(2), quantiles=[np.float64(0.5)]).height == 2

@@ -12,6 +12,7 @@ values is the ⌈q·n⌉-th smallest.
 from __future__ import annotations
 
 import math
+import numbers
 import re
 from typing import Sequence, Union
 
@@ -61,7 +62,27 @@ def _window(df: pl.DataFrame, column: str, start_ps: int | None, end_ps: int | N
 def _group_agg(df: pl.DataFrame, keys: list[str], aggs: list[pl.Expr]) -> pl.DataFrame:
     if keys:
         return df.group_by(keys, maintain_order=True).agg(aggs).sort(keys, maintain_order=True)
+    if df.height == 0:
+        # No rows, no groups: an empty frame of the same columns, as with
+        # `by` (a quantile of no rows indexed past the end).
+        return pl.DataFrame(schema=df.lazy().select(aggs).collect_schema())
     return df.select(aggs)
+
+
+def _check_window(window_ps, name: str = "window_ps", optional: bool = False) -> None:
+    """A window length: a whole number of picoseconds above 0 (a window of 0
+    divided by zero, a negative one ran backwards, silently)."""
+    if window_ps is None and optional:
+        return
+    if isinstance(window_ps, bool) or not isinstance(window_ps, numbers.Integral) or window_ps <= 0:
+        raise ValueError(f"{name}: {window_ps!r} — allowed: a whole number of picoseconds above 0"
+                         f"{' (or None: no windows)' if optional else ''}; parse_time_ps('10us') gives one")
+
+
+def _check_quantiles(quantiles: Sequence[float]) -> None:
+    for q in quantiles:
+        if isinstance(q, bool) or not isinstance(q, numbers.Real) or not 0 < q <= 1:
+            raise ValueError(f"quantiles: {q!r} — allowed: numbers above 0 and at most 1 (0.99 is the p99)")
 
 
 # ------------------------------------------------------------------ FCT
@@ -109,6 +130,9 @@ def slowdown_by_size(
     `size_min_bytes`, `size_max_bytes`, `mean`, and one column per quantile
     (`p50`, `p95`, `p99`, `p99_9`).
     """
+    if isinstance(buckets, bool) or not isinstance(buckets, numbers.Integral) or buckets < 1:
+        raise ValueError(f"buckets: {buckets!r} — allowed: a whole number of buckets, at least 1")
+    _check_quantiles(quantiles)
     keys = _by(by)
     df = _window(_df(flows), "start_ps", start_ps, end_ps)
     df = df.sort(keys + ["size_bytes", "slowdown"])
@@ -136,6 +160,7 @@ def rate_series(
     """Per-QP rate and throughput over time. With `window_ps`, the mean of each QP's samples
     whose `time_ps` falls in [k·window, (k+1)·window), reported at `time_ps` = k·window.
     Columns: the `by` columns, `time_ps`, `qp`, `dequeue_rate_bps`, `throughput_bps` (Float64 when windowed)."""
+    _check_window(window_ps, optional=True)
     keys = _by(by)
     df = _df(qp_samples)
     if qps is not None:
@@ -153,6 +178,7 @@ def throughput_series(
 ) -> pl.DataFrame:
     """Total payload throughput of all QPs over time: the sum over QPs at each sample time,
     then with `window_ps` the mean over each window. Columns: `by`, `time_ps`, `throughput_bps`."""
+    _check_window(window_ps, optional=True)
     keys = _by(by)
     df = _group_agg(_df(qp_samples), keys + ["time_ps"], [pl.col("throughput_bps").sum().cast(pl.Float64)])
     if window_ps is not None:
@@ -175,6 +201,7 @@ def jain_fairness(
     to judge only some QPs (e.g. the long flows). Columns: `by`,
     `window_start_ps`, `window_end_ps`, `qps` (n), `jain_index`.
     """
+    _check_window(window_ps)
     keys = _by(by)
     df = _df(qp_samples)
     if qps is not None:
@@ -209,6 +236,7 @@ def convergence_time(
     (= converged_at_ps − after_ps), both null if it never settles. The
     resolution is the window length.
     """
+    _check_window(hold_ps, "hold_ps", optional=True)
     keys = _by(by)
     df = _df(fairness).filter(pl.col("window_start_ps") >= after_ps).sort(keys + ["window_start_ps"])
     groups = df.partition_by(keys, maintain_order=True, as_dict=True) if keys else {(): df}
@@ -303,6 +331,7 @@ def counter_series(counter_samples: Frame, window_ps: int, by: Sequence[str] | s
     windows [k·window, (k+1)·window) of each row's time. Columns: `by`, `time_ps` (window
     start), `ecn_marked_packets`, `cnps_sent`, `pfc_pauses`, `pfc_resumes`, `dropped_frames`,
     `retransmitted_packets`, `timeouts`."""
+    _check_window(window_ps)
     keys = _by(by)
     df = _df(counter_samples)
     counts = [c for c in df.columns if c not in keys and c not in ("time_ps", "run_id")]
@@ -319,6 +348,7 @@ def pfc_paused_series(pfc_events: Frame, end_ps: int | str, window_ps: int,
     lasts until the next resume, or to `end_ps`: an int or a per-row column). Columns:
     `by`, `time_ps` (window start), `paused_ps`, `paused_ports` (ports paused at some
     moment in the window); windows with no pause are absent."""
+    _check_window(window_ps)
     keys = _by(by)
     df = _df(pfc_events)
     port_keys = keys + ["node", "port", "class"]
@@ -362,6 +392,7 @@ def control_delay_stats(
     """Distribution of control-loop delays (table `control_delays`: `time_ps`, `qp`, `event`,
     `delay_ps`, `coalesced`; written at placements other than asic). Columns: `by`, `count`,
     `mean_ps`, one `pXX_ps` per quantile, `max_ps`."""
+    _check_quantiles(quantiles)
     keys = _by(by)
     aggs = [
         pl.len().cast(pl.Int64).alias("count"),
