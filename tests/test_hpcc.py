@@ -633,6 +633,16 @@ def test_analyze_buckets_by_size_with_ns3_filters(tmp_path):
         bad.write_text(f"0b000001 0b000101 10000 100 1000 2000000000 {fields}\n")
         r = cli("hpcc", "analyze", bad)
         assert r.returncode == 2 and says in r.stderr and "Traceback" not in r.stderr, (fields, r.stderr)
+    # An empty name in a pooled list was read as `.`, "a directory"; a dport
+    # past 16 bits was taken and filtered every flow away.
+    for pooled in (f"{f}+", f"+{f}", f"{f}++{f}"):
+        r = cli("hpcc", "analyze", pooled)
+        assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+        assert f"`{pooled}` has an empty file name between, before or after its `+` signs" in r.stderr, r.stderr
+    for port in ("70000", "-1"):
+        r = cli("hpcc", "analyze", f, "--dport", port)
+        assert r.returncode == 2 and "allowed: a UDP port, 0 to 65535" in r.stderr, r.stderr
+    assert cli("hpcc", "analyze", f, "--dport", "65535").returncode == 0
 
 
 # What ns-3 HPCC's analysis/fct_analysis.py (HPCC repository 9f4be2a) printed

@@ -300,6 +300,17 @@ def _positive_int(text: str) -> int:
     return n
 
 
+def _udp_port(text: str) -> int:
+    """An argparse type: a UDP port, 0 to 65535 (fct.txt's dport column)."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"`{text}` is not an integer") from None
+    if not 0 <= n <= 65535:
+        raise argparse.ArgumentTypeError(f"`{text}` — allowed: a UDP port, 0 to 65535")
+    return n
+
+
 def _is_sweep_file(path) -> bool:
     """Whether `path` holds a sweep (a top-level `base`)."""
     keys = _top_keys(path)
@@ -744,9 +755,7 @@ def cmd_hpcc_traffic(args) -> int:
 def cmd_hpcc_analyze(args) -> int:
     import polars as pl
 
-    from rdmalab.hpcc.fct import fct_slowdown
-
-    from rdmalab.hpcc.fct import read_fct
+    from rdmalab.hpcc.fct import FctFileError, fct_slowdown, read_fct
 
     dport = {0: 100, 1: 200, 2: None}[args.type] if args.dport is None else args.dport
     labels: dict[str, str] = {}
@@ -754,6 +763,11 @@ def cmd_hpcc_analyze(args) -> int:
         label = f if f not in labels else f"{f}#{sum(k.split('#')[0] == f for k in labels) + 1}"
         labels[label] = f
     # `a+b+c` pools several runs (seeds) into one column.
+    for f in labels.values():
+        if "+" in f and "" in f.split("+"):
+            # An empty name read as `.`, "a directory", naming neither.
+            raise FctFileError(f"`{f}` has an empty file name between, before or after its `+` signs; "
+                               f"allowed: fct.txt files joined by `+`, like `a/fct.txt+b/fct.txt`")
     tables = {label: pl.concat([read_fct(part) for part in f.split("+")]) if "+" in f else f
               for label, f in labels.items()}
     if args.as_fct_analysis:
@@ -1027,7 +1041,7 @@ def main(argv: list[str] | None = None) -> int:
                          "(e.g. seeds) into one column; with two columns the ratios of the second to the first follow")
     hp.add_argument("-t", "--type", type=int, choices=(0, 1, 2), default=0,
                     help="as fct_analysis.py: 0 normal flows (dport 100, default), 1 incast (dport 200), 2 all")
-    hp.add_argument("--dport", type=int, help="keep only this dport (overrides -t)")
+    hp.add_argument("--dport", type=_udp_port, help="keep only this dport (overrides -t)")
     hp.add_argument("-T", "--time-limit", type=int, help="keep flows with start + fct < T (ns), as fct_analysis.py")
     hp.add_argument("--buckets", type=_positive_int, default=20,
                     help="flow-size buckets of equal flow count (20: 5%% each)")
