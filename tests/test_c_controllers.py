@@ -178,6 +178,20 @@ def test_a_library_without_the_runtime_is_refused(tmp_path):
     assert "cc.library" in r.stderr and "rdmalab cc build" in r.stderr, r.stderr
 
 
+def test_a_plain_library_that_calls_the_runtime_is_refused_saying_how_to_build_it(tmp_path, examples):
+    """Built with plain `cc -shared`, a controller that calls the DOCA device
+    API (every real one: the shipped template does) failed to load on the
+    runtime's symbols, with a raw dlopen error naming a private copy."""
+    lib = tmp_path / "rtt_plain.so"
+    cmd = f"cc -shared -fPIC -I {ccompile.INCLUDE_DIR} {examples / 'c' / 'rtt_template.c'} -o {lib}"
+    assert os.system(cmd) == 0, cmd
+    r, _ = run(tmp_path, "plain", f"{{algorithm: c, library: {lib}}}", expect_ok=False)
+    assert "Traceback" not in r.stderr, r.stderr
+    assert f"cannot load `{lib}`: {lib}: undefined symbol: doca_pcc_dev_" in r.stderr, r.stderr
+    assert "it calls rdmalab's C runtime without linking it: build it with `rdmalab cc build`" in r.stderr, r.stderr
+    assert "rdmalab-cc-" not in r.stderr, r.stderr
+
+
 def test_static_state_starts_afresh_in_every_run(tmp_path):
     # A controller that counts CNPs in a static and cuts its rate from the
     # 100th on: a second run in the same process must not inherit the count.

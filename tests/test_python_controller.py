@@ -86,7 +86,9 @@ class TooFast(Halve):
     # As given, not as u64::MAX bit/s (what a rate past u64 saturated to).
     ("1e30", "set_rate(1e+30): above the line rate 100Gbps; allowed:"),
     ("10**30", "set_rate(1000000000000000000000000000000): above the line rate"),
-    ("0.4", "dequeue rate of 0 bit/s (allowed: 1 bit/s up to the line rate)"),
+    # As given: it rounded to 0 and was refused as a rate of 0 bit/s.
+    ("0.4", "set_rate(0.4): rounds to 0 bit/s; allowed: a finite rate in bit/s"),
+    ("0", "dequeue rate of 0 bit/s (allowed: 1 bit/s up to the line rate)"),
 ])
 def test_a_rate_out_of_range_is_refused_naming_it(tmp_path, rate, message):
     src = HALVE + f'''
@@ -104,8 +106,10 @@ class Odd(Halve):
     ("ctx.set_rate('10Gbps')", "set_rate('10Gbps'): allowed: a finite rate in bit/s"),
     ("ctx.set_window(-5)", "set_window(-5): allowed: a whole number of bytes, at least 1, or None"),
     ("ctx.set_window(1500.5)", "set_window(1500.5): allowed: a whole number of bytes"),
-    ("ctx.set_timer(0, -1)", "set_timer(0, -1): allowed: an absolute time in ps, now ("),
-    ("ctx.set_timer(0, ctx.now_ps - 1)", "allowed: an absolute time in ps, now ("),
+    ("ctx.set_timer(0, -1)", "set_timer(0, -1): allowed: an absolute time in ps, a whole number (an int), now ("),
+    ("ctx.set_timer(0, ctx.now_ps - 1)", "allowed: an absolute time in ps, a whole number (an int), now ("),
+    # A float later than now: the fault is its type, which the message now names.
+    ("ctx.set_timer(0, ctx.now_ps + 10.0)", "allowed: an absolute time in ps, a whole number (an int), now ("),
     ("ctx.set_timer(4, ctx.now_ps)", "allowed: timer slots 0 to 3"),
     ("ctx.cancel_timer(-1)", "cancel_timer(-1): allowed: timer slots 0 to 3"),
     ("ctx.set_path(70000)", "set_path(70000): allowed: a UDP source port, 0 to 65535"),

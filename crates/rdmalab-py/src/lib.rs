@@ -634,6 +634,12 @@ impl PyContext {
                     Rate(self.line_rate_bps)
                 )))
             }
+            // Below 0.5 it would round to 0 bit/s, refused later as a rate
+            // the controller never gave.
+            Some(v) if v.is_finite() && v > 0.0 && v.round() == 0.0 => Err(PyValueError::new_err(format!(
+                "set_rate({}): rounds to 0 bit/s; allowed: a finite rate in bit/s (an int or a float), 1 to the line rate",
+                shown(bps)
+            ))),
             Some(v) if v.is_finite() && v >= 0.0 => {
                 self.actions.rate = Some(Rate(v.round() as u64));
                 Ok(())
@@ -678,7 +684,10 @@ impl PyContext {
             self.now_ps,
             u64::MAX,
             call,
-            &format!("an absolute time in ps, now ({} ps) or later", self.now_ps),
+            &format!(
+                "an absolute time in ps, a whole number (an int), now ({} ps) or later",
+                self.now_ps
+            ),
         )?;
         self.actions.timers[slot] = Some(Some(Time(at)));
         Ok(())

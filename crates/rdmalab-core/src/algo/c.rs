@@ -166,7 +166,18 @@ impl CLibrary {
         let handle = unsafe { libc::dlopen(cpath.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
         let _ = std::fs::remove_file(&copy);
         if handle.is_null() {
-            return Err(format!("cannot load `{path}`: {}", dlerror()));
+            // dlerror names the private copy; the user knows the file given.
+            let err = dlerror().replace(&*copy.to_string_lossy(), path);
+            // A library built with plain `cc -shared` that calls the DOCA
+            // device API fails here, on the runtime's symbols, before the
+            // check below for the runtime could say how to build it.
+            let runtime = ["undefined symbol: doca_pcc_", "undefined symbol: rdmalab_"];
+            let hint = if runtime.iter().any(|r| err.contains(r)) {
+                "; it calls rdmalab's C runtime without linking it: build it with `rdmalab cc build` (it links the runtime)"
+            } else {
+                ""
+            };
+            return Err(format!("cannot load `{path}`: {err}{hint}"));
         }
         let sym = |name: &str| -> Option<*mut c_void> {
             let c = CString::new(name).ok()?;
