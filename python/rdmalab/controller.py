@@ -17,13 +17,14 @@ kind: ``bytes``, ``packets`` (TX); ``acked_bytes``, ``acked_through``,
 (TIMER); ``udp_sport``, ``sent_ps``, ``rtt_ps``, ``lost`` (RTT: an
 out-of-band probe sent at ``sent_ps`` answered, or lost after
 ``nic.probe_timeout``); ``bytes``, ``packets``, ``ce``
-(RX: data arrived at the receiver — only at placements that expose receive
-events, ``swcc`` and ``host-cpu``); ``words``, ``to_receiver`` (PEER: an
+(RX: data arrived at the receiver — only where receive events exist:
+``swcc`` and ``host-cpu``, or ``control.rx_events: true``); ``words``, ``to_receiver`` (PEER: an
 out-of-band message from the QP's other end); ``hint``, ``value`` (HINT: an
-application hint, from ``hints:`` in the scenario or ``Simulation.hint``).
+application hint, from ``hints:`` in the scenario; the core's low-level
+``rdmalab._core.Simulation.hint`` sends more during a run, not yet a public API).
 ``HOST`` events are periodic host-domain reports (``host.report_interval``):
 ``pcie_utilization``, ``pcie_latency_ps``, ``active_qps``, ``port_utilization``.
-Subscribe to ``PEER`` to get both PEER and HINT events.
+Subscribing to ``PEER`` or to ``HINT`` gets both PEER and HINT events (one mask bit).
 
 The context has ``now_ps``, ``line_rate_bps``, ``rate_bps``,
 ``bytes_in_flight``, ``snd_nxt_bytes``, ``base_rtt_ps``, ``path_hops``,
