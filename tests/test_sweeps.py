@@ -468,6 +468,33 @@ def test_a_sweep_name_must_be_one_line(tmp_path, examples, name):
     assert not (tmp_path / "out" / "slurm" / "sweep.sbatch").exists()
 
 
+def test_files_named_in_the_sweep_are_read_beside_the_sweep_file(tmp_path, examples):
+    """A controller or CDF file beside the sweep file, named in `grid` or
+    `set`, was looked for beside the base scenario (in examples/); paths
+    inside the base stay the base's."""
+    sw = tmp_path / "sw"
+    sw.mkdir()
+    (sw / "my_cc.py").write_text("from rdmalab import Controller\n"
+                                 "class Fixed(Controller):\n"
+                                 "    def on_event(self, ev, ctx):\n        pass\n")
+    (sw / "mycdf.txt").write_text("1000 0\n4000 100\n")
+    (sw / "s.yaml").write_text(
+        f"base: {examples / 'dumbbell-dcqcn.yaml'}\n"
+        "set: {duration: 200us, workload.poisson.cdf: mycdf.txt}\n"
+        "grid: {cc: {dcqcn: {algorithm: dcqcn}, mine: {algorithm: python, class: my_cc.py:Fixed}}}\n")
+    r = rdmalab_cli("sweep", sw / "s.yaml", "--out", tmp_path / "out", "--quiet")
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    rows = manifest(tmp_path / "out")
+    assert [row["status"] for row in rows] == ["done", "done"], rows
+    assert {row["params"]["cc"] for row in rows} == {"dcqcn", "mine"}
+    # A built-in CDF's name and a module's class are not file names.
+    from rdmalab.sweep.spec import _from_sweep_dir
+    for key, v in ((["workload", "poisson", "cdf"], "websearch"), (["cc", "class"], "mypkg.cc:MyCC")):
+        assert _from_sweep_dir(key, v, sw, examples) == v
+    assert _from_sweep_dir(["cc"], {"class": "a.py:X"}, sw, examples) == {"class": f"{sw / 'a.py'}:X"}
+    assert _from_sweep_dir(["cc"], {"class": "a.py:X"}, examples, examples) == {"class": "a.py:X"}
+
+
 def test_a_sweep_name_becomes_a_slurm_job_name_of_one_word(tmp_path, examples):
     path = tmp_path / "s.yaml"
     path.write_text(f"name: DCQCN vs. none (µ-test)\nbase: {examples / 'dumbbell-dcqcn.yaml'}\n"

@@ -29,6 +29,7 @@ import copy
 import hashlib
 import itertools
 import json
+import os
 import re
 import warnings
 from dataclasses import dataclass, field
@@ -453,6 +454,43 @@ def run_id_of(scenario: LoadedScenario) -> str:
     return hashlib.sha256(scenario.identity().encode()).hexdigest()[:16]
 
 
+#: Scenario keys whose value names a file (list indexes left out), and
+#: whether a value is such a name: a `poisson.cdf` may be a built-in CDF's
+#: name, a `cc.class` a module's.
+_FILE_KEYS = {
+    ("topology", "path"): lambda v: True,
+    ("workload", "flow_file"): lambda v: True,
+    ("workload", "poisson", "cdf"): lambda v: os.sep in v or v.endswith(".txt"),
+    ("cc", "class"): lambda v: ":" in v and v.rsplit(":", 1)[0].endswith(".py"),
+    ("cc", "source"): lambda v: True,
+    ("cc", "library"): lambda v: True,
+}
+
+
+def _from_sweep_dir(path: list, value: Any, sweep_dir: Path, base_dir: Path) -> Any:
+    """`value`, set at `path` by the sweep file, with every relative file
+    name in it made absolute from the sweep file's folder. The scenario
+    reads file names from the base's folder: a controller or flow file
+    beside the sweep file was looked for beside the base."""
+    if sweep_dir.resolve() == base_dir.resolve():
+        return value
+
+    def fix(keys: tuple, v: Any) -> Any:
+        if isinstance(v, dict):
+            return {k: fix(keys + (k,), x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [fix(keys, x) for x in v]
+        is_file = _FILE_KEYS.get(keys)
+        if isinstance(v, str) and is_file is not None and is_file(v):
+            name, cls = v.rsplit(":", 1) if keys == ("cc", "class") else (v, None)
+            if not Path(name).is_absolute():
+                name = os.path.abspath(sweep_dir / name)
+            return name if cls is None else f"{name}:{cls}"
+        return v
+
+    return fix(tuple(k for k in path if isinstance(k, str)), value)
+
+
 def _base(spec: dict, sweep_dir: Path) -> tuple[dict, Path]:
     if "base" not in spec:
         raise SweepError("base: missing — give a scenario file (relative to the sweep file) or an inline scenario")
@@ -552,7 +590,8 @@ def sweep_from_dict(spec: Any, sweep_dir: str | Path = ".", source: str = "<dict
 
     base = copy.deepcopy(base)
     for k, v in fixed.items():
-        set_key(base, parse_key(k, f"set `{k}`"), v, f"set `{k}`")
+        key = parse_key(k, f"set `{k}`")
+        set_key(base, key, _from_sweep_dir(key, v, sweep_dir, base_dir), f"set `{k}`")
 
     param_names = [k for ax in axes for k in ax.keys]
     total = 1
@@ -581,7 +620,8 @@ def sweep_from_dict(spec: Any, sweep_dir: str | Path = ".", source: str = "<dict
         params: dict = {}
         for ax, (cols, values) in zip(axes, combo):
             for k, c, v in zip(ax.keys, cols, values):
-                set_key(data, parse_key(k, ax.where), v, ax.where)
+                key = parse_key(k, ax.where)
+                set_key(data, key, _from_sweep_dir(key, v, sweep_dir, base_dir), ax.where)
                 params[k] = c
         try:
             scenario = scenario_from_dict(data, base_dir=base_dir, source=f"{source} run {index}")
