@@ -81,6 +81,18 @@ class LoadedScenario:
         return json.dumps(data, sort_keys=True)
 
 
+def cdf_is_a_file(cdf: str) -> bool:
+    """Whether `workload.poisson.cdf` names a file, read relative to the
+    scenario (else it names a built-in CDF)."""
+    return os.sep in cdf or cdf.endswith(".txt")
+
+
+def class_is_in_a_file(ref: str) -> bool:
+    """Whether `cc.class` is `file.py:ClassName`, its file read relative to
+    the scenario (else `package.module:ClassName`)."""
+    return ":" in ref and ref.rsplit(":", 1)[0].endswith(".py")
+
+
 def _load_python_controller(cc: dict, base: Path):
     """Resolve `cc: {algorithm: python, class: ..., params: {...}}` to a factory."""
     import importlib
@@ -99,7 +111,7 @@ def _load_python_controller(cc: dict, base: Path):
         )
     where, cls_name = ref.rsplit(":", 1)
     try:
-        if where.endswith(".py"):
+        if class_is_in_a_file(ref):
             path = base / where
             spec = importlib.util.spec_from_file_location(f"rdmalab_user_cc_{path.stem}", path)
             if spec is None or not path.exists():
@@ -372,7 +384,7 @@ def _resolve_paths(data: dict, base: Path) -> None:
         items = poisson if isinstance(poisson, list) else [poisson] if isinstance(poisson, dict) else []
         for i, p in enumerate(items):
             cdf = p.get("cdf") if isinstance(p, dict) else None
-            if isinstance(cdf, str) and (os.sep in cdf or cdf.endswith(".txt")):
+            if isinstance(cdf, str) and cdf_is_a_file(cdf):
                 key = "workload.poisson" + (f"[{i}]" if isinstance(poisson, list) else "") + ".cdf"
                 path = base / cdf
                 try:

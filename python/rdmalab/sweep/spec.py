@@ -42,7 +42,8 @@ from rdmalab import yamlio
 
 from rdmalab._core import ScenarioError
 from rdmalab.runner import late_starts_warning, validate
-from rdmalab.scenario import LoadedScenario, ScenarioWarning, plain, read_input, scenario_from_dict
+from rdmalab.scenario import (LoadedScenario, ScenarioWarning, cdf_is_a_file, class_is_in_a_file, plain, read_input,
+                              scenario_from_dict)
 
 #: Runs one sweep may expand to: each is a directory and a scenario in memory.
 MAX_RUNS = 100_000
@@ -460,8 +461,8 @@ def run_id_of(scenario: LoadedScenario) -> str:
 _FILE_KEYS = {
     ("topology", "path"): lambda v: True,
     ("workload", "flow_file"): lambda v: True,
-    ("workload", "poisson", "cdf"): lambda v: os.sep in v or v.endswith(".txt"),
-    ("cc", "class"): lambda v: ":" in v and v.rsplit(":", 1)[0].endswith(".py"),
+    ("workload", "poisson", "cdf"): cdf_is_a_file,
+    ("cc", "class"): class_is_in_a_file,
     ("cc", "source"): lambda v: True,
     ("cc", "library"): lambda v: True,
 }
