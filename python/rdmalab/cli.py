@@ -289,26 +289,22 @@ def _finite_float(low: float | None = None, above: float | None = None):
     return parse
 
 
-def _positive_int(text: str) -> int:
-    """An argparse type: an integer of at least 1."""
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"`{text}` is not an integer") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"`{text}` — allowed: 1 or more")
-    return n
+def _int_between(low: int, high: int | None, allowed: str):
+    """An argparse type: an integer from `low` to `high` (no bound: None)."""
+    def parse(text: str) -> int:
+        try:
+            n = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"`{text}` is not an integer") from None
+        if n < low or (high is not None and n > high):
+            raise argparse.ArgumentTypeError(f"`{text}` — allowed: {allowed}")
+        return n
+    return parse
 
 
-def _udp_port(text: str) -> int:
-    """An argparse type: a UDP port, 0 to 65535 (fct.txt's dport column)."""
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"`{text}` is not an integer") from None
-    if not 0 <= n <= 65535:
-        raise argparse.ArgumentTypeError(f"`{text}` — allowed: a UDP port, 0 to 65535")
-    return n
+_positive_int = _int_between(1, None, "1 or more")
+#: fct.txt's dport column.
+_udp_port = _int_between(0, 65535, "a UDP port, 0 to 65535")
 
 
 def _is_sweep_file(path) -> bool:
@@ -578,13 +574,11 @@ def _warn_left_out_runs(results) -> None:
     and pending runs have no results, so a setting whose runs all failed
     would be missing from every plot without a word; a single run that
     ended early has only what it finished."""
-    from rdmalab.outputs import read_json
     from rdmalab.sweep.spec import describe_params
     from rdmalab.units import plural
 
     if results.kind == "run":
-        end = read_json(results.path / "summary.json").get("end")
-        if end in ("failed", "interrupted"):
+        if end := results.ended_early():
             print(f"rdmalab: warning: the run {end} (summary.json end: {end}); its tables hold only what it "
                   f"finished", file=sys.stderr)
         return

@@ -364,10 +364,9 @@ def build_report(path: str | Path, start_ps: int | None = None, end_ps: int | No
     out.append(f"<h1>rdmalab {runs_word}: {html.escape(results.name)}</h1>")
     params = f"; parameters: {html.escape(', '.join(results.param_names))}" if results.param_names else ""
     if results.kind == "run":
-        # One run's directory has no manifest to say it failed: its summary does.
-        end = read_json(results.path / "summary.json").get("end")
-        status = (f"The run {html.escape(str(end))} (summary.json end: {html.escape(str(end))}); its tables hold "
-                  f"only what it finished" if end in ("failed", "interrupted") else "1 run done")
+        end = results.ended_early()
+        status = (f"The run {end} (summary.json end: {end}); its tables hold only what it finished"
+                  if end else "1 run done")
         out.append(f"<p class='muted'>{status}{params}. Report by rdmalab {__version__}.</p>")
     else:
         out.append(f"<p class='muted'>{plural(counts['done'], 'run')} done, {counts['failed']} failed, "

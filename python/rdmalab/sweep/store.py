@@ -300,6 +300,15 @@ class Results:
         self._columns = {k: f"param:{k}" if k in taken else k for k in self.param_names}
         self._tables: dict[str, pl.DataFrame] = {}
 
+    def ended_early(self) -> str | None:
+        """For a single run's directory: `failed` or `interrupted` when its
+        summary says it ended so (it has no manifest row to say it), else
+        None; None for a sweep, whose manifest gives each run's status."""
+        if self.kind != "run":
+            return None
+        end = read_json(self.path / "summary.json").get("end")
+        return end if end in ("failed", "interrupted") else None
+
     def column(self, param: str) -> str:
         """The column that holds parameter `param` in every table and the
         manifest: its axis key, or `param:KEY` if any of them has a column
