@@ -171,7 +171,10 @@ impl World {
         let node = self.ports[in_port as usize].node;
         let sw = self.node_index[node as usize] as usize;
         let p = self.pkts.get_mut(pkt);
-        p.hops += 1;
+        // An ACK carries the count of the data it acknowledges (Swift's
+        // target scales with the switches the data crossed), so the way back
+        // adds nothing to it; `path_hop` counts this frame's own way.
+        p.hops += (p.kind != PacketKind::Ack) as u8;
         p.path_hop += 1;
         let p = *p;
         let Some(out_port) = self.route(node, &p) else {

@@ -99,7 +99,8 @@ pub struct Packet {
     pub msg_last: bool,
     /// On an ACK: the data it acknowledges arrived ECN-marked (DCTCP's ECE).
     pub ece: bool,
-    /// Switches crossed (on an ACK: echoed from the data packet).
+    /// Switches crossed. An ACK carries its data packet's count and the
+    /// switches on its own way back do not add to it.
     pub hops: u8,
     /// Switches this frame itself has crossed (never echoed): where along
     /// its remembered path (see [`crate::net::routing::PathCache`]) it is.
