@@ -187,38 +187,46 @@ fn software_coalescing_keeps_a_saturated_pool_from_falling_behind() {
 
 #[test]
 fn swift_converges_to_the_bandwidth_left_by_cross_traffic() {
-    // SCR Fig. 18b in kind: Swift in rate mode on the DPA placement with
-    // 20, 40 and 60 Gb/s of uncontrolled cross traffic on a 100 Gb/s link.
-    for cross in [20u64, 40, 60] {
-        let (w, _) = run(&format!(
-            r#"{{"duration": "20ms",
-            "topology": {{"kind": "single_switch", "hosts": 3, "host_link": {{"rate": "100Gbps", "delay": "1us"}}}},
-            "cc": {{"algorithm": "swift", "params": {{"rate_mode": true, "base_delay": "1us", "per_hop_delay": "2us",
-                   "fs_range": "2us", "min_rate": "1Gbps", "max_rate": "96Gbps"}}}},
-            "control": {{"placement": "dpa"}},
-            "records": {{"sample_interval": "100us"}},
-            "workload": {{"perftest": [
-                {{"src": "h0", "dst": "h2", "message_size": "1MB", "queue_depth": 2}},
-                {{"src": "h1", "dst": "h2", "message_size": "64KB", "queue_depth": 8, "rate": "{cross}Gbps", "start": "5ms"}}]}}}}"#
-        ));
-        let late = |qp: u32| {
-            let xs: Vec<f64> = w
-                .rec
-                .qp_samples
-                .iter()
-                .filter(|s| s.qp == qp && s.time.ps() > 12_000_000_000)
-                .map(|s| s.throughput_bps as f64 / 1e9)
-                .collect();
-            xs.iter().sum::<f64>() / xs.len() as f64
-        };
-        let swift = late(0);
-        let bg = late(1);
-        let left = 100.0 * rdmalab_core::packet::WireFormat::rocev2(1024).goodput_fraction() - bg;
-        assert!(
-            (swift - left).abs() / left < 0.12,
-            "cross {cross}: Swift {swift:.1} Gb/s of {left:.1} left (bg {bg:.1})"
-        );
-        assert_eq!(w.rec.dropped_frames(), 0);
+    // SCR Fig. 18b in kind: Swift in rate mode with 20, 40 and 60 Gb/s of
+    // uncontrolled cross traffic on a 100 Gb/s link. Testbed-short links
+    // (examples/scr/scr-swift-cross.yaml says why): with 1 us links the idle
+    // round trip passes Swift's 3 us one-hop target. In the NIC ASIC Swift
+    // takes what is left; on the DPA its loop acts ~17 us late, so it keeps
+    // cutting while the queue drains and its rate saws: it takes 85-95 % of
+    // what is left (docs/case-studies.md), and never more.
+    for (placement, least) in [("asic", 0.95), ("dpa", 0.8)] {
+        for cross in [20u64, 40, 60] {
+            let (w, _) = run(&format!(
+                r#"{{"duration": "20ms",
+                "topology": {{"kind": "single_switch", "hosts": 3, "host_link": {{"rate": "100Gbps", "delay": "200ns"}}}},
+                "cc": {{"algorithm": "swift", "params": {{"rate_mode": true, "base_delay": "1us", "per_hop_delay": "2us",
+                       "fs_range": "2us", "min_rate": "1Gbps", "max_rate": "96Gbps"}}}},
+                "control": {{"placement": "{placement}"}},
+                "records": {{"sample_interval": "100us"}},
+                "workload": {{"perftest": [
+                    {{"src": "h0", "dst": "h2", "message_size": "1MB", "queue_depth": 2}},
+                    {{"src": "h1", "dst": "h2", "message_size": "64KB", "queue_depth": 8, "rate": "{cross}Gbps", "start": "5ms"}}]}}}}"#
+            ));
+            let late = |qp: u32| {
+                let xs: Vec<f64> = w
+                    .rec
+                    .qp_samples
+                    .iter()
+                    .filter(|s| s.qp == qp && s.time.ps() > 12_000_000_000)
+                    .map(|s| s.throughput_bps as f64 / 1e9)
+                    .collect();
+                xs.iter().sum::<f64>() / xs.len() as f64
+            };
+            let swift = late(0);
+            let bg = late(1);
+            let left = 100.0 * rdmalab_core::packet::WireFormat::rocev2(1024).goodput_fraction() - bg;
+            assert!(
+                swift >= least * left && swift <= 1.02 * left,
+                "{placement}, cross {cross}: Swift {swift:.1} Gb/s of {left:.1} left (bg {bg:.1})"
+            );
+            assert!(bg > 0.9 * cross as f64 * 0.925, "{placement}: cross traffic got {bg:.1} Gb/s");
+            assert_eq!(w.rec.dropped_frames(), 0);
+        }
     }
 }
 
