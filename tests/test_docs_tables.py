@@ -8,6 +8,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "scripts" / "regen_docs_tables.py"
+REFERENCE = ROOT / "scripts" / "regen_reference.py"
 
 
 def test_docs_tables_match_their_commands(tmp_path):
@@ -30,6 +31,27 @@ def test_a_stale_table_is_caught(tmp_path, monkeypatch):
     assert regen.main(["--runs", str(tmp_path / "runs")]) == 0
     assert "88.30 Gb/s" in (docs / "page.md").read_text()
     assert regen.main(["--check", "--runs", str(tmp_path / "runs2")]) == 0
+
+
+def test_the_reference_key_tables_are_the_models_declarations():
+    """docs/scenario-reference.md's generated key tables are what the core's
+    declarations (`nic/config.rs`, ...) say: `regen_reference.py --check`."""
+    r = subprocess.run([sys.executable, str(REFERENCE), "--check"], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_a_stale_key_table_is_caught(tmp_path, monkeypatch):
+    sys.path.insert(0, str(REFERENCE.parent))
+    import regen_reference as regen
+
+    page = tmp_path / "reference.md"
+    page.write_text("x\n<!-- keys: nic -->\n| `nic.mtu` | size | `1000B` | stale |\n<!-- end keys -->\n")
+    monkeypatch.setattr(regen, "REFERENCE", page)
+    assert regen.main(["--check"]) == 1
+    assert regen.main([]) == 0
+    text = page.read_text()
+    assert "| `nic.mtu` | size | `1024B` | 64B to 9000B |" in text and "stale" not in text
+    assert regen.main(["--check"]) == 0
 
 
 def test_the_lists_of_cc_algorithms_in_the_docs_name_every_one(root):

@@ -26,6 +26,7 @@
 //! scenario and seed give the same bytes out, everywhere.
 
 pub mod algo;
+pub mod config;
 pub mod control;
 pub mod engine;
 pub mod host;

@@ -87,6 +87,26 @@ fn validate(py: Python<'_>, json: &str, quantities: bool) -> PyResult<PyObject> 
 /// second SIGINT or SIGTERM writes `last_words` to standard error and ends
 /// the process with status 130, saving nothing. `hint` is written if the
 /// process still runs `hint_after_ms` after the first one.
+/// Every key a model declares, as the reference docs list it: a list of
+/// dicts with `section`, `name`, `unit`, `default`, `allowed`, `meaning`.
+#[pyfunction]
+fn scenario_keys(py: Python<'_>) -> PyResult<Vec<PyObject>> {
+    let mut out = Vec::new();
+    for (section, keys) in rdmalab_core::scenario::SECTIONS {
+        for k in *keys {
+            let d = PyDict::new(py);
+            d.set_item("section", *section)?;
+            d.set_item("name", k.name)?;
+            d.set_item("unit", k.unit)?;
+            d.set_item("default", k.default)?;
+            d.set_item("allowed", k.allowed_text())?;
+            d.set_item("meaning", k.meaning)?;
+            out.push(d.into_any().unbind());
+        }
+    }
+    Ok(out)
+}
+
 #[pyfunction]
 fn watch_interrupts(fd: i32, hint: String, last_words: String, hint_after_ms: u64) -> PyResult<()> {
     use std::io::Read;
@@ -1650,6 +1670,7 @@ fn builtin_topologies() -> Vec<&'static str> {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(scenario_keys, m)?)?;
     m.add_function(wrap_pyfunction!(watch_interrupts, m)?)?;
     m.add_function(wrap_pyfunction!(read_yaml_flows, m)?)?;
     m.add_function(wrap_pyfunction!(read_ns3_flows, m)?)?;

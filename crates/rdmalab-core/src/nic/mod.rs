@@ -12,6 +12,7 @@
 //! WQE's fetch) holds mid-turn keeps the turn; others fill its gaps.
 
 pub mod cc;
+pub mod config;
 pub mod cc_cores;
 pub mod cc_scope;
 pub mod context_fetch;
@@ -22,90 +23,14 @@ pub mod rx;
 
 use crate::control::CcEvent;
 use crate::net::CONTROL_CLASS;
-use crate::packet::{Packet, PacketId, PacketKind, WireFormat};
+use crate::packet::{Packet, PacketId, PacketKind};
 use crate::time::{Duration, Rate, Time};
 use crate::world::{Event, World};
 use qp::{Origin, Qp, Verb};
 use std::collections::VecDeque;
 
-#[derive(Clone, Debug)]
-pub struct NicConfig {
-    pub wire: WireFormat,
-    /// Send a cumulative ACK after this many in-order packets (and always at a message's end).
-    pub ack_every_packets: u32,
-    /// Minimum time between CNPs for one QP at the notification point.
-    pub cnp_interval: Duration,
-    /// A NACK for the same expected PSN is repeated at most this often.
-    pub nack_repeat_interval: Duration,
-    /// Retransmission timeout: with data outstanding and no ACK progress for this
-    /// long, go back to the oldest unacknowledged PSN. `None`: no timeout, as in
-    /// the ns-3 HPCC simulator (a lost tail packet then stalls its flow).
-    pub rto: Option<Duration>,
-    /// Traffic class of data packets.
-    pub data_class: u8,
-    /// Traffic class of ACKs and NACKs: the control class (strict priority,
-    /// never paused), or the data class (as the ns-3 HPCC simulator's
-    /// switches, whatever its ACK_HIGH_PRIO says).
-    pub ack_class: u8,
-    /// With ACKs in the data class: whether a PFC pause of that class holds
-    /// them at the NIC. ns-3 HPCC's ACK_HIGH_PRIO 1 only turns this off.
-    pub pfc_holds_acks: bool,
-    /// How the notification point signals congestion.
-    pub cnp: CnpMode,
-    /// Per-QP window (bytes in flight) at the line rate.
-    pub window: WindowConfig,
-    /// Scale the window by dequeue rate / line rate (ns-3 VAR_WIN).
-    pub window_scales_with_rate: bool,
-    /// When a new dequeue rate takes effect (`nic.rate_change`).
-    pub rate_change: RateChange,
-    /// Base RTT that controllers and `window: bdp` use: each QP's own path, or
-    /// the fabric's largest (ns-3 GLOBAL_T 1).
-    pub base_rtt: BaseRtt,
-    /// Which QPs share one CC state (`nic.cc_scope`, see `cc_scope`).
-    pub cc_scope: cc_scope::CcScope,
-    /// `nic.tx_arbitration: strict-priority`: the port serves the highest
-    /// traffic class with a packet ready before any lower one (a NIC's
-    /// per-class TX queues under strict priority); otherwise QPs take turns
-    /// whatever their class.
-    pub strict_priority: bool,
-    /// A probe not answered within this time is reported lost (SCR Fig. 19: 100 µs).
-    pub probe_timeout: Duration,
-    /// The host PCIe model (`None`: host memory is free and instant).
-    pub pcie: Option<PcieConfig>,
-    /// The path from device memory (a GPU's HBM for GPU-Direct, an NVMe
-    /// device's buffer) to the NIC, peer to peer; `None`: no device memory.
-    pub device_pcie: Option<PcieConfig>,
-    /// Period of the host-domain reports (HOST events); `None`: no reports.
-    pub host_report_interval: Option<Duration>,
-    /// How much a QP sends when its round-robin turn comes.
-    pub qp_scheduler: QpScheduler,
-    /// Depth of each QP's dequeue-rate limiter in bytes: a QP that got the
-    /// port late (another QP's packet was on the wire) may catch up by this
-    /// much, so it keeps its rate when several rate-limited QPs share a port.
-    /// 0: a strict pacer, as the ns-3 HPCC simulator's `m_nextAvail`.
-    pub rate_burst: u64,
-    /// Time a QP's transport spends on each new WQE (fetching and parsing
-    /// it) after its previous WQE's last packet is out, before the WQE's
-    /// first packet: it caps one QP's message rate, so small messages cannot
-    /// fill the link (SCR §6.2). Other QPs' packets use the port meanwhile:
-    /// the NIC's processing units work on different QPs in parallel (SCR
-    /// Fig. 3). 0: free.
-    pub wqe_overhead: Duration,
-    /// The NIC's on-chip caches and processing units (`nic.resources`);
-    /// `None`: unlimited on-chip memory, as the ns-3 HPCC simulator's NIC.
-    pub resources: Option<resources::ResourceConfig>,
-    /// How lost packets are recovered (`nic.loss_recovery`).
-    pub loss_recovery: LossRecovery,
-    /// The host's UAR pages and doorbell costs (`host.uar`); `None`: posting is free.
-    pub uar: Option<crate::host::UarConfig>,
-    /// The host scheduler loop and its policies (`host.scheduler`).
-    pub scheduler: Option<crate::host::policy::SchedulerConfig>,
-    /// TX cores in the data path (`control.on_path`): every data packet
-    /// waits for its QP's core to process it (SwCC, Soft-RoCE).
-    pub on_path: Option<OnPathCores>,
-    /// Which packets raise CC events (`control.trigger`); `None`: all.
-    pub trigger: Option<TriggerMask>,
-}
+pub use config::NicConfig;
+
 
 /// SwCC's selective triggering (ATC'25 §3.3): an event filter by packet
 /// opcode, so the CC cores see only the packets an algorithm needs. Sent
@@ -200,14 +125,6 @@ pub enum LossRecovery {
     SelectiveRepeat,
 }
 
-/// Bytes of WQEs a commodity RNIC dequeues from one QP per scheduling turn.
-/// rdmalab's calibration: with 32 KiB, a 4 KiB-message tenant beside a
-/// 64 KiB one gets 32 KiB per 96 KiB of turns, a third of the link, as SCR
-/// measured on a BlueField-3 (Table 2: 33.25 of 90.9 Gb/s), and beside a
-/// 1 MiB one it gets 3 %, so water filling lifts Jain's index by ~1.8× as in
-/// SCR Fig. 11. The vendors do not publish their scheduler's quantum.
-pub const DEFAULT_TURN_QUANTUM: u64 = 32 * 1024;
-
 /// The granularity of the NIC's round-robin QP scheduler.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum QpScheduler {
@@ -249,10 +166,6 @@ pub enum QpScheduler {
     /// round robin.
     Srnic { wqes: u32, burst: u64 },
 }
-
-/// SRNIC's WQEs per turn (§4.3.1: n = 8) and burst (the PCIe BDP, 16 KB).
-pub const SRNIC_TURN_WQES: u32 = 8;
-pub const SRNIC_TURN_BURST: u64 = 16 * 1024;
 
 /// The host's PCIe link as the NIC sees it: every data packet's payload, and
 /// a 64 B WQE per message, is read from host memory over it.

@@ -5,10 +5,18 @@
 //! dotted path), the value and what is allowed. Unknown keys are errors, never
 //! ignored. `docs/scenario-reference.md` lists every key with its unit,
 //! default, range and source.
+//!
+//! A model that declares its keys reads its own section (`nic/config.rs`,
+//! listed in [`SECTIONS`]); this module reads the document as a whole and
+//! the sections not yet moved beside their model.
 
 pub mod ns3_flows;
-pub mod units;
 pub mod yaml_flows;
+
+/// Units are the document's, read by every model's section.
+pub use crate::config::units;
+pub use crate::config::{Quantity, ScenarioError};
+use crate::config::{show, written, Obj, Reader};
 
 use crate::algo::{algorithm, CcConfig, ALGORITHMS};
 use crate::control::framework::{Coalesce, EventType, Placement};
@@ -27,27 +35,6 @@ use crate::world::{RunConfig, World};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::fmt;
-
-/// One problem with a scenario.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ScenarioError {
-    /// Dotted path of the key, e.g. `workload.flows[2].dst`.
-    pub key: String,
-    /// The offending value as written (empty for a missing key).
-    pub value: String,
-    /// What would be accepted.
-    pub allowed: String,
-}
-
-impl fmt::Display for ScenarioError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.value.is_empty() {
-            write!(f, "{}: {}", self.key, self.allowed)
-        } else {
-            write!(f, "{}: {} — {}", self.key, self.value, self.allowed)
-        }
-    }
-}
 
 /// A setting the scenario accepts but that, with the rest of it, does
 /// nothing (`perftest[].cores` without `host.uar`, say). Accepted because a
@@ -91,6 +78,11 @@ impl fmt::Display for ScenarioErrors {
         Ok(())
     }
 }
+
+/// The sections whose keys their model declares ([`crate::config::Key`]),
+/// by section name: what `validate` checks them against and what the
+/// reference docs are generated from.
+pub const SECTIONS: &[(&str, &[crate::config::Key])] = &[("nic", crate::nic::config::KEYS)];
 
 /// A validated scenario, ready to build a [`World`].
 #[derive(Clone, Debug)]
@@ -151,18 +143,15 @@ impl Scenario {
 
     fn parse(v: &Value, record: bool) -> Result<(Scenario, Vec<Quantity>), ScenarioErrors> {
         let mut p = Parser {
-            errs: Vec::new(),
+            r: Reader::new(record),
             nodes: None,
-            quantities: record.then(Vec::new),
         };
         let s = p.scenario(v);
-        if p.errs.is_empty() {
-            Ok((
-                s.expect("no errors means a scenario"),
-                p.quantities.unwrap_or_default(),
-            ))
+        let Reader { errs, quantities } = p.r;
+        if errs.is_empty() {
+            Ok((s.expect("no errors means a scenario"), quantities.unwrap_or_default()))
         } else {
-            Err(ScenarioErrors(p.errs))
+            Err(ScenarioErrors(errs))
         }
     }
 
@@ -196,19 +185,6 @@ pub const MAX_SAMPLE_INSTANTS: u64 = 10_000_000;
 pub const MAX_POISSON_FLOWS: u64 = 20_000_000;
 
 /// Shows a JSON value the way the user wrote it.
-fn show(v: &Value) -> String {
-    match v {
-        Value::String(s) => format!("`{s}`"),
-        other => format!("`{other}`"),
-    }
-}
-
-/// Key `k` of `o` as the user wrote it, or `parsed` when it was not given
-/// (its default).
-fn written(o: &Obj, k: &str, parsed: &impl fmt::Display) -> String {
-    o.get(k).map(show).unwrap_or_else(|| format!("`{parsed}`"))
-}
-
 /// Which links a `links[]` entry changes.
 #[derive(Clone, Copy)]
 enum LinkEnds {
@@ -241,50 +217,24 @@ struct DownInterval {
     written: String,
 }
 
+/// The scenario document's reader: the shared [`Reader`] and what only the
+/// document as a whole needs (the topology's node names, for `node_ref`).
 struct Parser {
-    errs: Vec<ScenarioError>,
+    r: Reader,
     /// Names and hosts of the topology being read, for `node_ref`.
     nodes: Option<std::rc::Rc<NodeIndex>>,
-    /// The quantities read with a unit, when asked for (not by default: a
-    /// key per flow of a 100,000-flow workload is time and memory).
-    quantities: Option<Vec<Quantity>>,
 }
 
-/// A quantity a scenario wrote with a unit, as the core read it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Quantity {
-    /// Its key, as messages name it: `topology.host_link.rate`.
-    pub key: String,
-    /// `rate`, `duration` or `size`.
-    pub kind: &'static str,
-    /// In the base unit: bit/s, picoseconds or bytes.
-    pub value: u64,
-}
-
-/// What `Parser::unit_value` reads: a kind of quantity and its base unit.
-trait UnitKind {
-    const KIND: &'static str;
-    fn base(&self) -> u64;
-}
-
-impl UnitKind for Rate {
-    const KIND: &'static str = "rate";
-    fn base(&self) -> u64 {
-        self.bps()
+impl std::ops::Deref for Parser {
+    type Target = Reader;
+    fn deref(&self) -> &Reader {
+        &self.r
     }
 }
 
-impl UnitKind for Duration {
-    const KIND: &'static str = "duration";
-    fn base(&self) -> u64 {
-        self.ps()
-    }
-}
-
-impl UnitKind for u64 {
-    const KIND: &'static str = "size";
-    fn base(&self) -> u64 {
-        *self
+impl std::ops::DerefMut for Parser {
+    fn deref_mut(&mut self) -> &mut Reader {
+        &mut self.r
     }
 }
 
@@ -313,25 +263,6 @@ impl NodeIndex {
     }
 }
 
-/// A JSON object being read, with its path and the keys it allows.
-struct Obj<'a> {
-    path: String,
-    map: &'a Map<String, Value>,
-}
-
-impl<'a> Obj<'a> {
-    fn key(&self, k: &str) -> String {
-        if self.path.is_empty() {
-            k.to_string()
-        } else {
-            format!("{}.{}", self.path, k)
-        }
-    }
-    fn get(&self, k: &str) -> Option<&'a Value> {
-        self.map.get(k).filter(|v| !v.is_null())
-    }
-}
-
 /// What the `host` section sets.
 #[derive(Default)]
 struct HostConfig {
@@ -342,301 +273,6 @@ struct HostConfig {
 }
 
 impl Parser {
-    fn err(
-        &mut self,
-        key: impl Into<String>,
-        value: impl Into<String>,
-        allowed: impl Into<String>,
-    ) {
-        self.errs.push(ScenarioError {
-            key: key.into(),
-            value: value.into(),
-            allowed: allowed.into(),
-        });
-    }
-
-    fn obj<'a>(&mut self, v: &'a Value, path: &str, allowed: &[&str]) -> Option<Obj<'a>> {
-        match v {
-            Value::Object(map) => {
-                for k in map.keys() {
-                    if !allowed.contains(&k.as_str()) {
-                        let key = if path.is_empty() {
-                            k.clone()
-                        } else {
-                            format!("{path}.{k}")
-                        };
-                        self.err(
-                            key,
-                            "",
-                            format!("unknown key; allowed here: {}", allowed.join(", ")),
-                        );
-                    }
-                }
-                Some(Obj {
-                    path: path.to_string(),
-                    map,
-                })
-            }
-            other => {
-                self.err(
-                    if path.is_empty() { "(scenario)" } else { path },
-                    show(other),
-                    "must be a mapping of keys to values",
-                );
-                None
-            }
-        }
-    }
-
-    fn sub<'a>(&mut self, o: &Obj<'a>, k: &str, allowed: &[&str]) -> Option<Obj<'a>> {
-        let v = o.get(k)?;
-        self.obj(v, &o.key(k), allowed)
-    }
-
-    fn string(&mut self, o: &Obj, k: &str, default: Option<&str>) -> Option<String> {
-        match o.get(k) {
-            Some(Value::String(s)) => Some(s.clone()),
-            Some(other) => {
-                self.err(o.key(k), show(other), "must be a string");
-                None
-            }
-            None => match default {
-                Some(d) => Some(d.to_string()),
-                None => {
-                    self.err(o.key(k), "", "is required");
-                    None
-                }
-            },
-        }
-    }
-
-    /// Refuse a name the output tables would write (tenants, perftest
-    /// applications, jobs, policies) if it holds a character that splits
-    /// their unquoted CSV cells: a comma, a double quote or a line break.
-    fn table_name(&mut self, key: impl Into<String>, name: &str) {
-        if name.contains([',', '"', '\n', '\r']) {
-            self.err(
-                key,
-                format!("`{}`", name.escape_debug()),
-                "a name without commas, double quotes or line breaks: it is written into the CSV tables as it is",
-            );
-        }
-    }
-
-    fn choice(
-        &mut self,
-        o: &Obj,
-        k: &str,
-        options: &[&str],
-        default: Option<&str>,
-    ) -> Option<String> {
-        let s = self.string(o, k, default)?;
-        if options.contains(&s.as_str()) {
-            Some(s)
-        } else {
-            self.err(
-                o.key(k),
-                format!("`{s}`"),
-                format!("allowed: {}", options.join(", ")),
-            );
-            None
-        }
-    }
-
-    fn unit_value<T: UnitKind>(
-        &mut self,
-        o: &Obj,
-        k: &str,
-        default: Option<T>,
-        parse: fn(&str) -> Result<T, String>,
-        example: &str,
-    ) -> Option<T> {
-        match o.get(k) {
-            Some(Value::String(s)) => match parse(s) {
-                Ok(v) => {
-                    if let Some(q) = self.quantities.as_mut() {
-                        q.push(Quantity {
-                            key: o.key(k),
-                            kind: T::KIND,
-                            value: v.base(),
-                        });
-                    }
-                    Some(v)
-                }
-                Err(e) => {
-                    self.err(o.key(k), format!("`{s}`"), e);
-                    None
-                }
-            },
-            Some(Value::Number(n)) => {
-                self.err(
-                    o.key(k),
-                    format!("`{n}`"),
-                    format!("has no unit; write it with one, like `{example}`"),
-                );
-                None
-            }
-            Some(other) => {
-                self.err(
-                    o.key(k),
-                    show(other),
-                    format!("must be a quantity with a unit, like `{example}`"),
-                );
-                None
-            }
-            None => {
-                if default.is_none() {
-                    self.err(
-                        o.key(k),
-                        "",
-                        format!("is required (a quantity like `{example}`)"),
-                    );
-                }
-                default
-            }
-        }
-    }
-
-    fn rate(&mut self, o: &Obj, k: &str, default: Option<Rate>) -> Option<Rate> {
-        let r = self.unit_value(o, k, default, units::parse_rate, "100Gbps")?;
-        if r.bps() == 0 {
-            // As written: `0.4bps` rounds to 0, which the user never wrote.
-            self.err(
-                o.key(k),
-                written(o, k, &r),
-                "must be greater than 0 bit/s; allowed: at least 1bps (rates are whole bits per second)",
-            );
-            return None;
-        }
-        Some(r)
-    }
-
-    fn duration(&mut self, o: &Obj, k: &str, default: Option<Duration>) -> Option<Duration> {
-        self.unit_value(o, k, default, units::parse_duration, "10us")
-    }
-
-    fn positive_duration(
-        &mut self,
-        o: &Obj,
-        k: &str,
-        default: Option<Duration>,
-    ) -> Option<Duration> {
-        let d = self.duration(o, k, default)?;
-        if d.ps() == 0 {
-            // As written: `1e-20us` rounds to 0, which the user never wrote.
-            self.err(
-                o.key(k),
-                written(o, k, &d),
-                "must be greater than 0; allowed: at least 1ps (times are whole picoseconds)",
-            );
-            return None;
-        }
-        Some(d)
-    }
-
-    fn bytes(&mut self, o: &Obj, k: &str, default: Option<u64>) -> Option<u64> {
-        self.unit_value(o, k, default, units::parse_bytes, "64KB")
-    }
-
-    fn int(&mut self, o: &Obj, k: &str, default: Option<u64>, min: u64, max: u64) -> Option<u64> {
-        match o.get(k) {
-            Some(Value::Number(n)) if n.as_u64().is_some() => {
-                let v = n.as_u64().unwrap();
-                if v < min || v > max {
-                    self.err(
-                        o.key(k),
-                        format!("`{v}`"),
-                        format!("allowed: an integer from {min} to {max}"),
-                    );
-                    None
-                } else {
-                    Some(v)
-                }
-            }
-            Some(other) => {
-                self.err(
-                    o.key(k),
-                    show(other),
-                    format!("allowed: an integer from {min} to {max}"),
-                );
-                None
-            }
-            None => {
-                if default.is_none() {
-                    self.err(
-                        o.key(k),
-                        "",
-                        format!("is required (an integer from {min} to {max})"),
-                    );
-                }
-                default
-            }
-        }
-    }
-
-    fn float(
-        &mut self,
-        o: &Obj,
-        k: &str,
-        default: Option<f64>,
-        min: f64,
-        max: f64,
-        min_open: bool,
-    ) -> Option<f64> {
-        // YAML 1.1 reads `1e-3` (no dot) as a string; accept numeric strings.
-        let numeric_string = match o.get(k) {
-            Some(Value::String(s)) => s.trim().parse::<f64>().ok(),
-            _ => None,
-        };
-        match o.get(k) {
-            Some(v @ (Value::Number(_) | Value::String(_)))
-                if v.is_number() || numeric_string.is_some() =>
-            {
-                let v = v.as_f64().or(numeric_string).unwrap_or(f64::NAN);
-                let low_ok = if min_open { v > min } else { v >= min };
-                if !(low_ok && v <= max) {
-                    let lo = if min_open { "greater than" } else { "at least" };
-                    self.err(
-                        o.key(k),
-                        format!("`{v}`"),
-                        format!("allowed: a number {lo} {min} and at most {max}"),
-                    );
-                    None
-                } else {
-                    Some(v)
-                }
-            }
-            Some(other) => {
-                // A policy threshold takes any number: f64's limits spelt out
-                // are 309 digits each.
-                let allowed = if min == f64::MIN && max == f64::MAX {
-                    "must be a number, like 20 or 0.5".to_string()
-                } else {
-                    format!("must be a number from {min} to {max}")
-                };
-                self.err(o.key(k), show(other), allowed);
-                None
-            }
-            None => {
-                if default.is_none() {
-                    self.err(o.key(k), "", "is required");
-                }
-                default
-            }
-        }
-    }
-
-    fn boolean(&mut self, o: &Obj, k: &str, default: bool) -> bool {
-        match o.get(k) {
-            Some(Value::Bool(b)) => *b,
-            Some(other) => {
-                self.err(o.key(k), show(other), "must be true or false");
-                default
-            }
-            None => default,
-        }
-    }
-
     /// Refuse an access time `each` that, paid once per line for `lines`
     /// lines (an event whose lines all miss), passes the longest duration any
     /// key takes: the product would pass the end of u64 picoseconds, which a
@@ -765,7 +401,7 @@ impl Parser {
         if let Some(t) = topology.as_mut() {
             self.links(&o, t);
         }
-        let mut nic = self.nic(&o);
+        let mut nic = NicConfig::read(&mut self.r, &o);
         if let (Some(n), Some(op)) = (nic.as_mut(), self.on_path(&o)) {
             n.on_path = op;
         }
@@ -1802,492 +1438,6 @@ impl Parser {
             }
         }
         (out.len() == 2).then(|| (out[0], out[1]))
-    }
-
-    fn nic(&mut self, o: &Obj) -> Option<NicConfig> {
-        const KEYS: &[&str] = &[
-            "mtu",
-            "framing",
-            "ack_every",
-            "cnp",
-            "cnp_interval",
-            "nack_repeat_interval",
-            "rto",
-            "data_class",
-            "ack_class",
-            "pfc_holds_acks",
-            "window",
-            "window_scales_with_rate",
-            "rate_change",
-            "base_rtt",
-            "probe_timeout",
-            "qp_scheduler",
-            "turn_quantum",
-            "paced_turn",
-            "rate_burst",
-            "wqe_overhead",
-            "wqes_per_turn",
-            "turn_burst",
-            "resources",
-            "loss_recovery",
-            "cc_scope",
-            "tx_arbitration",
-        ];
-        let empty = Map::new();
-        let n = match o.get("nic") {
-            Some(v) => self.obj(v, "nic", KEYS)?,
-            None => Obj {
-                path: "nic".into(),
-                map: &empty,
-            },
-        };
-        // An MTU out of range is reported and not used: the checks after it
-        // divide by it (a `0B` MTU panicked in the PSN-space check).
-        let mtu = match self.bytes(&n, "mtu", Some(1024)) {
-            Some(m) if !(64..=9000).contains(&m) => {
-                self.err("nic.mtu", format!("`{m}B`"), "allowed: 64B to 9000B of payload per packet (RoCE path MTUs are 256B to 4096B)");
-                None
-            }
-            m => m,
-        };
-        let framing = self.choice(&n, "framing", &["rocev2", "ns3-hpcc"], Some("rocev2"));
-        let ack_every = self.int(&n, "ack_every", Some(1), 1, 1 << 20);
-        let cnp_interval = self.duration(&n, "cnp_interval", Some(Duration::from_us(4)));
-        let nack = self.duration(&n, "nack_repeat_interval", Some(Duration::from_us(500)));
-        let rto = match n.get("rto") {
-            Some(Value::String(s)) if s == "off" => Some(None),
-            // YAML 1.1 reads a bare `off` as false.
-            Some(Value::Bool(false)) => Some(None),
-            _ => self
-                .positive_duration(&n, "rto", Some(Duration::from_ms(1)))
-                .map(Some),
-        };
-        let class = self.int(&n, "data_class", Some(3), 1, 7);
-        let ack_class = match self.choice(&n, "ack_class", &["control", "data"], Some("control")) {
-            Some(c) if c == "data" => class.map(|c| c as u8),
-            Some(_) => Some(crate::net::CONTROL_CLASS),
-            None => None,
-        };
-        let pfc_holds_acks = self.boolean(&n, "pfc_holds_acks", true);
-        if let (Some(v), Some(crate::net::CONTROL_CLASS)) = (n.get("pfc_holds_acks"), ack_class) {
-            self.err(
-                "nic.pfc_holds_acks",
-                show(v),
-                "only applies with `nic.ack_class: data`",
-            );
-        }
-        let cnp = self
-            .choice(&n, "cnp", &["packet", "ack_flag"], Some("packet"))
-            .map(|c| {
-                if c == "ack_flag" {
-                    crate::nic::CnpMode::AckFlag
-                } else {
-                    crate::nic::CnpMode::Packet
-                }
-            });
-        let scales = self.boolean(&n, "window_scales_with_rate", false);
-        let rate_change = self
-            .choice(
-                &n,
-                "rate_change",
-                &["immediate", "next_packet"],
-                Some("immediate"),
-            )
-            .map(|c| {
-                if c == "next_packet" {
-                    crate::nic::RateChange::NextPacket
-                } else {
-                    crate::nic::RateChange::Immediate
-                }
-            });
-        let base_rtt = match n.get("base_rtt") {
-            Some(Value::String(s)) if s == "path" => Some(crate::nic::BaseRtt::Path),
-            Some(Value::String(s)) if s == "fabric_max" => Some(crate::nic::BaseRtt::FabricMax),
-            None => Some(crate::nic::BaseRtt::Path),
-            _ => self
-                .unit_value(
-                    &n,
-                    "base_rtt",
-                    None,
-                    units::parse_duration,
-                    "`path`, `fabric_max` or a duration like 8us",
-                )
-                .and_then(|d| {
-                    if d.ps() == 0 {
-                        self.err(
-                            "nic.base_rtt",
-                            "`0s`",
-                            "must be longer than 0, or `path` or `fabric_max`",
-                        );
-                        None
-                    } else {
-                        Some(crate::nic::BaseRtt::Fixed(d))
-                    }
-                }),
-        };
-        let probe_timeout =
-            self.positive_duration(&n, "probe_timeout", Some(Duration::from_us(100)));
-        let tx_arbitration = self.choice(
-            &n,
-            "tx_arbitration",
-            &["round-robin", "strict-priority"],
-            Some("round-robin"),
-        );
-        let cc_scope = self
-            .choice(
-                &n,
-                "cc_scope",
-                crate::nic::cc_scope::CcScope::NAMES,
-                Some("qp"),
-            )
-            .and_then(|c| crate::nic::cc_scope::CcScope::parse(&c));
-        let sched = self.choice(
-            &n,
-            "qp_scheduler",
-            &["packet", "wqe", "ns3-hpcc", "srnic"],
-            Some("packet"),
-        );
-        if let (Some("strict-priority"), Some("ns3-hpcc")) =
-            (tx_arbitration.as_deref(), sched.as_deref())
-        {
-            self.err(
-                "nic.tx_arbitration",
-                "`strict-priority`",
-                "not with `nic.qp_scheduler: ns3-hpcc`, which replays ns-3's round robin",
-            );
-        }
-        let turn_wqes = self.int(
-            &n,
-            "wqes_per_turn",
-            Some(crate::nic::SRNIC_TURN_WQES as u64),
-            1,
-            4096,
-        );
-        let turn_burst = self.bytes(&n, "turn_burst", Some(crate::nic::SRNIC_TURN_BURST));
-        if sched.as_deref() != Some("srnic") {
-            for k in ["wqes_per_turn", "turn_burst"] {
-                if let Some(v) = n.get(k) {
-                    self.err(
-                        n.key(k),
-                        show(v),
-                        "only applies with `nic.qp_scheduler: srnic`",
-                    );
-                }
-            }
-        }
-        let quantum = self.bytes(&n, "turn_quantum", Some(crate::nic::DEFAULT_TURN_QUANTUM));
-        if let (Some(v), Some("packet" | "ns3-hpcc")) = (n.get("turn_quantum"), sched.as_deref()) {
-            self.err(
-                "nic.turn_quantum",
-                show(v),
-                "only applies with `nic.qp_scheduler: wqe`",
-            );
-        }
-        if quantum == Some(0) {
-            self.err("nic.turn_quantum", "`0B`", "must be at least 1 byte");
-        }
-        let paced_turn = self.choice(&n, "paced_turn", &["keep", "forfeit"], Some("keep"));
-        if let (Some(v), Some("packet" | "ns3-hpcc" | "srnic")) =
-            (n.get("paced_turn"), sched.as_deref())
-        {
-            self.err(
-                n.key("paced_turn"),
-                show(v),
-                "only applies with `nic.qp_scheduler: wqe`",
-            );
-        }
-        let rate_burst = self.bytes(&n, "rate_burst", Some(0));
-        let wqe_overhead = self.duration(&n, "wqe_overhead", Some(Duration::ZERO));
-        let resources = self.resources(&n);
-        let loss_recovery = self
-            .choice(
-                &n,
-                "loss_recovery",
-                &["go-back-n", "selective-repeat"],
-                Some("go-back-n"),
-            )
-            .map(|c| {
-                if c == "selective-repeat" {
-                    crate::nic::LossRecovery::SelectiveRepeat
-                } else {
-                    crate::nic::LossRecovery::GoBackN
-                }
-            });
-        if let (Some(crate::nic::LossRecovery::SelectiveRepeat), Some("ns3-hpcc")) =
-            (loss_recovery, sched.as_deref())
-        {
-            self.err(
-                "nic.loss_recovery",
-                "`selective-repeat`",
-                "not with `nic.qp_scheduler: ns3-hpcc`, which replays ns-3's go-back-N NIC",
-            );
-        }
-        let qp_scheduler = match (sched, quantum) {
-            (Some(s), Some(q)) if s == "wqe" => Some(crate::nic::QpScheduler::Wqe {
-                quantum: q,
-                keep_paced_turn: paced_turn.as_deref() != Some("forfeit"),
-            }),
-            (Some(s), Some(_)) if s == "srnic" => match (turn_wqes, turn_burst) {
-                (Some(w), Some(b)) => Some(crate::nic::QpScheduler::Srnic {
-                    wqes: w as u32,
-                    burst: b,
-                }),
-                _ => None,
-            },
-            (Some(s), Some(_)) if s == "ns3-hpcc" => Some(crate::nic::QpScheduler::Ns3Hpcc),
-            (Some(_), Some(_)) => Some(crate::nic::QpScheduler::Packet),
-            _ => None,
-        };
-        use crate::nic::WindowConfig;
-        let window = match n.get("window") {
-            Some(Value::String(s)) if s == "none" => Some(WindowConfig::None),
-            Some(Value::String(s)) if s == "bdp" => Some(WindowConfig::Bdp),
-            None => Some(WindowConfig::None),
-            _ => match self.unit_value(
-                &n,
-                "window",
-                None,
-                units::parse_bytes,
-                "64KB (or `none`, `bdp`)",
-            ) {
-                Some(0) => {
-                    self.err(
-                        "nic.window",
-                        "`0B`",
-                        "must be at least 1 byte, or `none` or `bdp`",
-                    );
-                    None
-                }
-                w => w.map(WindowConfig::Bytes),
-            },
-        };
-        let mtu = mtu? as u32;
-        if let (Some(crate::nic::QpScheduler::Srnic { burst, .. }), true) =
-            (qp_scheduler, (burst_below_mtu(turn_burst, mtu)))
-        {
-            self.err(
-                "nic.turn_burst",
-                format!("`{burst}B`"),
-                format!("must be at least one MTU ({mtu}B): a turn sends whole packets"),
-            );
-        }
-        if let (Some(crate::nic::QpScheduler::Srnic { .. }), Some(Some(r))) =
-            (qp_scheduler, &resources)
-        {
-            if r.wqe.is_some() {
-                self.err("nic.resources.wqe_cache", "(set)", "must be `none` with `nic.qp_scheduler: srnic`: its turns fetch WQEs and drop the unused (no WQE cache)");
-            }
-        }
-        if let (Some(crate::nic::QpScheduler::Ns3Hpcc), Some(Some(_))) = (qp_scheduler, &resources)
-        {
-            self.err("nic.resources", "(set)", "not with `nic.qp_scheduler: ns3-hpcc`, which replays ns-3's NIC with unlimited on-chip memory");
-        }
-        let wire = match framing?.as_str() {
-            "ns3-hpcc" => WireFormat::ns3_hpcc(mtu),
-            _ => WireFormat::rocev2(mtu),
-        };
-        Some(NicConfig {
-            wire,
-            ack_every_packets: ack_every? as u32,
-            cnp_interval: cnp_interval?,
-            nack_repeat_interval: nack?,
-            rto: rto?,
-            data_class: class? as u8,
-            ack_class: ack_class?,
-            pfc_holds_acks,
-            cnp: cnp?,
-            window: window?,
-            window_scales_with_rate: scales,
-            rate_change: rate_change?,
-            base_rtt: base_rtt?,
-            cc_scope: cc_scope?,
-            strict_priority: tx_arbitration? == "strict-priority",
-            probe_timeout: probe_timeout?,
-            pcie: None,
-            device_pcie: None,
-            host_report_interval: None,
-            qp_scheduler: qp_scheduler?,
-            rate_burst: rate_burst?,
-            wqe_overhead: wqe_overhead?,
-            resources: resources?,
-            loss_recovery: loss_recovery?,
-            uar: None,
-            scheduler: None,
-            on_path: None,
-            trigger: None,
-        })
-    }
-
-    /// `nic.resources`: `off`, a preset name, or `{preset: NAME, ...overrides}`.
-    fn resources(&mut self, n: &Obj) -> Option<Option<crate::nic::resources::ResourceConfig>> {
-        use crate::nic::resources::{CacheSpec, ResourceConfig};
-        let presets = ResourceConfig::PRESETS.join(", ");
-        let v = match n.get("resources") {
-            None | Some(Value::Bool(false)) => return Some(None),
-            Some(Value::String(s)) if s == "off" => return Some(None),
-            Some(v) => v,
-        };
-        if let Value::String(name) = v {
-            return match ResourceConfig::preset(name) {
-                Some(c) => Some(Some(c)),
-                None => {
-                    self.err("nic.resources", show(v), format!("allowed: off, a preset ({presets}), or a mapping {{preset: NAME, ...}}"));
-                    None
-                }
-            };
-        }
-        const KEYS: &[&str] = &[
-            "preset",
-            "wqe_interval",
-            "qpc_cache",
-            "qpc_entry",
-            "qpc_ways",
-            "mtt_cache",
-            "mtt_ways",
-            "page",
-            "wqe_cache",
-            "wqe_ways",
-            "units",
-            "tlp_overhead",
-            "tlp_max_payload",
-            "rx_buffer",
-            "registered_memory",
-        ];
-        let o = self.obj(v, "nic.resources", KEYS)?;
-        let before = self.errs.len();
-        let name = self.choice(&o, "preset", ResourceConfig::PRESETS, None)?;
-        let base = ResourceConfig::preset(&name).expect("chosen from the list");
-        let qpc_entry = self.bytes(&o, "qpc_entry", Some(base.qpc.entry_bytes as u64));
-        let qpc_cache = self.bytes(&o, "qpc_cache", Some(base.qpc.bytes));
-        let qpc_ways = self.int(&o, "qpc_ways", Some(base.qpc.ways as u64), 1, 1 << 20);
-        let mtt_cache = self.bytes(&o, "mtt_cache", Some(base.mtt.bytes));
-        let mtt_ways = self.int(&o, "mtt_ways", Some(base.mtt.ways as u64), 1, 1 << 20);
-        let page = self.bytes(&o, "page", Some(base.page_bytes));
-        let wqe = match o.get("wqe_cache") {
-            Some(Value::String(s)) if s == "none" => Some(None),
-            None => Some(base.wqe.map(|w| w.bytes)),
-            Some(Value::String(_) | Value::Number(_)) => self
-                .unit_value(&o, "wqe_cache", None, units::parse_bytes, "64KiB")
-                .map(Some),
-            // YAML reads `wqe_cache: off` as false.
-            Some(other) => {
-                self.err(
-                    "nic.resources.wqe_cache",
-                    show(other),
-                    "allowed: a size like `64KiB`, or `none` (no WQE cache)",
-                );
-                None
-            }
-        };
-        let wqe_ways = self.int(
-            &o,
-            "wqe_ways",
-            Some(base.wqe.map_or(8, |w| w.ways) as u64),
-            1,
-            1 << 20,
-        );
-        if let (Some(None), Some(v)) = (wqe, o.get("wqe_ways")) {
-            self.err(
-                "nic.resources.wqe_ways",
-                show(v),
-                "only applies with a WQE cache (wqe_cache is `none` here)",
-            );
-        }
-        let units_n = self.int(&o, "units", Some(base.units as u64), 1, 1 << 16);
-        let wqe_interval = self.duration(&o, "wqe_interval", Some(base.wqe_interval));
-        let tlp_overhead = self.bytes(&o, "tlp_overhead", Some(base.tlp_overhead as u64));
-        let tlp_max = self.bytes(&o, "tlp_max_payload", Some(base.tlp_max_payload as u64));
-        let rx_buffer = self.bytes(&o, "rx_buffer", Some(base.rx_buffer_bytes));
-        let registered = self.bytes(&o, "registered_memory", Some(base.registered_bytes));
-        if self.errs.len() != before {
-            return None;
-        }
-        let (qpc_entry, qpc_cache, mtt_cache, page) = (qpc_entry?, qpc_cache?, mtt_cache?, page?);
-        let (tlp_overhead, tlp_max) = (tlp_overhead?, tlp_max?);
-        if !(1..=1 << 20).contains(&qpc_entry) {
-            self.err(
-                "nic.resources.qpc_entry",
-                format!("`{qpc_entry}B`"),
-                "allowed: 1B to 1MiB per QP context",
-            );
-        }
-        let mtt_entry = crate::nic::resources::MTT_ENTRY_BYTES as u64;
-        let wqe_entry = crate::nic::WQE_BYTES;
-        for (key, size, entry) in [
-            ("qpc_cache", qpc_cache, qpc_entry),
-            ("mtt_cache", mtt_cache, mtt_entry),
-        ]
-        .into_iter()
-        .chain(wqe.flatten().map(|w| ("wqe_cache", w, wqe_entry)))
-        {
-            if size < entry.max(1) {
-                self.err(
-                    format!("nic.resources.{key}"),
-                    format!("`{size}B`"),
-                    format!("must hold at least one entry of {entry}B"),
-                );
-            } else if size / entry.max(1) > u32::MAX as u64 {
-                self.err(
-                    format!("nic.resources.{key}"),
-                    format!("`{size}B`"),
-                    format!("allowed: at most {} entries of {entry}B", u32::MAX),
-                );
-            }
-        }
-        if page == 0 {
-            self.err(
-                "nic.resources.page",
-                "`0B`",
-                "must be at least 1 byte (4KiB: a base page; 2MiB: a huge page)",
-            );
-        }
-        if tlp_max == 0 || tlp_max > 4096 {
-            self.err(
-                "nic.resources.tlp_max_payload",
-                format!("`{tlp_max}B`"),
-                "allowed: 1B to 4096B (PCIe's largest max payload size)",
-            );
-        }
-        if tlp_overhead > 64 {
-            self.err(
-                "nic.resources.tlp_overhead",
-                format!("`{tlp_overhead}B`"),
-                "allowed: 0B to 64B per TLP",
-            );
-        }
-        if self.errs.len() != before {
-            return None;
-        }
-        Some(Some(ResourceConfig {
-            // A key set to null is absent: it overrides nothing.
-            preset: if o.map.values().filter(|v| !v.is_null()).count() == 1 {
-                name
-            } else {
-                format!("{name}+custom")
-            },
-            qpc: CacheSpec {
-                bytes: qpc_cache,
-                entry_bytes: qpc_entry as u32,
-                ways: qpc_ways? as u32,
-            },
-            mtt: CacheSpec {
-                bytes: mtt_cache,
-                entry_bytes: mtt_entry as u32,
-                ways: mtt_ways? as u32,
-            },
-            page_bytes: page,
-            wqe: wqe?.map(|b| CacheSpec {
-                bytes: b,
-                entry_bytes: wqe_entry as u32,
-                ways: wqe_ways.unwrap_or(8) as u32,
-            }),
-            units: units_n? as u32,
-            wqe_interval: wqe_interval?,
-            tlp_overhead: tlp_overhead as u32,
-            tlp_max_payload: tlp_max as u32,
-            rx_buffer_bytes: rx_buffer?,
-            registered_bytes: registered?,
-        }))
     }
 
     fn switch(&mut self, o: &Obj, t: Option<&Topology>) -> Option<SwitchConfig> {
@@ -5508,9 +4658,6 @@ fn port_rates(t: &Topology, at: impl Fn(u32) -> bool) -> Vec<Rate> {
     rates.into_iter().collect()
 }
 
-fn burst_below_mtu(burst: Option<u64>, mtu: u32) -> bool {
-    burst.is_some_and(|b| b < mtu as u64)
-}
 
 fn parse_frequency(s: &str) -> Result<f64, String> {
     let s = s.trim();

@@ -24,6 +24,8 @@
 
 pub mod cache;
 
+mod config;
+
 use crate::time::{Duration, Rate, Time};
 use cache::{Lookup, SetAssocCache};
 

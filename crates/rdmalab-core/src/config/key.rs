@@ -1,0 +1,150 @@
+//! A key as a model declares it: the one place its unit, default, allowed
+//! values, rules and meaning are written. The reader checks a value against
+//! the declaration and the reference docs are generated from it, so a key
+//! cannot be documented with one range and checked with another.
+
+use super::units;
+use super::{Obj, Reader};
+use crate::time::Duration;
+
+/// One key of a model's section of a scenario (`mtu` of `nic`).
+#[derive(Clone, Copy, Debug)]
+pub struct Key {
+    /// Its name within the section.
+    pub name: &'static str,
+    /// The kind of value, as the reference's unit column says it.
+    pub unit: &'static str,
+    /// The default as a scenario would write it (`1024B`, `4us`, `packet`).
+    pub default: &'static str,
+    /// What the reader accepts.
+    pub allowed: Allowed,
+    /// How it depends on other keys (`only with qp_scheduler: srnic`);
+    /// shown after the allowed values. Empty: none.
+    pub rule: &'static str,
+    /// What it does, and the source of its default.
+    pub meaning: &'static str,
+}
+
+/// The values a [`Key`] accepts.
+#[derive(Clone, Copy, Debug)]
+pub enum Allowed {
+    /// An integer from `min` to `max`.
+    Int { min: u64, max: u64 },
+    /// A size from `min` to `max` bytes.
+    Size { min: u64, max: u64 },
+    /// A duration of at least `min_ps` picoseconds (0 or 1).
+    Duration { min_ps: u64 },
+    /// One of these words.
+    OneOf(&'static [&'static str]),
+    /// `true` or `false`.
+    Bool,
+    /// Read by the model's own code (a word or a quantity, say); the text
+    /// is what the docs show and what its messages say.
+    Custom(&'static str),
+}
+
+impl Allowed {
+    /// The values, as the reference's allowed column shows them.
+    pub fn describe(&self) -> String {
+        match *self {
+            Allowed::Int { min, max } => format!("{min} to {max}"),
+            Allowed::Size { min, max } if max >= units::MAX_SIZE_BYTES => format!("≥ {min}B"),
+            Allowed::Size { min, max } => format!("{min}B to {max}B"),
+            Allowed::Duration { min_ps: 0 } => "≥ 0".into(),
+            Allowed::Duration { .. } => "> 0".into(),
+            Allowed::OneOf(words) => words
+                .iter()
+                .map(|w| format!("`{w}`"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            Allowed::Bool => String::new(),
+            Allowed::Custom(text) => text.into(),
+        }
+    }
+}
+
+impl Key {
+    /// The allowed column: the values, then the rule.
+    pub fn allowed_text(&self) -> String {
+        match (self.allowed.describe(), self.rule) {
+            (v, "") => v,
+            (v, r) if v.is_empty() => r.into(),
+            (v, r) => format!("{v}; {r}"),
+        }
+    }
+
+    /// The default, read as the key's value would be. A declaration whose
+    /// default does not read is a bug in the model (`config` tests read
+    /// every one).
+    pub(crate) fn default_size(&self) -> u64 {
+        units::parse_bytes(self.default)
+            .unwrap_or_else(|e| panic!("default of `{}`: {e}", self.name))
+    }
+    pub(crate) fn default_duration(&self) -> Duration {
+        units::parse_duration(self.default)
+            .unwrap_or_else(|e| panic!("default of `{}`: {e}", self.name))
+    }
+}
+
+/// Reading a declared key: the default and the check come from the declaration.
+impl Reader {
+    pub(crate) fn key_int(&mut self, o: &Obj, k: &Key) -> Option<u64> {
+        let Allowed::Int { min, max } = k.allowed else {
+            panic!("`{}` is not declared an integer", k.name)
+        };
+        let default = k.default.parse().ok();
+        self.int(o, k.name, default, min, max)
+    }
+
+    pub(crate) fn key_size(&mut self, o: &Obj, k: &Key) -> Option<u64> {
+        let Allowed::Size { min, max } = k.allowed else {
+            panic!("`{}` is not declared a size", k.name)
+        };
+        let v = self.bytes(o, k.name, Some(k.default_size()))?;
+        if !(min..=max).contains(&v) {
+            self.err(o.key(k.name), format!("`{v}B`"), format!("allowed: {}", k.allowed_text()));
+            return None;
+        }
+        Some(v)
+    }
+
+    pub(crate) fn key_duration(&mut self, o: &Obj, k: &Key) -> Option<Duration> {
+        let Allowed::Duration { min_ps } = k.allowed else {
+            panic!("`{}` is not declared a duration", k.name)
+        };
+        if min_ps == 0 {
+            self.duration(o, k.name, Some(k.default_duration()))
+        } else {
+            self.positive_duration(o, k.name, Some(k.default_duration()))
+        }
+    }
+
+    pub(crate) fn key_choice(&mut self, o: &Obj, k: &Key) -> Option<String> {
+        let Allowed::OneOf(words) = k.allowed else {
+            panic!("`{}` is not declared a choice", k.name)
+        };
+        self.choice(o, k.name, words, Some(k.default))
+    }
+
+    pub(crate) fn key_bool(&mut self, o: &Obj, k: &Key) -> bool {
+        let Allowed::Bool = k.allowed else {
+            panic!("`{}` is not declared a boolean", k.name)
+        };
+        self.boolean(o, k.name, k.default == "true")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn allowed_values_read_as_the_docs_show_them() {
+        assert_eq!(Allowed::Int { min: 1, max: 7 }.describe(), "1 to 7");
+        assert_eq!(Allowed::Size { min: 64, max: 9000 }.describe(), "64B to 9000B");
+        assert_eq!(Allowed::Size { min: 1, max: units::MAX_SIZE_BYTES }.describe(), "≥ 1B");
+        assert_eq!(Allowed::Duration { min_ps: 0 }.describe(), "≥ 0");
+        assert_eq!(Allowed::Duration { min_ps: 1 }.describe(), "> 0");
+        assert_eq!(Allowed::OneOf(&["a", "b"]).describe(), "`a`, `b`");
+    }
+}
