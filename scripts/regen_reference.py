@@ -3,7 +3,8 @@
 model declares in the core (`crates/rdmalab-core/src/*/config.rs`).
 
 A table that a model's declarations produce sits between
-``<!-- keys: SECTION -->`` and ``<!-- end keys -->``. Its rows come from the
+``<!-- keys: SECTION ... -->`` and ``<!-- end keys -->`` (one table for the
+sections named, in order). Its rows come from the
 same declarations the core reads a scenario with (unit, default, allowed
 values and rules, meaning and source), so the docs cannot say one range while
 `rdmalab validate` checks another. With ``--check`` nothing is rewritten and a
@@ -25,23 +26,31 @@ from rdmalab import _core
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT / "docs" / "scenario-reference.md"
-BLOCK = re.compile(r"(<!-- keys: (?P<section>[a-z_.]+) -->\n)(?P<body>.*?)(<!-- end keys -->)", re.S)
+BLOCK = re.compile(r"(<!-- keys: (?P<sections>[a-z_.\[\] ]+) -->\n)(?P<body>.*?)(<!-- end keys -->)", re.S)
 HEADER = "| key | unit | default | allowed | source / meaning |\n|---|---|---|---|---|\n"
 
 
-def table(section: str) -> str:
-    keys = [k for k in _core.scenario_keys() if k["section"] == section]
-    if not keys:
-        raise SystemExit(f"no model declares the keys of `{section}`")
+def default(text: str) -> str:
+    """A default as the table shows it: `required` is no value to write."""
+    return text if text == "required" else f"`{text}`"
+
+
+def table(sections: list[str]) -> str:
+    """One table of the keys of `sections`, in order."""
+    declared = _core.scenario_keys()
     rows = []
-    for k in keys:
-        cells = [f"`{section}.{k['name']}`", k["unit"], f"`{k['default']}`", k["allowed"], k["meaning"]]
-        rows.append("|" + "|".join(f" {c} " if c else " " for c in cells) + "|\n")
+    for section in sections:
+        keys = [k for k in declared if k["section"] == section]
+        if not keys:
+            raise SystemExit(f"no model declares the keys of `{section}`")
+        for k in keys:
+            cells = [f"`{section}.{k['name']}`", k["unit"], default(k["default"]), k["allowed"], k["meaning"]]
+            rows.append("|" + "|".join(f" {c} " if c else " " for c in cells) + "|\n")
     return HEADER + "".join(rows)
 
 
 def regenerate(text: str) -> str:
-    return BLOCK.sub(lambda m: m.group(1) + table(m.group("section")) + m.group(4), text)
+    return BLOCK.sub(lambda m: m.group(1) + table(m.group("sections").split()) + m.group(4), text)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -586,6 +586,12 @@ impl World {
                     }
                     switches.push(Switch {
                         node: i as u32,
+                        served_last: match switch_cfg.egress_sharing {
+                            crate::net::switch::EgressSharing::InputPort => {
+                                vec![[u32::MAX; crate::packet::NUM_CLASSES]; port_links.len()]
+                            }
+                            crate::net::switch::EgressSharing::Fifo => Vec::new(),
+                        },
                         buffer,
                         ecn_enabled: local.ecn_enabled,
                         ecn_rng: RngStream::new(run.seed, &format!("switch/{i}/ecn")),

@@ -14,7 +14,9 @@ pub struct Key {
     pub name: &'static str,
     /// The kind of value, as the reference's unit column says it.
     pub unit: &'static str,
-    /// The default as a scenario would write it (`1024B`, `4us`, `packet`).
+    /// The default as a scenario would write it (`1024B`, `4us`, `packet`);
+    /// [`REQUIRED`]: the key must be given; [`NONE`]: no value unless given
+    /// (the meaning says what that does).
     pub default: &'static str,
     /// What the reader accepts.
     pub allowed: Allowed,
@@ -25,6 +27,11 @@ pub struct Key {
     pub meaning: &'static str,
 }
 
+/// [`Key::default`] of a key that must be given.
+pub const REQUIRED: &str = "required";
+/// [`Key::default`] of a key that has no value unless given.
+pub const NONE: &str = "none";
+
 /// The values a [`Key`] accepts.
 #[derive(Clone, Copy, Debug)]
 pub enum Allowed {
@@ -32,6 +39,8 @@ pub enum Allowed {
     Int { min: u64, max: u64 },
     /// A size from `min` to `max` bytes.
     Size { min: u64, max: u64 },
+    /// A number from `min` (excluded when `min_open`) to `max`.
+    Number { min: f64, max: f64, min_open: bool },
     /// A duration of at least `min_ps` picoseconds (0 or 1).
     Duration { min_ps: u64 },
     /// One of these words.
@@ -50,6 +59,8 @@ impl Allowed {
             Allowed::Int { min, max } => format!("{min} to {max}"),
             Allowed::Size { min, max } if max >= units::MAX_SIZE_BYTES => format!("≥ {min}B"),
             Allowed::Size { min, max } => format!("{min}B to {max}B"),
+            Allowed::Number { min, max, min_open: true } => format!("> {min} and ≤ {max}"),
+            Allowed::Number { min, max, .. } => format!("{min} to {max}"),
             Allowed::Duration { min_ps: 0 } => "≥ 0".into(),
             Allowed::Duration { .. } => "> 0".into(),
             Allowed::OneOf(words) => words
@@ -57,7 +68,7 @@ impl Allowed {
                 .map(|w| format!("`{w}`"))
                 .collect::<Vec<_>>()
                 .join(", "),
-            Allowed::Bool => String::new(),
+            Allowed::Bool => "`true`, `false`".into(),
             Allowed::Custom(text) => text.into(),
         }
     }
@@ -68,20 +79,29 @@ impl Key {
     pub fn allowed_text(&self) -> String {
         match (self.allowed.describe(), self.rule) {
             (v, "") => v,
-            (v, r) if v.is_empty() => r.into(),
             (v, r) => format!("{v}; {r}"),
         }
     }
 
+    /// Whether a scenario may leave the key out.
+    fn has_default(&self) -> bool {
+        self.default != REQUIRED
+    }
+
     /// The default, read as the key's value would be. A declaration whose
-    /// default does not read is a bug in the model (`config` tests read
-    /// every one).
+    /// default does not read is a bug in the model (each model's tests
+    /// write every default and compare).
     pub(crate) fn default_size(&self) -> u64 {
         units::parse_bytes(self.default)
             .unwrap_or_else(|e| panic!("default of `{}`: {e}", self.name))
     }
     pub(crate) fn default_duration(&self) -> Duration {
         units::parse_duration(self.default)
+            .unwrap_or_else(|e| panic!("default of `{}`: {e}", self.name))
+    }
+    pub(crate) fn default_number(&self) -> f64 {
+        self.default
+            .parse()
             .unwrap_or_else(|e| panic!("default of `{}`: {e}", self.name))
     }
 }
@@ -92,7 +112,7 @@ impl Reader {
         let Allowed::Int { min, max } = k.allowed else {
             panic!("`{}` is not declared an integer", k.name)
         };
-        let default = k.default.parse().ok();
+        let default = k.has_default().then(|| k.default.parse().ok()).flatten();
         self.int(o, k.name, default, min, max)
     }
 
@@ -100,7 +120,7 @@ impl Reader {
         let Allowed::Size { min, max } = k.allowed else {
             panic!("`{}` is not declared a size", k.name)
         };
-        let v = self.bytes(o, k.name, Some(k.default_size()))?;
+        let v = self.bytes(o, k.name, k.has_default().then(|| k.default_size()))?;
         if !(min..=max).contains(&v) {
             self.err(o.key(k.name), format!("`{v}B`"), format!("allowed: {}", k.allowed_text()));
             return None;
@@ -112,11 +132,20 @@ impl Reader {
         let Allowed::Duration { min_ps } = k.allowed else {
             panic!("`{}` is not declared a duration", k.name)
         };
+        let default = k.has_default().then(|| k.default_duration());
         if min_ps == 0 {
-            self.duration(o, k.name, Some(k.default_duration()))
+            self.duration(o, k.name, default)
         } else {
-            self.positive_duration(o, k.name, Some(k.default_duration()))
+            self.positive_duration(o, k.name, default)
         }
+    }
+
+    pub(crate) fn key_number(&mut self, o: &Obj, k: &Key) -> Option<f64> {
+        let Allowed::Number { min, max, min_open } = k.allowed else {
+            panic!("`{}` is not declared a number", k.name)
+        };
+        let default = k.has_default().then(|| k.default_number());
+        self.float(o, k.name, default, min, max, min_open)
     }
 
     pub(crate) fn key_choice(&mut self, o: &Obj, k: &Key) -> Option<String> {
@@ -144,6 +173,8 @@ mod tests {
         assert_eq!(Allowed::Size { min: 64, max: 9000 }.describe(), "64B to 9000B");
         assert_eq!(Allowed::Size { min: 1, max: units::MAX_SIZE_BYTES }.describe(), "≥ 1B");
         assert_eq!(Allowed::Duration { min_ps: 0 }.describe(), "≥ 0");
+        assert_eq!(Allowed::Number { min: 0.0, max: 1024.0, min_open: true }.describe(), "> 0 and ≤ 1024");
+        assert_eq!(Allowed::Number { min: 0.0, max: 1.0, min_open: false }.describe(), "0 to 1");
         assert_eq!(Allowed::Duration { min_ps: 1 }.describe(), "> 0");
         assert_eq!(Allowed::OneOf(&["a", "b"]).describe(), "`a`, `b`");
     }

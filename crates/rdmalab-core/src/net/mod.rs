@@ -8,6 +8,7 @@
 //! among data classes, where ECN marking and INT happen.
 
 pub mod buffer;
+pub mod config;
 pub mod routing;
 pub mod switch;
 pub mod topology;
@@ -366,6 +367,54 @@ impl Port {
             self.queued_mask &= !(1 << class);
         }
         let b = p.frame_bytes as u64;
+        q.bytes -= b;
+        self.queued_total -= b;
+        Some(id)
+    }
+}
+
+impl Port {
+    /// Take the next packet of `class` by input port: the oldest packet of
+    /// the first ingress port after `last` (in local port order, wrapping)
+    /// that has one queued here; `last` becomes that port. Round robin over
+    /// input ports, FIFO within each (`switch.egress_sharing: input-port`).
+    /// It walks the class's queue once: a cost per frame in the queue's
+    /// length, paid only in that mode.
+    pub fn dequeue_by_input(&mut self, class: u8, last: &mut u32, pkts: &mut PacketPool) -> Option<PacketId> {
+        let q = &self.queues[class as usize];
+        // The first packet, and the one before it, of the nearest ingress
+        // port after `last`; and of the lowest (for the wrap).
+        let (mut after, mut lowest): (Option<(u32, PacketId, PacketId)>, Option<(u32, PacketId, PacketId)>) =
+            (None, None);
+        let (mut prev, mut at) = (NO_PACKET, q.head);
+        while at != NO_PACKET {
+            let p = pkts.get(at);
+            let from = p.ingress_port;
+            if from > *last && after.is_none_or(|(f, ..)| from < f) {
+                after = Some((from, at, prev));
+            }
+            if lowest.is_none_or(|(f, ..)| from < f) {
+                lowest = Some((from, at, prev));
+            }
+            prev = at;
+            at = p.queue_next;
+        }
+        let (from, id, before) = after.or(lowest)?;
+        *last = from;
+        let next = pkts.get(id).queue_next;
+        let q = &mut self.queues[class as usize];
+        if before == NO_PACKET {
+            q.head = next;
+        } else {
+            pkts.get_mut(before).queue_next = next;
+        }
+        if q.tail == id {
+            q.tail = before;
+        }
+        if q.head == NO_PACKET {
+            self.queued_mask &= !(1 << class);
+        }
+        let b = pkts.get(id).frame_bytes as u64;
         q.bytes -= b;
         self.queued_total -= b;
         Some(id)

@@ -33,6 +33,9 @@ pub struct SwitchConfig {
     /// table is recomputed over the links then up. `None`: tables never
     /// change (frames routed onto a down link are lost).
     pub reroute_after: Option<crate::time::Duration>,
+    /// How an egress queue shares the port among the frames of one data
+    /// class (`switch.egress_sharing`).
+    pub egress_sharing: EgressSharing,
     /// Switches whose buffer or ECN differ from the above (`switches[]`),
     /// by node id, each with its settings in full.
     pub per_switch: Vec<(u32, SwitchLocal)>,
@@ -55,6 +58,20 @@ impl SwitchLocal {
             .find(|(r, _)| *r == rate)
             .map(|(_, e)| *e)
     }
+}
+
+/// How a switch's egress queue of one data class shares its port between
+/// the frames waiting in it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EgressSharing {
+    /// First come, first served (the ns-3 HPCC simulator's switch, htsim's
+    /// FIFO queue): each input gets the port in proportion to what it sends.
+    Fifo,
+    /// Round robin over the ingress ports with a frame queued, one frame a
+    /// turn, FIFO within each: every input port gets an equal share however
+    /// many flows it carries (a switch that arbitrates per input, as the
+    /// attacks paper's testbed switch shares a port; a crossbar's iSLIP).
+    InputPort,
 }
 
 impl SwitchConfig {
@@ -82,6 +99,9 @@ impl SwitchConfig {
 
 pub struct Switch {
     pub node: u32,
+    /// With [`EgressSharing::InputPort`]: per egress port (by local index)
+    /// and class, the ingress port (local index) served last.
+    pub served_last: Vec<[u32; crate::packet::NUM_CLASSES]>,
     pub buffer: SharedBuffer,
     /// Whether this switch marks ECN (`switch.ecn.enabled`, or its `switches[]` entry).
     pub ecn_enabled: bool,
@@ -253,7 +273,14 @@ impl World {
     /// Pick the next frame of a switch egress port; apply ECN and INT.
     pub(crate) fn switch_dequeue(&mut self, port: u32) -> Option<PacketId> {
         let class = self.ports[port as usize].pick_class()?;
-        let pkt = self.ports[port as usize].dequeue(class, &self.pkts)?;
+        let pkt = if class != CONTROL_CLASS && self.switch_cfg.egress_sharing == EgressSharing::InputPort {
+            let p = &mut self.ports[port as usize];
+            let sw = self.node_index[p.node as usize] as usize;
+            let last = &mut self.switches[sw].served_last[p.local as usize][class as usize];
+            p.dequeue_by_input(class, last, &mut self.pkts)?
+        } else {
+            self.ports[port as usize].dequeue(class, &self.pkts)?
+        };
         if class != CONTROL_CLASS {
             self.switch_egress(port, class, pkt);
         }

@@ -21,7 +21,6 @@ use crate::config::{show, written, Obj, Reader};
 use crate::algo::{algorithm, CcConfig, ALGORITHMS};
 use crate::control::framework::{Coalesce, EventType, Placement};
 use crate::control::params::{ParamKind, ParamSpec, ParamValues};
-use crate::net::buffer::{BufferConfig, EcnConfig};
 use crate::net::switch::{SwitchConfig, SwitchLocal};
 use crate::net::topology::{LinkParams, NodeKind, Topology};
 use crate::nic::qp::Verb;
@@ -82,7 +81,13 @@ impl fmt::Display for ScenarioErrors {
 /// The sections whose keys their model declares ([`crate::config::Key`]),
 /// by section name: what `validate` checks them against and what the
 /// reference docs are generated from.
-pub const SECTIONS: &[(&str, &[crate::config::Key])] = &[("nic", crate::nic::config::KEYS)];
+pub const SECTIONS: &[(&str, &[crate::config::Key])] = &[
+    ("switch", crate::net::config::KEYS),
+    ("switch.pfc", crate::net::config::PFC_KEYS),
+    ("switch.ecn", crate::net::config::ECN_KEYS),
+    ("switch.ecn.thresholds[]", crate::net::config::THRESHOLD_KEYS),
+    ("nic", crate::nic::config::KEYS),
+];
 
 /// A validated scenario, ready to build a [`World`].
 #[derive(Clone, Debug)]
@@ -411,7 +416,7 @@ impl Parser {
         if let (Some(n), Some(b)) = (nic.as_mut(), self.cc_header(&o)) {
             n.wire.cc_header = b;
         }
-        let mut switch = self.switch(&o, topology.as_ref());
+        let mut switch = SwitchConfig::read(&mut self.r, &o, topology.as_ref());
         if let (Some(sw), Some(t)) = (switch.as_mut(), topology.as_ref()) {
             self.switches(&o, t, sw);
         }
@@ -1440,251 +1445,6 @@ impl Parser {
         (out.len() == 2).then(|| (out[0], out[1]))
     }
 
-    fn switch(&mut self, o: &Obj, t: Option<&Topology>) -> Option<SwitchConfig> {
-        let empty = Map::new();
-        let s = match o.get("switch") {
-            Some(v) => self.obj(
-                v,
-                "switch",
-                &[
-                    "buffer",
-                    "pfc",
-                    "lossy_egress_alpha",
-                    "ecn",
-                    "int",
-                    "int_multi",
-                    "ecmp",
-                    "scheduling",
-                    "reroute_after",
-                ],
-            )?,
-            None => Obj {
-                path: "switch".into(),
-                map: &empty,
-            },
-        };
-        let int_enabled = self.boolean(&s, "int", false);
-        let int_multi = if let Some(v) = s.get("int_multi") {
-            if !int_enabled {
-                self.err(
-                    "switch.int_multi",
-                    show(v),
-                    "only applies with `switch.int: true`",
-                );
-            }
-            self.int(&s, "int_multi", None, 1, 1 << 16)
-                .map(|m| Some(m as u32))
-        } else {
-            Some(None)
-        };
-        let strict_priority = self
-            .choice(
-                &s,
-                "scheduling",
-                &["round-robin", "strict-priority"],
-                Some("round-robin"),
-            )
-            .map(|c| c == "strict-priority");
-        let ecmp = self
-            .choice(&s, "ecmp", &["rdmalab", "ns3-hpcc"], Some("rdmalab"))
-            .map(|c| match c.as_str() {
-                "ns3-hpcc" => crate::net::routing::EcmpHash::Ns3Hpcc,
-                _ => crate::net::routing::EcmpHash::Rdmalab,
-            });
-        let reroute_after = match s.get("reroute_after") {
-            None => Some(None),
-            Some(Value::String(x)) if x == "never" => Some(None),
-            Some(v) => match v.as_str().map(units::parse_duration) {
-                Some(Ok(d)) => Some(Some(d)),
-                _ => {
-                    self.err(
-                        "switch.reroute_after",
-                        show(v),
-                        "allowed: a duration such as `1ms` (0s: at once), or `never`",
-                    );
-                    None
-                }
-            },
-        };
-        let builtin = SwitchLocal {
-            buffer: BufferConfig {
-                size_bytes: 32 << 20,
-                pfc_enabled: true,
-                pfc_alpha: 0.125,
-                reserve_bytes: 4 * 1024,
-                resume_offset_bytes: 3 * 1024,
-                headroom_bytes: None,
-                egress_alpha: 1.0,
-                pfc_alpha_reference_rate: None,
-            },
-            ecn_enabled: true,
-            ecn_by_rate: Vec::new(),
-        };
-        let rates = t.map(|t| port_rates(t, |n| t.nodes[n as usize].kind == NodeKind::Switch));
-        let ports = rates.as_deref().map(|r| ("the fabric's switches", r));
-        let local = self.switch_local(&s, &builtin, ports)?;
-        Some(SwitchConfig {
-            buffer: local.buffer,
-            ecn_enabled: local.ecn_enabled,
-            ecn_by_rate: local.ecn_by_rate,
-            int_enabled,
-            int_multi: int_multi?,
-            ecmp: ecmp?,
-            strict_priority: strict_priority?,
-            per_switch: Vec::new(),
-            reroute_after: reroute_after?,
-        })
-    }
-
-    /// A switch's buffer, PFC and ECN settings from `s` (`switch` or a
-    /// `switches[]` entry), each key not given taken from `base`. `ports`:
-    /// whose ports these are and their rates, which an ECN threshold must
-    /// name (`None` when the topology is unknown).
-    fn switch_local(
-        &mut self,
-        s: &Obj,
-        base: &SwitchLocal,
-        ports: Option<(&str, &[Rate])>,
-    ) -> Option<SwitchLocal> {
-        let b = &base.buffer;
-        let size = self.bytes(s, "buffer", Some(b.size_bytes));
-        let egress_alpha = self.float(
-            s,
-            "lossy_egress_alpha",
-            Some(b.egress_alpha),
-            0.0,
-            1024.0,
-            true,
-        );
-        let pfc_empty = Map::new();
-        let pfc_path = format!("{}.pfc", s.path);
-        let pfc = match s.get("pfc") {
-            Some(v) => self.obj(
-                v,
-                &pfc_path,
-                &["enabled", "alpha", "reserve", "resume_offset", "headroom"],
-            )?,
-            None => Obj {
-                path: pfc_path.clone(),
-                map: &pfc_empty,
-            },
-        };
-        let pfc_enabled = self.boolean(&pfc, "enabled", b.pfc_enabled);
-        let alpha = self.float(&pfc, "alpha", Some(b.pfc_alpha), 0.0, 1024.0, true);
-        let reserve = self.bytes(&pfc, "reserve", Some(b.reserve_bytes));
-        let resume = self.bytes(&pfc, "resume_offset", Some(b.resume_offset_bytes));
-        let headroom = match pfc.get("headroom") {
-            None => Some(b.headroom_bytes),
-            Some(Value::String(x)) if x == "auto" => Some(None),
-            Some(_) => self.bytes(&pfc, "headroom", None).map(Some),
-        };
-        let ecn_empty = Map::new();
-        let ecn_path = format!("{}.ecn", s.path);
-        let ecn = match s.get("ecn") {
-            Some(v) => self.obj(v, &ecn_path, &["enabled", "thresholds"])?,
-            None => Obj {
-                path: ecn_path.clone(),
-                map: &ecn_empty,
-            },
-        };
-        let ecn_enabled = self.boolean(&ecn, "enabled", base.ecn_enabled);
-        let mut by_rate = Vec::new();
-        if let Some(tv) = ecn.get("thresholds") {
-            match tv.as_array() {
-                Some(list) => {
-                    // A port takes the first entry for its rate: a later one
-                    // for the same rate would never apply.
-                    let mut first_of: BTreeMap<Rate, usize> = BTreeMap::new();
-                    for (i, item) in list.iter().enumerate() {
-                        let path = format!("{ecn_path}.thresholds[{i}]");
-                        let Some(to) = self.obj(item, &path, &["rate", "kmin", "kmax", "pmax"])
-                        else {
-                            continue;
-                        };
-                        let rate = self.rate(&to, "rate", None);
-                        if let (Some(r), Some((whose, rates))) = (rate, ports) {
-                            self.ecn_rate_used(&to, r, whose, rates);
-                        }
-                        if let Some(r) = rate {
-                            if let Some(&j) = first_of.get(&r) {
-                                self.err(
-                                    to.key("rate"),
-                                    to.get("rate").map(show).unwrap_or_default(),
-                                    format!(
-                                        "{ecn_path}.thresholds[{j}] is for this rate already, and a port uses only one; allowed: one entry per rate"
-                                    ),
-                                );
-                            } else {
-                                first_of.insert(r, i);
-                            }
-                        }
-                        let kmin = self.bytes(&to, "kmin", None);
-                        let kmax = self.bytes(&to, "kmax", None);
-                        let pmax = self.float(&to, "pmax", None, 0.0, 1.0, false);
-                        if let (Some(a), Some(b)) = (kmin, kmax) {
-                            if b < a {
-                                self.err(
-                                    format!("{path}.kmax"),
-                                    format!("`{b}B`"),
-                                    format!("must be at least kmin ({a}B)"),
-                                );
-                            }
-                        }
-                        if let (Some(r), Some(a), Some(b), Some(p)) = (rate, kmin, kmax, pmax) {
-                            by_rate.push((
-                                r,
-                                EcnConfig {
-                                    kmin_bytes: a,
-                                    kmax_bytes: b,
-                                    pmax: p,
-                                },
-                            ));
-                        }
-                    }
-                }
-                None => self.err(
-                    format!("{ecn_path}.thresholds"),
-                    show(tv),
-                    "must be a list of {rate, kmin, kmax, pmax}",
-                ),
-            }
-        } else {
-            by_rate = base.ecn_by_rate.clone();
-        }
-        Some(SwitchLocal {
-            buffer: BufferConfig {
-                size_bytes: size?,
-                pfc_enabled,
-                pfc_alpha: alpha?,
-                reserve_bytes: reserve?,
-                resume_offset_bytes: resume?,
-                headroom_bytes: headroom?,
-                egress_alpha: egress_alpha?,
-                pfc_alpha_reference_rate: b.pfc_alpha_reference_rate,
-            },
-            ecn_enabled,
-            ecn_by_rate: by_rate,
-        })
-    }
-
-    /// Refuse an ECN threshold for a rate no port of these switches runs
-    /// at: it would never apply, and the scaled default would mark instead
-    /// (most likely a typo, 25Gbps for 100Gbps).
-    fn ecn_rate_used(&mut self, to: &Obj, r: Rate, whose: &str, rates: &[Rate]) {
-        if rates.contains(&r) {
-            return;
-        }
-        let list: Vec<String> = rates.iter().map(|r| r.to_string()).collect();
-        self.err(
-            to.key("rate"),
-            to.get("rate").map(show).unwrap_or_default(),
-            format!(
-                "no port of {whose} runs at this rate, so the entry would never apply; allowed: a rate of their ports: {}",
-                list.join(", ")
-            ),
-        );
-    }
-
     /// `switches[]`: switches, by name or tier, whose buffer, PFC or ECN
     /// differ from `switch`. Each switch may be named by one entry only.
     fn switches(&mut self, o: &Obj, t: &Topology, cfg: &mut SwitchConfig) {
@@ -1769,8 +1529,8 @@ impl Parser {
             for &n in &nodes {
                 mine[n as usize] = true;
             }
-            let rates = port_rates(t, |n| mine[n as usize]);
-            let Some(local) = self.switch_local(&so, &base, Some(("these switches", &rates)))
+            let rates = crate::net::config::port_rates(t, |n| mine[n as usize]);
+            let Some(local) = SwitchLocal::read(&mut self.r, &so, &base, Some(("these switches", &rates)))
             else {
                 continue;
             };
@@ -4646,17 +4406,6 @@ fn host_index(f: &str) -> Option<u64> {
     (canonical && digits).then(|| f.parse().ok()).flatten()
 }
 
-/// The rates of the links with an end at a node `at` picks (its egress
-/// ports), in order and each once: the rates an ECN threshold can match.
-fn port_rates(t: &Topology, at: impl Fn(u32) -> bool) -> Vec<Rate> {
-    let rates: std::collections::BTreeSet<Rate> = t
-        .links
-        .iter()
-        .filter(|l| at(l.a) || at(l.b))
-        .map(|l| l.rate)
-        .collect();
-    rates.into_iter().collect()
-}
 
 
 fn parse_frequency(s: &str) -> Result<f64, String> {
