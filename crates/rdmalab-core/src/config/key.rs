@@ -4,7 +4,8 @@
 //! cannot be documented with one range and checked with another.
 
 use super::units;
-use super::{Obj, Reader};
+use super::{show, Obj, Reader};
+use serde_json::Value;
 use crate::time::Duration;
 
 /// One key of a model's section of a scenario (`mtu` of `nic`).
@@ -20,9 +21,8 @@ pub struct Key {
     pub default: &'static str,
     /// What the reader accepts.
     pub allowed: Allowed,
-    /// How it depends on other keys (`only with qp_scheduler: srnic`);
-    /// shown after the allowed values. Empty: none.
-    pub rule: &'static str,
+    /// How it depends on other keys, shown after the allowed values.
+    pub rule: Rule,
     /// What it does, and the source of its default.
     pub meaning: &'static str,
 }
@@ -31,6 +31,43 @@ pub struct Key {
 pub const REQUIRED: &str = "required";
 /// [`Key::default`] of a key that has no value unless given.
 pub const NONE: &str = "none";
+
+/// How a [`Key`] depends on the other keys of its section.
+#[derive(Clone, Copy, Debug)]
+pub enum Rule {
+    /// It stands alone.
+    None,
+    /// It means something only when the section's key `key` (given or by
+    /// its default) is one of `values`; given otherwise, it is refused
+    /// ([`Reader::check_rules`]), so the docs and the check are one rule.
+    OnlyWith {
+        key: &'static str,
+        values: &'static [&'static str],
+    },
+    /// A rule the model's own code checks (it spans sections, or is not
+    /// of the shapes above); the text is what the docs show.
+    Text(&'static str),
+}
+
+impl Rule {
+    /// The rule as the reference's allowed column shows it.
+    pub fn describe(&self) -> String {
+        match *self {
+            Rule::None => String::new(),
+            Rule::OnlyWith { key, values } => format!("only with {}", one_of(key, values)),
+            Rule::Text(text) => text.into(),
+        }
+    }
+}
+
+/// "`key: a`" or "`key: a` or `key: b`".
+fn one_of(key: &str, values: &[&str]) -> String {
+    values
+        .iter()
+        .map(|v| format!("`{key}: {v}`"))
+        .collect::<Vec<_>>()
+        .join(" or ")
+}
 
 /// The values a [`Key`] accepts.
 #[derive(Clone, Copy, Debug)]
@@ -77,8 +114,8 @@ impl Allowed {
 impl Key {
     /// The allowed column: the values, then the rule.
     pub fn allowed_text(&self) -> String {
-        match (self.allowed.describe(), self.rule) {
-            (v, "") => v,
+        match (self.allowed.describe(), self.rule.describe()) {
+            (v, r) if r.is_empty() => v,
             (v, r) => format!("{v}; {r}"),
         }
     }
@@ -108,6 +145,26 @@ impl Key {
 
 /// Reading a declared key: the default and the check come from the declaration.
 impl Reader {
+    /// Refuse every key of section `o` given where its [`Rule::OnlyWith`]
+    /// says it means nothing (`keys`: the section's declarations, which
+    /// give the other key's default when it is not written).
+    pub(crate) fn check_rules(&mut self, o: &Obj, keys: &[Key]) {
+        for k in keys {
+            let (Rule::OnlyWith { key, values }, Some(given)) = (k.rule, o.get(k.name)) else {
+                continue;
+            };
+            let other = match o.get(key) {
+                Some(Value::String(s)) => s.clone(),
+                Some(v) => v.to_string(),
+                None => keys.iter().find(|d| d.name == key).map_or("", |d| d.default).to_string(),
+            };
+            if !values.contains(&other.as_str()) {
+                let given = show(given);
+                self.err(o.key(k.name), given, format!("only applies with {}", one_of(&o.key(key), values)));
+            }
+        }
+    }
+
     pub(crate) fn key_int(&mut self, o: &Obj, k: &Key) -> Option<u64> {
         let Allowed::Int { min, max } = k.allowed else {
             panic!("`{}` is not declared an integer", k.name)

@@ -10,6 +10,6 @@ mod key;
 mod reader;
 pub mod units;
 
-pub use key::{Allowed, Key, NONE, REQUIRED};
+pub use key::{Allowed, Key, Rule, NONE, REQUIRED};
 pub use reader::{Quantity, ScenarioError};
 pub(crate) use reader::{show, written, Obj, Reader};

@@ -9,7 +9,7 @@ use super::buffer::{BufferConfig, EcnConfig};
 use super::routing::EcmpHash;
 use super::switch::{EgressSharing, SwitchConfig, SwitchLocal};
 use super::topology::{NodeKind, Topology};
-use crate::config::{show, units, Allowed, Key, Obj, Reader, NONE, REQUIRED};
+use crate::config::{show, units, Allowed, Key, Obj, Reader, Rule, NONE, REQUIRED};
 use crate::time::Rate;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -19,7 +19,7 @@ const BUFFER: Key = Key {
     unit: "size",
     default: "32MiB",
     allowed: Allowed::Size { min: 0, max: units::MAX_SIZE_BYTES },
-    rule: "",
+    rule: Rule::None,
     meaning: "Shared packet buffer of each switch. ns-3 HPCC simulator `run.py` uses `BUFFER_SIZE` = 16 × bw/50, which is 32 at 100 Gb/s.",
 };
 const LOSSY_EGRESS_ALPHA: Key = Key {
@@ -27,7 +27,7 @@ const LOSSY_EGRESS_ALPHA: Key = Key {
     unit: "number",
     default: "1.0",
     allowed: Allowed::Number { min: 0.0, max: 1024.0, min_open: true },
-    rule: "",
+    rule: Rule::None,
     meaning: "Used only when `pfc.enabled` is false. This is the Choudhury–Hahne dynamic threshold: an egress queue may hold up to α × (buffer − bytes in use). A packet is dropped when the buffer is full or its queue exceeds that limit. rdmalab choice: with α = 1, one congested queue can take up to half the buffer.",
 };
 const INT: Key = Key {
@@ -35,7 +35,7 @@ const INT: Key = Key {
     unit: "boolean",
     default: "false",
     allowed: Allowed::Bool,
-    rule: "",
+    rule: Rule::None,
     meaning: "When true, every switch egress pushes an INT hop record (queue length, bytes sent, timestamp, link rate) onto data packets. rdmalab choice: off, because DCQCN does not use INT.",
 };
 const INT_MULTI: Key = Key {
@@ -43,7 +43,7 @@ const INT_MULTI: Key = Key {
     unit: "integer",
     default: NONE,
     allowed: Allowed::Int { min: 1, max: 1 << 16 },
-    rule: "only with `switch.int: true`",
+    rule: Rule::OnlyWith { key: "int", values: &["true"] },
     meaning: "Quantise INT fields as the ns-3 HPCC simulator's 8-byte hop record with INT_MULTI = m: queue bytes in units of 80·m B, transmitted bytes in 128·m B, timestamps in whole ns (the run.py `hp` setting at 100 Gb/s is 4). `none`: exact values.",
 };
 const SCHEDULING: Key = Key {
@@ -51,7 +51,7 @@ const SCHEDULING: Key = Key {
     unit: "string",
     default: "round-robin",
     allowed: Allowed::OneOf(&["round-robin", "strict-priority"]),
-    rule: "",
+    rule: Rule::None,
     meaning: "How an egress port picks among its data classes (the control class always goes first). `round-robin`: one packet per non-empty, unpaused class in turn, as the ns-3 HPCC switch. `strict-priority`: the highest non-empty, unpaused class first (802.1Q strict priority; Homa's network priorities, `cc: homa` with `priorities`).",
 };
 const ECMP: Key = Key {
@@ -59,7 +59,7 @@ const ECMP: Key = Key {
     unit: "string",
     default: "rdmalab",
     allowed: Allowed::OneOf(&["rdmalab", "ns3-hpcc"]),
-    rule: "",
+    rule: Rule::None,
     meaning: "How a switch picks among equal-cost ports. `rdmalab`: a 64-bit hash of (source, destination, UDP source port) under a per-switch seed derived from the run's `seed`. `ns3-hpcc`: the ns-3 HPCC simulator's switch: MurmurHash3 (x86, 32-bit) of (source IP, destination IP, UDP sport \\| dport << 16) with the switch's node id as seed (IPs as ns-3 numbers nodes; ACKs hash their flow's ports swapped), over next hops in the order its `third.cc` installs them (its breadth-first search from each host, neighbours by address: hosts by increasing id, then switches by decreasing id; parallel links count once). On the 320-host fat tree this reproduces every routing table of an ns-3 build, so each flow takes ns-3's path. `rdmalab hpcc convert` sets it.",
 };
 const REROUTE_AFTER: Key = Key {
@@ -67,7 +67,7 @@ const REROUTE_AFTER: Key = Key {
     unit: "duration or `never`",
     default: "never",
     allowed: Allowed::Custom("≥ 0, or `never`"),
-    rule: "",
+    rule: Rule::None,
     meaning: "How long after a link between two switches goes down (or comes back up) every switch's ECMP table is recomputed over the links up then, and flows' remembered paths are forgotten: the routing protocol's reconvergence time. Until then frames hashed onto the down link are lost and recovered by the transport. `never`: tables never change. A host's own link has no way around it and triggers nothing. The ns-3 HPCC simulator's `LINK_DOWN` recomputes at once (`rdmalab hpcc convert` sets `0s`). rdmalab choice for the default: no rerouting, as before this key existed; real fabrics take from ~ms (BGP with BFD) to seconds.",
 };
 const EGRESS_SHARING: Key = Key {
@@ -75,7 +75,7 @@ const EGRESS_SHARING: Key = Key {
     unit: "string",
     default: "fifo",
     allowed: Allowed::OneOf(&["fifo", "input-port"]),
-    rule: "",
+    rule: Rule::None,
     meaning: "How an egress queue of one data class shares its port between the frames waiting in it (the control class is always first come, first served). `fifo`: first come, first served, so each input gets the port in proportion to what it sends (the ns-3 HPCC simulator's switch, htsim's FIFO queue). `input-port`: round robin over the ingress ports that have a frame queued, one frame a turn, FIFO within each: an input port carrying one flow gets as much as one carrying eight (a switch that arbitrates per input, as the port sharing the CC-attacks paper's testbed shows, §IV). Choosing walks the queue, a cost per frame in its length. rdmalab choice for the default: `fifo`, which keeps the ns-3 agreement.",
 };
 const PFC: Key = Key {
@@ -83,7 +83,7 @@ const PFC: Key = Key {
     unit: "mapping",
     default: "{}",
     allowed: Allowed::Custom("the keys of `switch.pfc` below"),
-    rule: "",
+    rule: Rule::None,
     meaning: "Lossless mode and its buffer thresholds.",
 };
 const ECN: Key = Key {
@@ -91,7 +91,7 @@ const ECN: Key = Key {
     unit: "mapping",
     default: "{}",
     allowed: Allowed::Custom("the keys of `switch.ecn` below"),
-    rule: "",
+    rule: Rule::None,
     meaning: "ECN marking thresholds.",
 };
 
@@ -114,7 +114,7 @@ const PFC_ENABLED: Key = Key {
     unit: "boolean",
     default: "true",
     allowed: Allowed::Bool,
-    rule: "",
+    rule: Rule::None,
     meaning: "`true` gives the lossless mode described above. `false` gives lossy mode (see `lossy_egress_alpha`). rdmalab choice: a lossless fabric, as the ns-3 HPCC simulator models.",
 };
 const PFC_ALPHA: Key = Key {
@@ -122,7 +122,7 @@ const PFC_ALPHA: Key = Key {
     unit: "number",
     default: "0.125",
     allowed: Allowed::Number { min: 0.0, max: 1024.0, min_open: true },
-    rule: "",
+    rule: Rule::None,
     meaning: "Dynamic threshold factor α. ns-3 HPCC uses 1/8 at the NIC rate. As in ns-3, α doubles for each doubling of the port rate above the first host's link rate: α × 2^⌊log2(port rate / NIC rate)⌋.",
 };
 const PFC_RESERVE: Key = Key {
@@ -130,7 +130,7 @@ const PFC_RESERVE: Key = Key {
     unit: "size",
     default: "4KiB",
     allowed: Allowed::Size { min: 0, max: units::MAX_SIZE_BYTES },
-    rule: "",
+    rule: Rule::None,
     meaning: "Reserve per (ingress port, class). ns-3 HPCC `switch-mmu.cc`: `4 * 1024`.",
 };
 const PFC_RESUME_OFFSET: Key = Key {
@@ -138,7 +138,7 @@ const PFC_RESUME_OFFSET: Key = Key {
     unit: "size",
     default: "3KiB",
     allowed: Allowed::Size { min: 0, max: units::MAX_SIZE_BYTES },
-    rule: "",
+    rule: Rule::None,
     meaning: "RESUME once shared use is this far below the threshold. ns-3 HPCC `switch-mmu.cc`: `3 * 1024`.",
 };
 const PFC_HEADROOM: Key = Key {
@@ -146,7 +146,7 @@ const PFC_HEADROOM: Key = Key {
     unit: "size or `auto`",
     default: "auto",
     allowed: Allowed::Custom("≥ 0B, or `auto`"),
-    rule: "",
+    rule: Rule::None,
     meaning: "Headroom per port. `auto` = 3 × rate × delay of the port's link (at least 1 B), as in ns-3 HPCC; that is 37.5 KB for 100 Gb/s and 1 µs. A size applies to every port.",
 };
 
@@ -158,7 +158,7 @@ const ECN_ENABLED: Key = Key {
     unit: "boolean",
     default: "true",
     allowed: Allowed::Bool,
-    rule: "",
+    rule: Rule::None,
     meaning: "rdmalab choice: on, because DCQCN reacts to ECN marks.",
 };
 const ECN_THRESHOLDS: Key = Key {
@@ -166,7 +166,7 @@ const ECN_THRESHOLDS: Key = Key {
     unit: "list",
     default: NONE,
     allowed: Allowed::Custom("list of mappings with the keys below"),
-    rule: "",
+    rule: Rule::None,
     meaning: "Thresholds for links of a given rate. A link whose rate matches no entry uses the scaled default: Kmin 100 KB and Kmax 400 KB per 25 Gb/s, Pmax 0.2 (ns-3 HPCC simulator `run.py`, \"from Alibaba production\"). At 100 Gb/s that is kmin 400 KB, kmax 1.6 MB, pmax 0.2.",
 };
 
@@ -178,7 +178,7 @@ const THRESHOLD_RATE: Key = Key {
     unit: "rate",
     default: REQUIRED,
     allowed: Allowed::Custom("the rate of a switch port (of the entry's switches, in `switches[]`); one entry per rate"),
-    rule: "",
+    rule: Rule::None,
     meaning: "The entry applies to links whose rate equals this exactly. A rate no such port runs at is refused, and so is a second entry for a rate: either would never apply.",
 };
 const THRESHOLD_KMIN: Key = Key {
@@ -186,7 +186,7 @@ const THRESHOLD_KMIN: Key = Key {
     unit: "size",
     default: REQUIRED,
     allowed: Allowed::Size { min: 0, max: units::MAX_SIZE_BYTES },
-    rule: "",
+    rule: Rule::None,
     meaning: "Never mark at or below this many queued bytes.",
 };
 const THRESHOLD_KMAX: Key = Key {
@@ -194,7 +194,7 @@ const THRESHOLD_KMAX: Key = Key {
     unit: "size",
     default: REQUIRED,
     allowed: Allowed::Custom("≥ `kmin`"),
-    rule: "",
+    rule: Rule::None,
     meaning: "Always mark above this many queued bytes.",
 };
 const THRESHOLD_PMAX: Key = Key {
@@ -202,7 +202,7 @@ const THRESHOLD_PMAX: Key = Key {
     unit: "number",
     default: REQUIRED,
     allowed: Allowed::Number { min: 0.0, max: 1.0, min_open: false },
-    rule: "",
+    rule: Rule::None,
     meaning: "Marking probability as the queue approaches `kmax`.",
 };
 
@@ -236,18 +236,11 @@ impl SwitchConfig {
                 map: &empty,
             },
         };
+        r.check_rules(&s, KEYS);
         let int_enabled = r.key_bool(&s, &INT);
-        let int_multi = if let Some(v) = s.get(INT_MULTI.name) {
-            if !int_enabled {
-                r.err(
-                    "switch.int_multi",
-                    show(v),
-                    "only applies with `switch.int: true`",
-                );
-            }
-            r.key_int(&s, &INT_MULTI).map(|m| Some(m as u32))
-        } else {
-            Some(None)
+        let int_multi = match s.get(INT_MULTI.name) {
+            Some(_) => r.key_int(&s, &INT_MULTI).map(|m| Some(m as u32)),
+            None => Some(None),
         };
         let strict_priority = r
             .key_choice(&s, &SCHEDULING)

@@ -7,7 +7,7 @@
 use super::cc_scope::CcScope;
 use super::resources::ResourceConfig;
 use super::{BaseRtt, CnpMode, LossRecovery, OnPathCores, PcieConfig, QpScheduler, RateChange, TriggerMask, WindowConfig};
-use crate::config::{show, units, Allowed, Key, Obj, Reader};
+use crate::config::{units, Allowed, Key, Obj, Reader, Rule};
 use crate::packet::WireFormat;
 use crate::time::Duration;
 use serde_json::{Map, Value};
@@ -100,7 +100,7 @@ const MTU: Key = Key {
     unit: "size",
     default: "1024B",
     allowed: Allowed::Size { min: 64, max: 9000 },
-    rule: "",
+    rule: Rule::None,
     meaning: "Payload bytes per data packet (the RoCE path MTU; RoCE path MTUs are 256B to 4096B, larger values model jumbo frames). rdmalab choice: RoCE path MTU 1024 is the largest that fits a standard 1500-byte Ethernet MTU with the IP, UDP and InfiniBand headers. The ns-3 HPCC `run.py` uses 1000.",
 };
 const FRAMING: Key = Key {
@@ -108,7 +108,7 @@ const FRAMING: Key = Key {
     unit: "string",
     default: "rocev2",
     allowed: Allowed::OneOf(&["rocev2", "ns3-hpcc"]),
-    rule: "",
+    rule: Rule::None,
     meaning: "Frame sizes. `rocev2` is real RoCEv2 over IPv4 Ethernet (IEEE 802.3, RFC 791, RFC 768, InfiniBand spec vol. 1 rel. 1.4 Annex A17, IEEE 802.1Qbb). A data packet carries 62 B of headers, plus 16 B RETH on the first packet of a WRITE and 20 B of preamble, SFD and inter-frame gap on the wire. ACK/NACK frames are 66 B, CNP and READ request frames 78 B, PFC frames 64 B. `ns3-hpcc` uses the ns-3 HPCC simulator's accounting: 48 B per data packet, 60 B ACK/NACK/CNP/READ request, 64 B PFC, no preamble or gap.",
 };
 const ACK_EVERY: Key = Key {
@@ -116,7 +116,7 @@ const ACK_EVERY: Key = Key {
     unit: "integer (packets)",
     default: "1",
     allowed: Allowed::Int { min: 1, max: 1 << 20 },
-    rule: "",
+    rule: Rule::None,
     meaning: "Send a cumulative ACK after this many in-order packets, and always at a message's end. ns-3 HPCC `run.py` sets `L2_ACK_INTERVAL 1`, an ACK for every packet.",
 };
 const CNP_INTERVAL: Key = Key {
@@ -124,7 +124,7 @@ const CNP_INTERVAL: Key = Key {
     unit: "duration",
     default: "4us",
     allowed: Allowed::Duration { min_ps: 0 },
-    rule: "",
+    rule: Rule::None,
     meaning: "Minimum time between CNPs for one QP at the receiver (notification point). With 0, every marked packet triggers a CNP. NVIDIA `min_time_between_cnps` (published firmware defaults table).",
 };
 const NACK_REPEAT_INTERVAL: Key = Key {
@@ -132,7 +132,7 @@ const NACK_REPEAT_INTERVAL: Key = Key {
     unit: "duration",
     default: "500us",
     allowed: Allowed::Duration { min_ps: 0 },
-    rule: "",
+    rule: Rule::None,
     meaning: "The receiver repeats a NACK for the same expected PSN at most this often. ns-3 HPCC `rdma-hw.cc` NACK generation interval (500 µs, not changed by `run.py`).",
 };
 const RTO: Key = Key {
@@ -140,7 +140,7 @@ const RTO: Key = Key {
     unit: "duration or `off`",
     default: "1ms",
     allowed: Allowed::Custom("> 0, or `off`"),
-    rule: "",
+    rule: Rule::None,
     meaning: "Retransmission timeout: if data is outstanding and no ACK makes progress for this long, the sender goes back to the oldest unacknowledged PSN. rdmalab choice, close to the InfiniBand local ACK timeout 4.096 µs × 2^8 ≈ 1.05 ms. The ns-3 HPCC simulator has no RTO: `off` reproduces that (a lost tail packet then stalls its flow until the run stops).",
 };
 const DATA_CLASS: Key = Key {
@@ -148,7 +148,7 @@ const DATA_CLASS: Key = Key {
     unit: "integer",
     default: "3",
     allowed: Allowed::Int { min: 1, max: 7 },
-    rule: "",
+    rule: Rule::None,
     meaning: "Traffic class (priority) of data packets. Class 0 is the control class, which carries ACK/NACK/CNP/PFC with strict priority and is never paused. ns-3 HPCC `traffic_gen.py` writes flows with pg 3.",
 };
 const WINDOW: Key = Key {
@@ -156,7 +156,7 @@ const WINDOW: Key = Key {
     unit: "size, `bdp` or `none`",
     default: "none",
     allowed: Allowed::Custom("≥ 1B, `bdp`, or `none`"),
-    rule: "",
+    rule: Rule::None,
     meaning: "Per-QP limit on bytes in flight at line rate. `bdp`: the QP's base RTT × line rate (ns-3 HAS_WIN 1). `none`: the rate alone paces the QP. rdmalab choice: DCQCN is rate-based; ns-3 HPCC `run.py --cc dcqcn` sets `HAS_WIN 0`.",
 };
 const PROBE_TIMEOUT: Key = Key {
@@ -164,7 +164,7 @@ const PROBE_TIMEOUT: Key = Key {
     unit: "duration",
     default: "100us",
     allowed: Allowed::Duration { min_ps: 1 },
-    rule: "",
+    rule: Rule::None,
     meaning: "An out-of-band RTT probe not answered within this time is reported to the controller as lost (a failed path). SCR Fig. 19 uses 100 µs.",
 };
 const WINDOW_SCALES_WITH_RATE: Key = Key {
@@ -172,7 +172,7 @@ const WINDOW_SCALES_WITH_RATE: Key = Key {
     unit: "boolean",
     default: "false",
     allowed: Allowed::Bool,
-    rule: "",
+    rule: Rule::None,
     meaning: "Scale the window by dequeue rate / line rate (ns-3 VAR_WIN).",
 };
 const RATE_CHANGE: Key = Key {
@@ -180,7 +180,7 @@ const RATE_CHANGE: Key = Key {
     unit: "string",
     default: "immediate",
     allowed: Allowed::OneOf(&["immediate", "next_packet"]),
-    rule: "",
+    rule: Rule::None,
     meaning: "When a controller's new dequeue rate takes effect. `immediate`: the next departure is recomputed at the new rate from the last packet's start (ns-3 HPCC's `ChangeRate`, used by its HPCC). `next_packet`: the next departure was fixed at the old rate when the last packet left, and the new rate counts from there (ns-3 HPCC's DCQCN, TIMELY and DCTCP). rdmalab choice for the default: a hardware rate limiter applies a new rate at once.",
 };
 const BASE_RTT: Key = Key {
@@ -188,7 +188,7 @@ const BASE_RTT: Key = Key {
     unit: "string or duration",
     default: "path",
     allowed: Allowed::Custom("`path`, `fabric_max`, or a duration > 0"),
-    rule: "",
+    rule: Rule::None,
     meaning: "The base RTT controllers see and `window: bdp` uses: the QP's own idle path (one full packet and its ACK), the largest over all host pairs (as ns-3's GLOBAL_T 1), or one given value for every QP (`rdmalab hpcc convert` writes ns-3's own maxRtt).",
 };
 const ACK_CLASS: Key = Key {
@@ -196,7 +196,7 @@ const ACK_CLASS: Key = Key {
     unit: "string",
     default: "control",
     allowed: Allowed::OneOf(&["control", "data"]),
-    rule: "",
+    rule: Rule::None,
     meaning: "Class of ACKs and NACKs: the strict-priority control class, never paused, or the data class, where they queue and pause with data at switches and go first at the NIC (unless paused, see `pfc_holds_acks`). The ns-3 HPCC simulator's switches always use the data class, whatever its ACK_HIGH_PRIO says. rdmalab choice for the default: RoCEv2 NICs send ACKs in a high-priority class.",
 };
 const PFC_HOLDS_ACKS: Key = Key {
@@ -204,7 +204,7 @@ const PFC_HOLDS_ACKS: Key = Key {
     unit: "boolean",
     default: "true",
     allowed: Allowed::Bool,
-    rule: "only with `ack_class: data`",
+    rule: Rule::OnlyWith { key: "ack_class", values: &["data"] },
     meaning: "Whether a PFC pause of the data class holds the NIC's ACKs. ns-3 HPCC's ACK_HIGH_PRIO 1 turns this off and nothing else.",
 };
 const CNP: Key = Key {
@@ -212,7 +212,7 @@ const CNP: Key = Key {
     unit: "string",
     default: "packet",
     allowed: Allowed::OneOf(&["packet", "ack_flag"]),
-    rule: "",
+    rule: Rule::None,
     meaning: "How the receiver signals ECN marks to DCQCN: a separate CNP packet at most once per `cnp_interval` (RoCEv2, NVIDIA), or a flag on the ACK of every CE-marked packet (the ns-3 HPCC simulator).",
 };
 const QP_SCHEDULER: Key = Key {
@@ -220,7 +220,7 @@ const QP_SCHEDULER: Key = Key {
     unit: "string",
     default: "packet",
     allowed: Allowed::OneOf(&["packet", "wqe", "ns3-hpcc", "srnic"]),
-    rule: "",
+    rule: Rule::None,
     meaning: "Granularity of the NIC's round-robin QP scheduler. `packet`: one packet per turn (or the controller-set `share`), byte-fair whatever the message sizes, as the ns-3 HPCC simulator and htsim schedule; a QP that gets data to send joins the back of the rotation. `ns3-hpcc`: one packet per turn exactly as ns-3 HPCC's `RdmaEgressQueue` (QPs in creation order until finished, the scan goes on from the one that sent last, finished QPs are cut out without moving that index, no `share`); `rdmalab hpcc convert` sets it. `wqe`: a commodity RNIC, whose turn dequeues whole WQEs (up to `turn_quantum` bytes, always at least one, never split) and sends all their packets before the next QP: large messages take more of the link (SCR §5.1, Table 2; Justitia; Flor). The SCR case studies use `wqe`. `srnic`: SRNIC's cache-free SQ scheduler (NSDI'23 §4.3.1): a QP with work and window takes a turn that fetches up to `wqes_per_turn` WQEs and `min(turn_burst, window left)` bytes of their messages over the host PCIe (one round trip), and drops the WQEs whose messages did not fit (fetched again next turn; no WQE cache). A QP has one fetch outstanding, issued when the last is back, so its message rate is at most `wqes_per_turn` per PCIe round trip; QPs with fetched data share the port packet by packet. Needs `host.pcie`.",
 };
 const WQES_PER_TURN: Key = Key {
@@ -228,7 +228,7 @@ const WQES_PER_TURN: Key = Key {
     unit: "integer",
     default: "8",
     allowed: Allowed::Int { min: 1, max: 4096 },
-    rule: "only with `qp_scheduler: srnic`",
+    rule: Rule::OnlyWith { key: "qp_scheduler", values: &["srnic"] },
     meaning: "SRNIC's n: WQEs fetched per turn (§4.3.1: 8, a single QP's ceiling of 8 messages per PCIe round trip).",
 };
 const TURN_BURST: Key = Key {
@@ -236,7 +236,7 @@ const TURN_BURST: Key = Key {
     unit: "size",
     default: "16KiB",
     allowed: Allowed::Custom("≥ one MTU"),
-    rule: "only with `qp_scheduler: srnic`",
+    rule: Rule::OnlyWith { key: "qp_scheduler", values: &["srnic"] },
     meaning: "SRNIC's burst_size: message bytes fetched per turn (§4.3.1: the PCIe bandwidth-delay product, 16 KB).",
 };
 const TURN_QUANTUM: Key = Key {
@@ -244,7 +244,7 @@ const TURN_QUANTUM: Key = Key {
     unit: "size",
     default: "32KiB",
     allowed: Allowed::Size { min: 1, max: units::MAX_SIZE_BYTES },
-    rule: "only with `qp_scheduler: wqe`",
+    rule: Rule::OnlyWith { key: "qp_scheduler", values: &["wqe"] },
     meaning: "Bytes of WQEs one turn may take (a larger message is still taken whole). rdmalab's calibration to SCR Table 2: a 4 KiB tenant beside a 64 KiB one gets a third of the link (SCR: 33.25 of 90.9 Gb/s); vendors do not publish the real quantum.",
 };
 const WQE_OVERHEAD: Key = Key {
@@ -252,7 +252,7 @@ const WQE_OVERHEAD: Key = Key {
     unit: "duration",
     default: "0s",
     allowed: Allowed::Duration { min_ps: 0 },
-    rule: "",
+    rule: Rule::None,
     meaning: "Time a QP's transport spends on each new WQE (fetching and parsing it), starting when its previous WQE's last packet is out (or when the WQE is posted), before the WQE's first packet: it caps one QP's message rate, so small messages cannot fill the link alone. Other QPs' packets use the port meanwhile (the NIC's processing units work on different QPs in parallel, SCR §3 Fig. 3); with `qp_scheduler: wqe` the QP keeps its turn while it waits. The SCR case studies use 17 ns, rdmalab's calibration to SCR Table 2 (a 4 KB tenant alone: 88.3 Gb/s).",
 };
 const PACED_TURN: Key = Key {
@@ -260,7 +260,7 @@ const PACED_TURN: Key = Key {
     unit: "string",
     default: "keep",
     allowed: Allowed::OneOf(&["keep", "forfeit"]),
-    rule: "only with `qp_scheduler: wqe`",
+    rule: Rule::OnlyWith { key: "qp_scheduler", values: &["wqe"] },
     meaning: "What a QP does when its dequeue-rate limiter holds it back in the middle of its WQE turn. `keep`: the turn stays its: other QPs send single packets in its gaps and it goes first again as soon as its limiter lets it, so a limit above what the QP gets anyway changes nothing (ConnectX packet pacing delays a paced queue's next packet after its burst; it does not take its work away: NVIDIA 5T manual, \"Packet Pacing\"). `forfeit`: it goes to the back of the rotation (rdmalab's model until 2026-11): any rate below line rate then turns WQE turns into packet round robin (4 KiB beside 1 MiB with 98 Gb/s limits: Jain 0.94 instead of the default's 0.53).",
 };
 const RATE_BURST: Key = Key {
@@ -268,7 +268,7 @@ const RATE_BURST: Key = Key {
     unit: "size",
     default: "0B",
     allowed: Allowed::Size { min: 0, max: units::MAX_SIZE_BYTES },
-    rule: "",
+    rule: Rule::None,
     meaning: "The depth of each QP's dequeue-rate limiter, a token bucket (GCRA): the next packet may leave one packet gap after max(now − burst time, when the previous one was due), so a QP kept waiting (another QP's packet was on the wire, or it was idle) sends up to this many bytes early and never more than rate × time + burst. `0B`: a strict pacer, as the ns-3 HPCC simulator (`m_nextAvail`). Several rate-limited QPs sharing a port reach their rates only with some depth; the SCR case studies use 1 KiB (about one packet; see docs/case-studies.md for what 4 KiB does). rdmalab choice.",
 };
 const TX_ARBITRATION: Key = Key {
@@ -276,7 +276,7 @@ const TX_ARBITRATION: Key = Key {
     unit: "string",
     default: "round-robin",
     allowed: Allowed::OneOf(&["round-robin", "strict-priority"]),
-    rule: "not `strict-priority` with `qp_scheduler: ns3-hpcc`",
+    rule: Rule::Text("not `strict-priority` with `qp_scheduler: ns3-hpcc`"),
     meaning: "How the NIC's port chooses between QPs of different traffic classes. `round-robin`: QPs take turns whatever their class (the ns-3 HPCC NIC). `strict-priority`: only QPs of the highest class with a packet ready now (data posted, class not paused, window open, dequeue rate allowing) take turns; a lower class sends when no higher one can (a NIC's per-class TX queues under strict priority, as RNICs map traffic classes to ETS/strict TCs). Costs a scan of the NIC's active QPs per packet.",
 };
 const CC_SCOPE: Key = Key {
@@ -284,7 +284,7 @@ const CC_SCOPE: Key = Key {
     unit: "string",
     default: "qp",
     allowed: Allowed::OneOf(CcScope::NAMES),
-    rule: "other than `qp` only with `control.placement: asic`; `tenant` needs every controlled QP to have a tenant",
+    rule: Rule::Text("other than `qp` only with `control.placement: asic`; `tenant` needs every controlled QP to have a tenant"),
     meaning: "Which QPs share one congestion-control state (Snyder et al., \"RDMA CC: It's Only for the Compliant\"). `qp`: one per QP, each starting at line rate (the IB specification). `destination`: one per (sending NIC, destination address); every QP to it sends at the shared rate, not split (ConnectX-5 as measured in their §IV-A; `perftest[].addresses` escapes it). `pair`: one per (sending NIC, destination host), the rate and window split between its QPs (their per-src/dst CC, §V). `tenant`: one per (tenant, sending NIC) whatever the destination, split (Seawall's per-source CC at tenant granularity). A shared state is a virtual flow: its controller sees the group's bytes sent and acknowledged, its rate and its window; a QP that joins starts at the group's current rate, not at line rate. With `cc.algorithm: none` a scope other than `qp` has no rate to share and does nothing (but for `pair` and `tenant` with a `nic.window`, which the group then shares): a `ScenarioWarning` says so.",
 };
 const LOSS_RECOVERY: Key = Key {
@@ -292,7 +292,7 @@ const LOSS_RECOVERY: Key = Key {
     unit: "string",
     default: "go-back-n",
     allowed: Allowed::OneOf(&["go-back-n", "selective-repeat"]),
-    rule: "not `selective-repeat` with READ or `qp_scheduler: ns3-hpcc`",
+    rule: Rule::Text("not `selective-repeat` with READ or `qp_scheduler: ns3-hpcc`"),
     meaning: "How lost packets are recovered. `go-back-n`: the receiver drops out-of-order packets and NACKs the expected PSN (rate-limited by `nack_repeat_interval`), the sender resends from there (RoCEv2, the IB spec, ns-3 HPCC). `selective-repeat`: SRNIC (NSDI'23 §4.4) and IRN: out-of-order SEND/WRITE packets are placed, their header extensions (+8 B per SEND packet: SSN and PSN offset; +20 B per WRITE packet: the remote address) counted on the wire; each is answered with a NACK carrying the expected PSN and the PSN received; the sender resends the holes below a SACKed PSN, each again when the SACK of a packet first sent after its resend shows it still missing, and after `rto` every PSN not known received. A NACK names one received PSN, so a lost NACK costs one resend of a packet that did arrive ([srnic.md](srnic.md#fig-11-goodput-vs-random-loss) measures it). SRNIC's [psn_left, psn_right] range handles a race between its hardware and software halves, which this model does not split, so it is not modelled. With `nic.resources`, each loss event's 16 B of metadata is read over PCIe (bitmap onloading, SRNIC §4.4.2).",
 };
 const RESOURCES: Key = Key {
@@ -300,7 +300,7 @@ const RESOURCES: Key = Key {
     unit: "string or mapping",
     default: "off",
     allowed: Allowed::Custom("`off`, `cx6`, `srnic`, or `{preset: cx6\\|srnic, ...overrides}`"),
-    rule: "",
+    rule: Rule::None,
     meaning: "The NIC's on-chip memory (SRNIC §2.2, §3): QP contexts, MTT entries and WQEs live in set-associative LRU caches; a miss is fetched over `host.pcie` (TLP overhead counted) and holds the QP, and one of `units` processing units, until it is back. `off`: unlimited on-chip memory (the ns-3 HPCC simulator's NIC; every existing scenario). `cx6`: a ConnectX-6-like NIC (256 QPCs of 375 B, 2048 MTT entries, 1024 WQEs, 8-way, 30 units; the QPC size and the unit count are fitted to SRNIC Fig. 2, see docs/srnic.md). `srnic`: SRNIC's prototype (a 10,240-entry QPC table of 210 B, a 1.2 MB MTT cache, no WQE cache). Needs `host.pcie`; not with `qp_scheduler: ns3-hpcc`. Writes the `nic_resources` and `nic_memory` tables.",
 };
 
@@ -356,6 +356,7 @@ impl NicConfig {
                 map: &empty,
             },
         };
+        r.check_rules(&n, KEYS);
         // An MTU out of range is reported and not used: the checks after it
         // divide by it (a `0B` MTU panicked in the PSN-space check).
         let mtu = r.key_size(&n, &MTU);
@@ -378,13 +379,6 @@ impl NicConfig {
             None => None,
         };
         let pfc_holds_acks = r.key_bool(&n, &PFC_HOLDS_ACKS);
-        if let (Some(v), Some(crate::net::CONTROL_CLASS)) = (n.get("pfc_holds_acks"), ack_class) {
-            r.err(
-                "nic.pfc_holds_acks",
-                show(v),
-                "only applies with `nic.ack_class: data`",
-            );
-        }
         let cnp = r.key_choice(&n, &CNP).map(|c| {
             if c == "ack_flag" {
                 CnpMode::AckFlag
@@ -442,35 +436,8 @@ impl NicConfig {
         }
         let turn_wqes = r.key_int(&n, &WQES_PER_TURN);
         let turn_burst = r.bytes(&n, TURN_BURST.name, Some(TURN_BURST.default_size()));
-        if sched.as_deref() != Some("srnic") {
-            for k in [WQES_PER_TURN.name, TURN_BURST.name] {
-                if let Some(v) = n.get(k) {
-                    r.err(
-                        n.key(k),
-                        show(v),
-                        "only applies with `nic.qp_scheduler: srnic`",
-                    );
-                }
-            }
-        }
         let quantum = r.key_size(&n, &TURN_QUANTUM);
-        if let (Some(v), Some("packet" | "ns3-hpcc")) = (n.get(TURN_QUANTUM.name), sched.as_deref()) {
-            r.err(
-                "nic.turn_quantum",
-                show(v),
-                "only applies with `nic.qp_scheduler: wqe`",
-            );
-        }
         let paced_turn = r.key_choice(&n, &PACED_TURN);
-        if let (Some(v), Some("packet" | "ns3-hpcc" | "srnic")) =
-            (n.get("paced_turn"), sched.as_deref())
-        {
-            r.err(
-                n.key("paced_turn"),
-                show(v),
-                "only applies with `nic.qp_scheduler: wqe`",
-            );
-        }
         let rate_burst = r.key_size(&n, &RATE_BURST);
         let wqe_overhead = r.key_duration(&n, &WQE_OVERHEAD);
         let resources = ResourceConfig::read(r, &n);
@@ -604,19 +571,17 @@ mod tests {
     }
 
     /// The keys a key's rule needs set for it to apply.
-    fn context(k: &Key) -> &'static str {
+    fn context(k: &Key) -> String {
         match k.rule {
-            "only with `ack_class: data`" => r#""ack_class": "data""#,
-            "only with `qp_scheduler: srnic`" => r#""qp_scheduler": "srnic""#,
-            "only with `qp_scheduler: wqe`" => r#""qp_scheduler": "wqe""#,
-            _ => "",
+            Rule::OnlyWith { key, values } => format!(r#""{key}": "{}""#, values[0]),
+            _ => String::new(),
         }
     }
 
     #[test]
     fn writing_a_declared_default_changes_nothing() {
         for k in KEYS {
-            let ctx = context(k);
+            let ctx = &context(k);
             let sep = if ctx.is_empty() { "" } else { ", " };
             let left_out = nic_of(ctx).unwrap();
             // Booleans and integers as YAML gives them, the rest as strings.
@@ -638,6 +603,37 @@ mod tests {
         assert_eq!(names.len(), KEYS.len());
         let e = nic_of(r#""no_such_key": 1"#).unwrap_err();
         assert!(e.contains(&format!("allowed here: {}", NAMES.join(", "))), "{e}");
+    }
+
+    /// Each key declared `only with` another is refused, naming the rule,
+    /// wherever the other key (written or by its default) takes another
+    /// value, and accepted where it takes one of its values. (Until the
+    /// rule was checked from its declaration, `turn_quantum` and
+    /// `paced_turn` were accepted with `qp_scheduler: srnic` and did nothing.)
+    #[test]
+    fn a_key_given_where_its_rule_says_it_means_nothing_is_refused() {
+        let mut refused = 0;
+        for k in KEYS {
+            let Rule::OnlyWith { key, values } = k.rule else { continue };
+            let other = KEYS.iter().find(|d| d.name == key).unwrap();
+            let Allowed::OneOf(words) = other.allowed else { panic!("{key} is not a choice") };
+            let value = match k.allowed {
+                Allowed::Bool | Allowed::Int { .. } => k.default.to_string(),
+                _ => format!(r#""{}""#, k.default),
+            };
+            for w in words {
+                let got = nic_of(&format!(r#""{key}": "{w}", "{}": {value}"#, k.name));
+                if values.contains(w) {
+                    assert!(got.is_ok(), "nic.{} with {key}: {w}: {got:?}", k.name);
+                } else {
+                    let e = got.expect_err(&format!("nic.{} with {key}: {w} was accepted", k.name));
+                    let says = format!("nic.{}: `{}` — only applies with `nic.{key}: {}`", k.name, k.default, values[0]);
+                    assert!(e.contains(&says), "{e}");
+                    refused += 1;
+                }
+            }
+        }
+        assert_eq!(refused, 1 + 3 + 3 + 3 + 3, "ack_class once; the four scheduler keys thrice each");
     }
 
     #[test]
