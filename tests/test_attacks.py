@@ -40,10 +40,11 @@ def test_fig4_staggered_qps_per_scope(examples, tmp_path):
     t = pl.read_csv(plots / "attacks-fig4-goodput.csv")
     assert t.height == 24
     row = {(r["cc_scope"], r["attack"], r["marking"]): r for r in t.iter_rows(named=True)}
-    # Alone the attacker runs at line rate (92.4 Gb/s of payload on a 100 Gb/s link).
-    assert row["qp", "staggered-alone", "default marking"]["attacker_gbps"] > 90
+    # Alone the attacker is held below line rate (92.4 Gb/s of payload) only by
+    # each fresh QP's DMA read over the host PCIe link: the paper's 74 Gb/s.
+    assert 70 < row["qp", "staggered-alone", "default marking"]["attacker_gbps"] < 78
     # Table I: per QP vulnerable to both; ConnectX-5 stops staggering, not parallel QPs; per pair both.
-    assert row["qp", "staggered", "default marking"]["attacker_share"] > 0.95
+    assert row["qp", "staggered", "default marking"]["attacker_share"] > 0.75
     assert row["qp", "parallel", "default marking"]["attacker_share"] > 0.9
     assert row["destination", "staggered", "default marking"]["attacker_share"] < 0.55
     assert row["destination", "parallel", "default marking"]["attacker_share"] > 0.75

@@ -43,6 +43,7 @@ class Trace:
     color: str
     kind: str = "line"  # line | step | bar | points (markers only)
     dash: bool = False
+    over: str | None = None  # points beside bars: the bar trace whose bars they mark (a paper's values)
     text: list | None = None  # hover text per point (report only)
 
 
@@ -561,14 +562,22 @@ def render(fig: Figure, path: str | Path) -> Path:
     else:
         bars = [t for t in fig.traces if t.kind == "bar"]
         cats = sorted({x for t in bars for x in t.x})
+        width = 0.8 / max(len(bars), 1)
+
+        def bar_pos(x, name):
+            """Where bar trace `name`'s bar of category `x` stands (its centre)."""
+            i = next((j for j, b in enumerate(bars) if b.name == name), (len(bars) - 1) / 2)
+            return cats.index(x) + (i - (len(bars) - 1) / 2) * width
+
         for i, t in enumerate(fig.traces):
             style = "--" if t.dash else "-"
             if t.kind == "bar":
-                width = 0.8 / len(bars)
-                pos = [cats.index(x) + (i - (len(bars) - 1) / 2) * width for x in t.x]
-                ax.bar(pos, t.y, width=width, color=t.color, label=t.name)
+                ax.bar([bar_pos(x, t.name) for x in t.x], t.y, width=width, color=t.color, label=t.name)
             elif t.kind == "step":
                 ax.step(t.x, t.y, style, where="post", color=t.color, label=t.name)
+            elif t.kind == "points" and bars:
+                ax.plot([bar_pos(x, t.over) for x in t.x], t.y, "x", color=t.color, label=t.name,
+                        markersize=8, markeredgewidth=2, linestyle="none")
             elif t.kind == "points":
                 ax.plot(t.x, t.y, "x", color=t.color, label=t.name, markersize=5)
             else:
@@ -586,7 +595,10 @@ def render(fig: Figure, path: str | Path) -> Path:
             ax.yaxis.set_major_formatter(ScalarFormatter())
             ax.yaxis.set_minor_formatter(NullFormatter())
         ax.grid(True, alpha=0.3)
-        if len(fig.traces) > 1 or bars:
+        if bars:
+            # Beside the bars, never over them.
+            ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1))
+        elif len(fig.traces) > 1:
             ax.legend(fontsize="small")
     ax.set_title(fig.title, fontsize="medium")
     ax.set_xlabel(fig.xlabel)
