@@ -11,7 +11,9 @@ mod common;
 /// port. Returns h8's mean throughput and the eight's, Gb/s, over 3-6 ms.
 fn lone_and_crowd(sharing: &str, cc: &str) -> (f64, f64, rdmalab_core::world::World) {
     let senders: Vec<String> = (0..9)
-        .map(|h| format!(r#"{{"src": "h{h}", "dst": "h9", "message_size": "1MB", "queue_depth": 2}}"#))
+        .map(|h| {
+            format!(r#"{{"src": "h{h}", "dst": "h9", "message_size": "1MB", "queue_depth": 2}}"#)
+        })
         .collect();
     let (w, _) = common::run(&format!(
         r#"{{"duration": "6ms", "run_to_duration": true,
@@ -49,12 +51,24 @@ fn by_input_port_a_lone_flow_gets_half_the_port_and_first_come_first_served_a_ni
     let (lone, crowd, w) = lone_and_crowd("input-port", "none");
     common::assert_conservation(&w);
     assert_eq!(w.stats.data_payload_dropped, 0);
-    assert!((lone / (payload / 2.0) - 1.0).abs() < 0.05, "input-port: the lone flow got {lone:.1} Gb/s");
-    assert!((crowd / (payload / 2.0) - 1.0).abs() < 0.05, "input-port: the eight got {crowd:.1} Gb/s");
+    assert!(
+        (lone / (payload / 2.0) - 1.0).abs() < 0.05,
+        "input-port: the lone flow got {lone:.1} Gb/s"
+    );
+    assert!(
+        (crowd / (payload / 2.0) - 1.0).abs() < 0.05,
+        "input-port: the eight got {crowd:.1} Gb/s"
+    );
     let (lone, crowd, w) = lone_and_crowd("fifo", "none");
     common::assert_conservation(&w);
-    assert!((lone / (payload / 9.0) - 1.0).abs() < 0.1, "fifo: the lone flow got {lone:.1} Gb/s");
-    assert!((crowd / (payload * 8.0 / 9.0) - 1.0).abs() < 0.05, "fifo: the eight got {crowd:.1} Gb/s");
+    assert!(
+        (lone / (payload / 9.0) - 1.0).abs() < 0.1,
+        "fifo: the lone flow got {lone:.1} Gb/s"
+    );
+    assert!(
+        (crowd / (payload * 8.0 / 9.0) - 1.0).abs() < 0.05,
+        "fifo: the eight got {crowd:.1} Gb/s"
+    );
 }
 
 #[test]
@@ -66,5 +80,8 @@ fn input_port_sharing_is_refused_where_it_means_nothing() {
     )
     .unwrap_err()
     .to_string();
-    assert!(e.contains("switch.egress_sharing: `per-flow` — allowed: fifo, input-port"), "{e}");
+    assert!(
+        e.contains("switch.egress_sharing: `per-flow` — allowed: fifo, input-port"),
+        "{e}"
+    );
 }

@@ -50,7 +50,8 @@ fn an_ack_counts_the_switches_its_data_crossed() {
         r#"{{"kind": "dumbbell", "left_hosts": 1, "right_hosts": 1, "host_link": {LINK}, "bottleneck_link": {LINK}}}"#
     );
     // h0 is in pod 0, h8 in pod 2: edge, agg, core, agg, edge.
-    let fat_tree = format!(r#"{{"kind": "fat_tree", "k": 4, "host_link": {LINK}, "fabric_link": {LINK}}}"#);
+    let fat_tree =
+        format!(r#"{{"kind": "fat_tree", "k": 4, "host_link": {LINK}, "fabric_link": {LINK}}}"#);
     for (topology, dst, want) in [(single, "h1", 1), (dumbbell, "h1", 2), (fat_tree, "h8", 5)] {
         let seen = hops_seen(&topology, dst);
         assert!(

@@ -5,8 +5,8 @@
 
 use super::units;
 use super::{show, Obj, Reader};
-use serde_json::Value;
 use crate::time::Duration;
+use serde_json::Value;
 
 /// One key of a model's section of a scenario (`mtu` of `nic`).
 #[derive(Clone, Copy, Debug)]
@@ -96,7 +96,11 @@ impl Allowed {
             Allowed::Int { min, max } => format!("{min} to {max}"),
             Allowed::Size { min, max } if max >= units::MAX_SIZE_BYTES => format!("≥ {min}B"),
             Allowed::Size { min, max } => format!("{min}B to {max}B"),
-            Allowed::Number { min, max, min_open: true } => format!("> {min} and ≤ {max}"),
+            Allowed::Number {
+                min,
+                max,
+                min_open: true,
+            } => format!("> {min} and ≤ {max}"),
             Allowed::Number { min, max, .. } => format!("{min} to {max}"),
             Allowed::Duration { min_ps: 0 } => "≥ 0".into(),
             Allowed::Duration { .. } => "> 0".into(),
@@ -120,9 +124,10 @@ impl Key {
         }
     }
 
-    /// Whether a scenario may leave the key out.
+    /// Whether the key has a default value to read. A [`NONE`] key is
+    /// read only when given; a [`REQUIRED`] one is refused when missing.
     fn has_default(&self) -> bool {
-        self.default != REQUIRED
+        self.default != REQUIRED && self.default != NONE
     }
 
     /// The default, read as the key's value would be. A declaration whose
@@ -156,11 +161,19 @@ impl Reader {
             let other = match o.get(key) {
                 Some(Value::String(s)) => s.clone(),
                 Some(v) => v.to_string(),
-                None => keys.iter().find(|d| d.name == key).map_or("", |d| d.default).to_string(),
+                None => keys
+                    .iter()
+                    .find(|d| d.name == key)
+                    .map_or("", |d| d.default)
+                    .to_string(),
             };
             if !values.contains(&other.as_str()) {
                 let given = show(given);
-                self.err(o.key(k.name), given, format!("only applies with {}", one_of(&o.key(key), values)));
+                self.err(
+                    o.key(k.name),
+                    given,
+                    format!("only applies with {}", one_of(&o.key(key), values)),
+                );
             }
         }
     }
@@ -179,7 +192,11 @@ impl Reader {
         };
         let v = self.bytes(o, k.name, k.has_default().then(|| k.default_size()))?;
         if !(min..=max).contains(&v) {
-            self.err(o.key(k.name), format!("`{v}B`"), format!("allowed: {}", k.allowed_text()));
+            self.err(
+                o.key(k.name),
+                format!("`{v}B`"),
+                format!("allowed: {}", k.allowed_text()),
+            );
             return None;
         }
         Some(v)
@@ -227,11 +244,37 @@ mod tests {
     #[test]
     fn allowed_values_read_as_the_docs_show_them() {
         assert_eq!(Allowed::Int { min: 1, max: 7 }.describe(), "1 to 7");
-        assert_eq!(Allowed::Size { min: 64, max: 9000 }.describe(), "64B to 9000B");
-        assert_eq!(Allowed::Size { min: 1, max: units::MAX_SIZE_BYTES }.describe(), "≥ 1B");
+        assert_eq!(
+            Allowed::Size { min: 64, max: 9000 }.describe(),
+            "64B to 9000B"
+        );
+        assert_eq!(
+            Allowed::Size {
+                min: 1,
+                max: units::MAX_SIZE_BYTES
+            }
+            .describe(),
+            "≥ 1B"
+        );
         assert_eq!(Allowed::Duration { min_ps: 0 }.describe(), "≥ 0");
-        assert_eq!(Allowed::Number { min: 0.0, max: 1024.0, min_open: true }.describe(), "> 0 and ≤ 1024");
-        assert_eq!(Allowed::Number { min: 0.0, max: 1.0, min_open: false }.describe(), "0 to 1");
+        assert_eq!(
+            Allowed::Number {
+                min: 0.0,
+                max: 1024.0,
+                min_open: true
+            }
+            .describe(),
+            "> 0 and ≤ 1024"
+        );
+        assert_eq!(
+            Allowed::Number {
+                min: 0.0,
+                max: 1.0,
+                min_open: false
+            }
+            .describe(),
+            "0 to 1"
+        );
         assert_eq!(Allowed::Duration { min_ps: 1 }.describe(), "> 0");
         assert_eq!(Allowed::OneOf(&["a", "b"]).describe(), "`a`, `b`");
     }

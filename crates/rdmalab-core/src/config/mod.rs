@@ -11,5 +11,5 @@ mod reader;
 pub mod units;
 
 pub use key::{Allowed, Key, Rule, NONE, REQUIRED};
-pub use reader::{Quantity, ScenarioError};
 pub(crate) use reader::{show, written, Obj, Reader};
+pub use reader::{Quantity, ScenarioError};

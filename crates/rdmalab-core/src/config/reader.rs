@@ -29,7 +29,6 @@ impl fmt::Display for ScenarioError {
     }
 }
 
-
 pub(crate) fn show(v: &Value) -> String {
     match v {
         Value::String(s) => format!("`{s}`"),
@@ -42,7 +41,6 @@ pub(crate) fn show(v: &Value) -> String {
 pub(crate) fn written(o: &Obj, k: &str, parsed: &impl fmt::Display) -> String {
     o.get(k).map(show).unwrap_or_else(|| format!("`{parsed}`"))
 }
-
 
 /// Reads a scenario's values, key by key, and collects every problem
 /// instead of stopping at the first.
@@ -91,7 +89,6 @@ impl UnitKind for u64 {
     }
 }
 
-
 /// A JSON object being read, with its path and the keys it allows.
 pub(crate) struct Obj<'a> {
     pub(crate) path: String,
@@ -110,7 +107,6 @@ impl<'a> Obj<'a> {
         self.map.get(k).filter(|v| !v.is_null())
     }
 }
-
 
 impl Reader {
     pub(crate) fn new(record_quantities: bool) -> Reader {
@@ -133,7 +129,12 @@ impl Reader {
         });
     }
 
-    pub(crate) fn obj<'a>(&mut self, v: &'a Value, path: &str, allowed: &[&str]) -> Option<Obj<'a>> {
+    pub(crate) fn obj<'a>(
+        &mut self,
+        v: &'a Value,
+        path: &str,
+        allowed: &[&str],
+    ) -> Option<Obj<'a>> {
         match v {
             Value::Object(map) => {
                 for k in map.keys() {
@@ -289,7 +290,12 @@ impl Reader {
         Some(r)
     }
 
-    pub(crate) fn duration(&mut self, o: &Obj, k: &str, default: Option<Duration>) -> Option<Duration> {
+    pub(crate) fn duration(
+        &mut self,
+        o: &Obj,
+        k: &str,
+        default: Option<Duration>,
+    ) -> Option<Duration> {
         self.unit_value(o, k, default, units::parse_duration, "10us")
     }
 
@@ -316,7 +322,14 @@ impl Reader {
         self.unit_value(o, k, default, units::parse_bytes, "64KB")
     }
 
-    pub(crate) fn int(&mut self, o: &Obj, k: &str, default: Option<u64>, min: u64, max: u64) -> Option<u64> {
+    pub(crate) fn int(
+        &mut self,
+        o: &Obj,
+        k: &str,
+        default: Option<u64>,
+        min: u64,
+        max: u64,
+    ) -> Option<u64> {
         match o.get(k) {
             Some(Value::Number(n)) if n.as_u64().is_some() => {
                 let v = n.as_u64().unwrap();
@@ -414,5 +427,4 @@ impl Reader {
             None => default,
         }
     }
-
 }

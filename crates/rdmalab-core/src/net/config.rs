@@ -129,7 +129,10 @@ const PFC_RESERVE: Key = Key {
     name: "reserve",
     unit: "size",
     default: "4KiB",
-    allowed: Allowed::Size { min: 0, max: units::MAX_SIZE_BYTES },
+    allowed: Allowed::Size {
+        min: 0,
+        max: units::MAX_SIZE_BYTES,
+    },
     rule: Rule::None,
     meaning: "Reserve per (ingress port, class). ns-3 HPCC `switch-mmu.cc`: `4 * 1024`.",
 };
@@ -151,7 +154,13 @@ const PFC_HEADROOM: Key = Key {
 };
 
 /// The keys of `switch.pfc`.
-pub const PFC_KEYS: &[Key] = &[PFC_ENABLED, PFC_ALPHA, PFC_RESERVE, PFC_RESUME_OFFSET, PFC_HEADROOM];
+pub const PFC_KEYS: &[Key] = &[
+    PFC_ENABLED,
+    PFC_ALPHA,
+    PFC_RESERVE,
+    PFC_RESUME_OFFSET,
+    PFC_HEADROOM,
+];
 
 const ECN_ENABLED: Key = Key {
     name: "enabled",
@@ -185,7 +194,10 @@ const THRESHOLD_KMIN: Key = Key {
     name: "kmin",
     unit: "size",
     default: REQUIRED,
-    allowed: Allowed::Size { min: 0, max: units::MAX_SIZE_BYTES },
+    allowed: Allowed::Size {
+        min: 0,
+        max: units::MAX_SIZE_BYTES,
+    },
     rule: Rule::None,
     meaning: "Never mark at or below this many queued bytes.",
 };
@@ -201,13 +213,22 @@ const THRESHOLD_PMAX: Key = Key {
     name: "pmax",
     unit: "number",
     default: REQUIRED,
-    allowed: Allowed::Number { min: 0.0, max: 1.0, min_open: false },
+    allowed: Allowed::Number {
+        min: 0.0,
+        max: 1.0,
+        min_open: false,
+    },
     rule: Rule::None,
     meaning: "Marking probability as the queue approaches `kmax`.",
 };
 
 /// The keys of each `switch.ecn.thresholds[]` entry.
-pub const THRESHOLD_KEYS: &[Key] = &[THRESHOLD_RATE, THRESHOLD_KMIN, THRESHOLD_KMAX, THRESHOLD_PMAX];
+pub const THRESHOLD_KEYS: &[Key] = &[
+    THRESHOLD_RATE,
+    THRESHOLD_KMIN,
+    THRESHOLD_KMAX,
+    THRESHOLD_PMAX,
+];
 
 /// The key names of `keys`, for an unknown-key message.
 fn names(keys: &[Key]) -> Vec<&'static str> {
@@ -215,7 +236,13 @@ fn names(keys: &[Key]) -> Vec<&'static str> {
 }
 
 /// The sub-mapping `k` of `s` (absent: empty), checked against `keys`.
-fn section<'a>(r: &mut Reader, s: &Obj<'a>, k: &Key, keys: &[Key], empty: &'a Map<String, Value>) -> Option<Obj<'a>> {
+fn section<'a>(
+    r: &mut Reader,
+    s: &Obj<'a>,
+    k: &Key,
+    keys: &[Key],
+    empty: &'a Map<String, Value>,
+) -> Option<Obj<'a>> {
     let path = s.key(k.name);
     match s.get(k.name) {
         Some(v) => r.obj(v, &path, &names(keys)),
@@ -320,7 +347,14 @@ impl SwitchLocal {
         let Allowed::Number { min, max, min_open } = LOSSY_EGRESS_ALPHA.allowed else {
             unreachable!()
         };
-        let egress_alpha = r.float(s, LOSSY_EGRESS_ALPHA.name, Some(b.egress_alpha), min, max, min_open);
+        let egress_alpha = r.float(
+            s,
+            LOSSY_EGRESS_ALPHA.name,
+            Some(b.egress_alpha),
+            min,
+            max,
+            min_open,
+        );
         let pfc_empty = Map::new();
         let pfc = section(r, s, &PFC, PFC_KEYS, &pfc_empty)?;
         let pfc_enabled = r.boolean(&pfc, PFC_ENABLED.name, b.pfc_enabled);
@@ -368,7 +402,11 @@ fn thresholds(
 ) -> Vec<(Rate, EcnConfig)> {
     let list_path = ecn.key(ECN_THRESHOLDS.name);
     let Some(list) = tv.as_array() else {
-        r.err(list_path, show(tv), "must be a list of {rate, kmin, kmax, pmax}");
+        r.err(
+            list_path,
+            show(tv),
+            "must be a list of {rate, kmin, kmax, pmax}",
+        );
         return Vec::new();
     };
     let mut by_rate = Vec::new();
@@ -490,7 +528,11 @@ mod tests {
         for (within, keys) in [("", KEYS), ("pfc", PFC_KEYS), ("ecn", ECN_KEYS)] {
             for k in keys {
                 let Some(kv) = written(k) else { continue };
-                let member = if within.is_empty() { kv } else { format!(r#""{within}": {{{kv}}}"#) };
+                let member = if within.is_empty() {
+                    kv
+                } else {
+                    format!(r#""{within}": {{{kv}}}"#)
+                };
                 let got = switch_of(&member)
                     .unwrap_or_else(|e| panic!("{member}: the declared default is refused: {e}"));
                 assert_eq!(format!("{got:?}"), left_out, "{member}");
@@ -506,8 +548,16 @@ mod tests {
         assert!(e.contains("switch.lossy_egress_alpha: `0` — allowed: a number greater than 0 and at most 1024"), "{e}");
         let e = switch_of(r#""ecn": {"thresholds": [{"rate": "100Gbps", "kmin": "5KB", "kmax": "200KB", "pmax": 2}]}"#)
             .unwrap_err();
-        assert!(e.contains("switch.ecn.thresholds[0].pmax: `2` — allowed: a number at least 0 and at most 1"), "{e}");
+        assert!(
+            e.contains(
+                "switch.ecn.thresholds[0].pmax: `2` — allowed: a number at least 0 and at most 1"
+            ),
+            "{e}"
+        );
         let e = switch_of(r#""pfc": {"bogus": 1}"#).unwrap_err();
-        assert!(e.contains("allowed here: enabled, alpha, reserve, resume_offset, headroom"), "{e}");
+        assert!(
+            e.contains("allowed here: enabled, alpha, reserve, resume_offset, headroom"),
+            "{e}"
+        );
     }
 }

@@ -6,7 +6,10 @@
 
 use super::cc_scope::CcScope;
 use super::resources::ResourceConfig;
-use super::{BaseRtt, CnpMode, LossRecovery, OnPathCores, PcieConfig, QpScheduler, RateChange, TriggerMask, WindowConfig};
+use super::{
+    BaseRtt, CnpMode, LossRecovery, OnPathCores, PcieConfig, QpScheduler, RateChange, TriggerMask,
+    WindowConfig,
+};
 use crate::config::{units, Allowed, Key, Obj, Reader, Rule};
 use crate::packet::WireFormat;
 use crate::time::Duration;
@@ -92,7 +95,6 @@ pub struct NicConfig {
     /// Which packets raise CC events (`control.trigger`); `None`: all.
     pub trigger: Option<TriggerMask>,
 }
-
 
 /// `nic.mtu`.
 const MTU: Key = Key {
@@ -421,9 +423,7 @@ impl NicConfig {
         };
         let probe_timeout = r.key_duration(&n, &PROBE_TIMEOUT);
         let tx_arbitration = r.key_choice(&n, &TX_ARBITRATION);
-        let cc_scope = r
-            .key_choice(&n, &CC_SCOPE)
-            .and_then(|c| CcScope::parse(&c));
+        let cc_scope = r.key_choice(&n, &CC_SCOPE).and_then(|c| CcScope::parse(&c));
         let sched = r.key_choice(&n, &QP_SCHEDULER);
         if let (Some("strict-priority"), Some("ns3-hpcc")) =
             (tx_arbitration.as_deref(), sched.as_deref())
@@ -510,8 +510,7 @@ impl NicConfig {
                 r.err("nic.resources.wqe_cache", "(set)", "must be `none` with `nic.qp_scheduler: srnic`: its turns fetch WQEs and drop the unused (no WQE cache)");
             }
         }
-        if let (Some(QpScheduler::Ns3Hpcc), Some(Some(_))) = (qp_scheduler, &resources)
-        {
+        if let (Some(QpScheduler::Ns3Hpcc), Some(Some(_))) = (qp_scheduler, &resources) {
             r.err("nic.resources", "(set)", "not with `nic.qp_scheduler: ns3-hpcc`, which replays ns-3's NIC with unlimited on-chip memory");
         }
         let wire = match framing?.as_str() {
@@ -549,7 +548,6 @@ impl NicConfig {
             trigger: None,
         })
     }
-
 }
 
 #[cfg(test)]
@@ -589,9 +587,19 @@ mod tests {
                 Allowed::Bool | Allowed::Int { .. } => k.default.to_string(),
                 _ => format!(r#""{}""#, k.default),
             };
-            let written = nic_of(&format!(r#"{ctx}{sep}"{}": {value}"#, k.name))
-                .unwrap_or_else(|e| panic!("nic.{}: its default `{}` is refused: {e}", k.name, k.default));
-            assert_eq!(format!("{written:?}"), format!("{left_out:?}"), "nic.{}", k.name);
+            let written =
+                nic_of(&format!(r#"{ctx}{sep}"{}": {value}"#, k.name)).unwrap_or_else(|e| {
+                    panic!(
+                        "nic.{}: its default `{}` is refused: {e}",
+                        k.name, k.default
+                    )
+                });
+            assert_eq!(
+                format!("{written:?}"),
+                format!("{left_out:?}"),
+                "nic.{}",
+                k.name
+            );
         }
     }
 
@@ -602,7 +610,10 @@ mod tests {
         names.dedup();
         assert_eq!(names.len(), KEYS.len());
         let e = nic_of(r#""no_such_key": 1"#).unwrap_err();
-        assert!(e.contains(&format!("allowed here: {}", NAMES.join(", "))), "{e}");
+        assert!(
+            e.contains(&format!("allowed here: {}", NAMES.join(", "))),
+            "{e}"
+        );
     }
 
     /// Each key declared `only with` another is refused, naming the rule,
@@ -614,9 +625,13 @@ mod tests {
     fn a_key_given_where_its_rule_says_it_means_nothing_is_refused() {
         let mut refused = 0;
         for k in KEYS {
-            let Rule::OnlyWith { key, values } = k.rule else { continue };
+            let Rule::OnlyWith { key, values } = k.rule else {
+                continue;
+            };
             let other = KEYS.iter().find(|d| d.name == key).unwrap();
-            let Allowed::OneOf(words) = other.allowed else { panic!("{key} is not a choice") };
+            let Allowed::OneOf(words) = other.allowed else {
+                panic!("{key} is not a choice")
+            };
             let value = match k.allowed {
                 Allowed::Bool | Allowed::Int { .. } => k.default.to_string(),
                 _ => format!(r#""{}""#, k.default),
@@ -627,22 +642,38 @@ mod tests {
                     assert!(got.is_ok(), "nic.{} with {key}: {w}: {got:?}", k.name);
                 } else {
                     let e = got.expect_err(&format!("nic.{} with {key}: {w} was accepted", k.name));
-                    let says = format!("nic.{}: `{}` — only applies with `nic.{key}: {}`", k.name, k.default, values[0]);
+                    let says = format!(
+                        "nic.{}: `{}` — only applies with `nic.{key}: {}`",
+                        k.name, k.default, values[0]
+                    );
                     assert!(e.contains(&says), "{e}");
                     refused += 1;
                 }
             }
         }
-        assert_eq!(refused, 1 + 3 + 3 + 3 + 3, "ack_class once; the four scheduler keys thrice each");
+        assert_eq!(
+            refused,
+            1 + 3 + 3 + 3 + 3,
+            "ack_class once; the four scheduler keys thrice each"
+        );
     }
 
     #[test]
     fn a_value_outside_the_declaration_is_refused_naming_what_it_allows() {
         let e = nic_of(r#""mtu": "10000B""#).unwrap_err();
-        assert!(e.contains("nic.mtu: `10000B` — allowed: 64B to 9000B"), "{e}");
+        assert!(
+            e.contains("nic.mtu: `10000B` — allowed: 64B to 9000B"),
+            "{e}"
+        );
         let e = nic_of(r#""data_class": 9"#).unwrap_err();
-        assert!(e.contains("nic.data_class: `9` — allowed: an integer from 1 to 7"), "{e}");
+        assert!(
+            e.contains("nic.data_class: `9` — allowed: an integer from 1 to 7"),
+            "{e}"
+        );
         let e = nic_of(r#""qp_scheduler": "wqe", "turn_quantum": "0B""#).unwrap_err();
-        assert!(e.contains("nic.turn_quantum: `0B` — allowed: ≥ 1B; only with `qp_scheduler: wqe`"), "{e}");
+        assert!(
+            e.contains("nic.turn_quantum: `0B` — allowed: ≥ 1B; only with `qp_scheduler: wqe`"),
+            "{e}"
+        );
     }
 }
