@@ -430,6 +430,25 @@ def test_the_run_summary_and_analyze_give_the_same_quantiles(tmp_path):
     assert round(float(row[5]), 2) == p50, a.stdout
 
 
+def test_analyze_calls_a_failed_run_failed_not_finished(tmp_path):
+    """`analyze` of a single run that ended early said "1 finished run"."""
+    f = tmp_path / "s.yaml"
+    f.write_text("name: capped\nduration: 1ms\nmax_events: 2000\n"
+                 "topology: {kind: single_switch, hosts: 2, host_link: {rate: 100Gbps, delay: 1us}}\n"
+                 "workload: {flows: [{src: h0, dst: h1, size: 64KB}, {src: h0, dst: h1, size: 1MB}]}\n")
+    for name, extra in (("failed", ()), ("done", ("--set", "max_events=10000000"))):
+        out = tmp_path / name
+        cli("run", f, "--out", out, "--quiet", *extra)
+        end = json.loads((out / "summary.json").read_text())["end"]
+        r = cli("analyze", out, "--buckets", "1")
+        assert r.returncode == 0, r.stderr
+        head = r.stdout.splitlines()[0]
+        if name == "failed":
+            assert end == "failed" and "1 failed run" in head and "finished run" not in head, head
+        else:
+            assert end != "failed" and "1 finished run" in head, head
+
+
 def test_analyze_plot_and_report_say_how_many_flows_did_not_complete(tmp_path):
     """The flows table holds completed flows only: a run cut short before its
     long flows finished would look better than it was, without a word."""

@@ -615,9 +615,12 @@ def cmd_analyze(args) -> int:
     if args.csv:
         sys.stdout.write(sd.write_csv())
         return 0
-    done = len(results.done())
+    # A single run that failed or was interrupted is not a finished one.
+    ended = results.ended_early()
+    runs = f"1 {ended} run (its tables hold what it did before it ended)" if ended else plural(
+        len(results.done()), "finished run")
     sized = "" if args.buckets else f" (--buckets default: ≥{flows_needed(0.99)} flows each for p99, at most {MAX_BUCKETS})"
-    print(f"FCT slowdown by flow size: {results.name}, {plural(done, 'finished run')}, "
+    print(f"FCT slowdown by flow size: {results.name}, {runs}, "
           f"{sd['flows'].sum()} of {plural(flows.height, 'flow')} (start window {args.start or 'start'} to {args.end or 'end'}), "
           f"{plural(buckets, 'bucket')} of equal flow count{sized}, nearest-rank quantiles, sizes in bytes")
     print(slowdown_text(sd, cols, results))
