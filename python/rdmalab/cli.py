@@ -374,7 +374,8 @@ def algorithms_markdown() -> str:
         out += ["| parameter | unit | default | allowed | meaning | source of the default |", "|---|---|---|---|---|---|"]
         for p in a["params"]:
             out.append(
-                f"| `{p['name']}` | {p['unit']} | `{p['default']}` | {p['min']} to {p['max']} | {p['description']} | {p['source']} |"
+                f"| `{p['name']}` | {p['unit']} | `{p['default']}` | {p['min']} to {p['max']}"
+                f"{'; not with `' + p['not_with'] + ': true`' if p.get('not_with') else ''} | {p['description']} | {p['source']} |"
             )
         out.append("")
     return "\n".join(out)

@@ -1634,6 +1634,7 @@ fn algorithms(py: Python<'_>) -> PyResult<Vec<PyObject>> {
             pd.set_item("max", p.show(p.max))?;
             pd.set_item("description", p.description)?;
             pd.set_item("source", p.source)?;
+            pd.set_item("not_with", p.not_with)?;
             ps.push(pd.into_any().unbind());
         }
         d.set_item("params", ps)?;

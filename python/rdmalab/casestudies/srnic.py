@@ -123,13 +123,23 @@ def fig11(results):
     return [(fig, t.select([RECOVERY_KEY, "loss_pct", "gbps", "retransmitted_packets", "timeouts"]))]
 
 
-@figure("srnic-fig12", "SRNIC Fig. 12", "average FCT, p99 FCT and average slowdown vs fabric size, per NIC")
+# SRNIC §6: "the performance of SRNIC is 1.9 - 2.2x better than CX-6 across
+# all three metrics", at (ToR, Agg, Core) = (1,0,0) ... (128,128,64).
+PAPER_FIG12_HOSTS = [16, 64, 256, 1024, 4096]
+PAPER_FIG12_RATIO = (1.9, 2.2)
+FIG12_METRICS = (("avg_fct_us", "average FCT (us)"), ("p99_fct_us", "p99 FCT (us)"),
+                 ("avg_slowdown", "average slowdown"))
+
+
+@figure("srnic-fig12", "SRNIC Fig. 12", "average FCT, p99 FCT and average slowdown vs fabric size, per NIC, "
+        "and CX-6's over SRNIC's beside the paper's 1.9-2.2x")
 def fig12(results):
     flows = results.table("flows")
     if flows.height == 0 or "topology" not in flows.columns or "nic" not in flows.columns:
         return []
     s = results.summaries()
-    total = s.select(["run_id", "flows_total", "data_payload_dropped_bytes", "pfc_pauses", "retransmitted_packets"])
+    total = s.select(["run_id", "flows_total", "data_payload_dropped_bytes", "pfc_pauses", "retransmitted_packets",
+                      "timeouts"])
     t = (flows.group_by(["run_id", "topology", "nic"], maintain_order=True)
          .agg(pl.len().alias("flows_completed"),
               (pl.col("fct_ps").mean() / 1e6).alias("avg_fct_us"),
@@ -139,11 +149,36 @@ def fig12(results):
          .with_columns(pl.col("topology").str.strip_chars_start("h").cast(pl.Int64).alias("hosts"))
          .sort(["nic", "hosts"]))
     out = []
-    for metric, label in (("avg_fct_us", "average FCT (us)"), ("p99_fct_us", "p99 FCT (us)"),
-                          ("avg_slowdown", "average slowdown")):
+    for metric, label in FIG12_METRICS:
         traces = [Trace(str(n), g["hosts"].to_list(), g[metric].to_list(), _color(i))
                   for i, ((n,), g) in enumerate(t.group_by(["nic"], maintain_order=True))]
         key = metric.replace("_us", "")
         out.append((Figure(f"srnic-fig12-{key}", f"{label} vs hosts (SRNIC Fig. 12)", "hosts", label, traces, xlog=True),
                     t.drop("run_id") if metric == "avg_fct_us" else None))
+    ratio = _fig12_ratio(t)
+    if ratio is not None:
+        out.append(ratio)
     return out
+
+
+def _fig12_ratio(t: pl.DataFrame):
+    """Each CX-6 variant's metric over SRNIC's, per fabric size, with the
+    paper's range drawn as markers at the paper's fabric sizes."""
+    nics = set(t["nic"].to_list())
+    cx6 = sorted(n for n in nics if str(n).startswith("cx6"))
+    if "srnic" not in nics or not cx6:
+        return None
+    base = t.filter(pl.col("nic") == "srnic").select(["hosts"] + [m for m, _ in FIG12_METRICS])
+    rows, traces = [], []
+    for j, n in enumerate(cx6):
+        r = t.filter(pl.col("nic") == n).join(base, on="hosts", suffix="_srnic").sort("hosts")
+        for i, (m, label) in enumerate(FIG12_METRICS):
+            y = (r[m] / r[f"{m}_srnic"]).to_list()
+            traces.append(Trace(f"{n} / srnic: {label.split(' (')[0]}", r["hosts"].to_list(), y, _color(i),
+                                dash=j > 0))
+            rows += [{"cx6": n, "metric": m, "hosts": h, "ratio": v} for h, v in zip(r["hosts"].to_list(), y)]
+    for v in PAPER_FIG12_RATIO:
+        traces.append(Trace(f"paper: {v}x", PAPER_FIG12_HOSTS, [v] * len(PAPER_FIG12_HOSTS), "#000000", "points"))
+    fig = Figure("srnic-fig12-ratio", "CX-6 with PFC over lossy SRNIC (SRNIC Fig. 12; paper 1.9-2.2x)", "hosts",
+                 "CX-6 / SRNIC", traces, xlog=True)
+    return fig, pl.DataFrame(rows)

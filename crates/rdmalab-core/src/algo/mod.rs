@@ -65,7 +65,7 @@ pub const ALGORITHMS: &[AlgorithmInfo] = &[
     AlgorithmInfo { name: "timely", summary: "TIMELY: rate from the RTT gradient, once per RTT", params: timely::PARAMS, needs: "" },
     AlgorithmInfo {
         name: "dctcp",
-        summary: "DCTCP, rate-based as in ns-3 HPCC: α from ECN echoes, cut by α/2",
+        summary: "DCTCP, rate-based as in ns-3 HPCC, or window-based as in SRNIC (`window`): α from ECN echoes, cut by α/2",
         params: dctcp::PARAMS,
         needs: "ECN marking with a step threshold (kmin = kmax, pmax = 1)",
     },

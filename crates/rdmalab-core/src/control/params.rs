@@ -47,9 +47,18 @@ pub struct ParamSpec {
     pub max: f64,
     pub description: &'static str,
     pub source: &'static str,
+    /// A boolean parameter of the same table that, when on, leaves this one
+    /// without meaning: written beside it, it is refused.
+    pub not_with: Option<&'static str>,
 }
 
 impl ParamSpec {
+    /// Declare that this parameter means nothing while `flag` is on.
+    pub const fn not_with(mut self, flag: &'static str) -> Self {
+        self.not_with = Some(flag);
+        self
+    }
+
     /// Render a base-unit value the way scenarios write it.
     pub fn show(&self, v: f64) -> String {
         match self.kind {
@@ -131,6 +140,7 @@ pub const fn rate(
         max,
         description,
         source,
+        not_with: None,
     }
 }
 pub const fn duration(
@@ -149,6 +159,7 @@ pub const fn duration(
         max,
         description,
         source,
+        not_with: None,
     }
 }
 pub const fn float(
@@ -167,6 +178,7 @@ pub const fn float(
         max,
         description,
         source,
+        not_with: None,
     }
 }
 pub const fn int(
@@ -185,6 +197,7 @@ pub const fn int(
         max,
         description,
         source,
+        not_with: None,
     }
 }
 pub const fn boolean(
@@ -201,6 +214,7 @@ pub const fn boolean(
         max: 1.0,
         description,
         source,
+        not_with: None,
     }
 }
 pub const fn bytes(
@@ -219,6 +233,7 @@ pub const fn bytes(
         max,
         description,
         source,
+        not_with: None,
     }
 }
 

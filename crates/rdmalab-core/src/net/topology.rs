@@ -241,8 +241,9 @@ impl Topology {
         Self::fat_tree_pods(k, k, k / 2, host, fabric)
     }
 
-    /// A fat-tree of radix `k` with only `pods` of its k pods built and
-    /// `hosts_per_edge` hosts on each edge switch (k/2 in the full tree).
+    /// A fat-tree of radix `k` with `pods` pods (k in the full tree; more
+    /// give each core switch one port per pod) and `hosts_per_edge` hosts
+    /// on each edge switch (k/2 in the full tree).
     /// With more hosts per edge the fabric links must be faster to stay
     /// non-blocking: Snyder et al. (§IV) use k = 8, 4 pods and 16 hosts per
     /// edge at 100 Gb/s with 400 Gb/s fabric links (256 hosts, 16 cores).

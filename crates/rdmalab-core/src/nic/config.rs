@@ -29,7 +29,7 @@ pub struct NicConfig {
     /// Retransmission timeout: with data outstanding and no ACK progress for this
     /// long, go back to the oldest unacknowledged PSN. `None`: no timeout, as in
     /// the ns-3 HPCC simulator (a lost tail packet then stalls its flow).
-    pub rto: Option<Duration>,
+    pub rto: Rto,
     /// Traffic class of data packets.
     pub data_class: u8,
     /// Traffic class of ACKs and NACKs: the control class (strict priority,
@@ -139,12 +139,35 @@ const NACK_REPEAT_INTERVAL: Key = Key {
 };
 const RTO: Key = Key {
     name: "rto",
-    unit: "duration or `off`",
+    unit: "duration, `off` or `{base_rtts: N}`",
     default: "1ms",
-    allowed: Allowed::Custom("> 0, or `off`"),
+    allowed: Allowed::Custom("> 0, `off`, or `{base_rtts: N}` with N > 0"),
     rule: Rule::None,
-    meaning: "Retransmission timeout: if data is outstanding and no ACK makes progress for this long, the sender goes back to the oldest unacknowledged PSN. rdmalab choice, close to the InfiniBand local ACK timeout 4.096 µs × 2^8 ≈ 1.05 ms. The ns-3 HPCC simulator has no RTO: `off` reproduces that (a lost tail packet then stalls its flow until the run stops).",
+    meaning: "Retransmission timeout: if data is outstanding and no ACK makes progress for this long, the sender goes back to the oldest unacknowledged PSN (selective repeat: resends every PSN not known received). rdmalab choice, close to the InfiniBand local ACK timeout 4.096 µs × 2^8 ≈ 1.05 ms. `{base_rtts: N}`: N times the QP's base RTT (as `nic.base_rtt` sets it); SRNIC's ns-3 simulator uses 10 for every QP (`rdma-queue-pair.cc`, github.com/HKUST-SING/srnic-simulation-public). The ns-3 HPCC simulator has no RTO: `off` reproduces that (a lost tail packet then stalls its flow until the run stops).",
 };
+
+/// When the retransmission timer fires (`nic.rto`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Rto {
+    /// No timer (ns-3 HPCC).
+    Off,
+    /// A fixed time without ACK progress.
+    After(Duration),
+    /// This many of the QP's base RTTs (SRNIC's simulator: 10).
+    BaseRtts(f64),
+}
+
+impl Rto {
+    /// The timeout of a QP whose base RTT is `base_rtt`; `None`: no timer.
+    #[inline]
+    pub fn for_base_rtt(self, base_rtt: Duration) -> Option<Duration> {
+        match self {
+            Rto::Off => None,
+            Rto::After(d) => Some(d),
+            Rto::BaseRtts(n) => Some(Duration(((base_rtt.ps() as f64 * n).round() as u64).max(1))),
+        }
+    }
+}
 const DATA_CLASS: Key = Key {
     name: "data_class",
     unit: "integer",
@@ -367,12 +390,16 @@ impl NicConfig {
         let cnp_interval = r.key_duration(&n, &CNP_INTERVAL);
         let nack = r.key_duration(&n, &NACK_REPEAT_INTERVAL);
         let rto = match n.get(RTO.name) {
-            Some(Value::String(s)) if s == "off" => Some(None),
+            Some(Value::String(s)) if s == "off" => Some(Rto::Off),
             // YAML 1.1 reads a bare `off` as false.
-            Some(Value::Bool(false)) => Some(None),
+            Some(Value::Bool(false)) => Some(Rto::Off),
+            Some(v @ Value::Object(_)) => r
+                .obj(v, "nic.rto", &["base_rtts"])
+                .and_then(|m| r.float(&m, "base_rtts", None, 0.0, 1e6, true))
+                .map(Rto::BaseRtts),
             _ => r
                 .positive_duration(&n, RTO.name, Some(RTO.default_duration()))
-                .map(Some),
+                .map(Rto::After),
         };
         let class = r.key_int(&n, &DATA_CLASS);
         let ack_class = match r.key_choice(&n, &ACK_CLASS) {

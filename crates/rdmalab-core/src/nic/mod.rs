@@ -29,7 +29,7 @@ use crate::world::{Event, World};
 use qp::{Origin, Qp, Verb};
 use std::collections::VecDeque;
 
-pub use config::NicConfig;
+pub use config::{NicConfig, Rto};
 
 
 /// SwCC's selective triggering (ATC'25 §3.3): an event filter by packet

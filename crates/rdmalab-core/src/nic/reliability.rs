@@ -6,7 +6,7 @@
 
 use super::qp::{QpTimer, CC_SLOT_BASE, PROBE_SLOT, READ_RETRY_SLOT, RTO_SLOT};
 use crate::control::{CcEvent, EventMask};
-use crate::time::Time;
+use crate::time::{Duration, Time};
 use crate::world::{Event, World};
 
 impl World {
@@ -32,8 +32,16 @@ impl World {
     }
 
     /// Start the retransmission timer if it is not running.
+    /// The QP's retransmission timeout (`nic.rto`); `None`: no timer.
+    #[inline]
+    fn rto_of(&self, qi: u32) -> Option<Duration> {
+        self.nic_cfg
+            .rto
+            .for_base_rtt(self.qps[qi as usize].path.base_rtt)
+    }
+
     pub(crate) fn arm_rto(&mut self, qi: u32) {
-        let Some(rto) = self.nic_cfg.rto else { return };
+        let Some(rto) = self.rto_of(qi) else { return };
         if self.qps[qi as usize].timers[RTO_SLOT].deadline == Time::NEVER {
             let at = self.now() + rto;
             self.set_qp_timer(qi, RTO_SLOT, at);
@@ -42,7 +50,7 @@ impl World {
 
     /// ACK progress: restart the timeout, or stop it when nothing is outstanding.
     pub(crate) fn rearm_rto_on_progress(&mut self, qi: u32) {
-        let Some(rto) = self.nic_cfg.rto else { return };
+        let Some(rto) = self.rto_of(qi) else { return };
         let qp = &self.qps[qi as usize];
         let outstanding = qp.snd_una < qp.highest_sent || qp.snd_una < qp.ready_psn_end;
         let at = if outstanding {
@@ -54,7 +62,7 @@ impl World {
     }
 
     pub(crate) fn arm_read_retry(&mut self, qi: u32) {
-        let Some(rto) = self.nic_cfg.rto else { return };
+        let Some(rto) = self.rto_of(qi) else { return };
         let at = self.now() + rto;
         self.set_qp_timer(qi, READ_RETRY_SLOT, at);
     }
@@ -120,7 +128,7 @@ impl World {
             return;
         }
         let quiet_since = qp.last_rx_progress;
-        let Some(rto) = self.nic_cfg.rto else { return };
+        let Some(rto) = self.rto_of(qi) else { return };
         if self.now() - quiet_since < rto {
             let at = quiet_since + rto;
             self.set_qp_timer(qi, READ_RETRY_SLOT, at);

@@ -1065,7 +1065,9 @@ impl Parser {
                     );
                     return None;
                 }
-                let pods = self.int(&o, "pods", Some(k), 1, k);
+                // More pods than k: each core switch has one port per pod
+                // (SRNIC's 1024-host fabric: k = 8, 16 pods).
+                let pods = self.int(&o, "pods", Some(k), 1, 1024);
                 let per_edge = self.int(&o, "hosts_per_edge", Some(k / 2), 1, 4096);
                 let hl = self.link_params(&o, "host_link");
                 let fl = self.link_params(&o, "fabric_link");
@@ -1601,6 +1603,16 @@ impl Parser {
             for spec in info.params {
                 if let Some(v) = self.param(&p, spec) {
                     values.set(spec.name, v);
+                }
+            }
+            for spec in info.params {
+                let Some(flag) = spec.not_with else { continue };
+                if p.get(spec.name).is_some() && values.flag(flag) {
+                    self.err(
+                        format!("cc.params.{}", spec.name),
+                        format!("`{}`", spec.show(values.get(spec.name))),
+                        format!("means nothing with cc.params.{flag}: true; allowed: leave it out, or {flag}: false"),
+                    );
                 }
             }
         }
