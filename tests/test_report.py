@@ -133,11 +133,13 @@ def test_three_algorithm_report_answers_the_usual_questions(three_cc, tmp_path, 
     want = {"runs", "fct", "rates", "queues", "signals", "control",  # sections
             "slowdown-p50", "slowdown-p99", "fct-cdf",  # slowdown vs size per percentile, FCT CDF
             "dequeue-0", "dequeue-1", "dequeue-2",  # each controller's dequeue rates
+            "window-2",  # HPCC's window (DCQCN and TIMELY have none)
             "flow-throughput-0", "flow-throughput-1",  # the named apps long0 and long1 across algorithms
             "queue-0", "queue-1", "queue-2",  # the busiest ports over time
             "ecn-marks", "cnps",  # congestion signals over time
             "pfc-none", "load-none", "control-none"}  # sections that say why they have no plot
     assert want <= ids, sorted(want - ids)
+    assert not {"window-0", "window-1"} & ids, "rate-only DCQCN and TIMELY draw no window"
     fig = "document.getElementById('{}')"
     settings = ["cc=dcqcn", "cc=timely", "cc=hpcc"]  # sweep order, not the alphabet
     for q in ("p50", "p99"):

@@ -87,9 +87,13 @@ def test_window_dctcp_holds_the_queue_near_k_with_acks_clocking_line_rate_sender
     # keep the first ~364 KB.
     assert settled_queue_kb(win) < 150, settled_queue_kb(win)
     assert peak_queue_kb(none) > 4 * peak_queue_kb(win)
-    # A window, not a rate: every sample's dequeue rate is the line rate.
+    # A window, not a rate: every sample's dequeue rate is the line rate,
+    # and qp_samples shows the window that moved instead.
     assert win.qp_samples["dequeue_rate_bps"].min() == 100e9
     assert rate.qp_samples["dequeue_rate_bps"].min() < 100e9
+    w = win.qp_samples["window_bytes"]
+    assert w.null_count() == 0 and w.min() < w.max() and w.min() >= 1000
+    assert rate.qp_samples["window_bytes"].null_count() == rate.qp_samples.height
     # Work-conserving and fair: 16 MB through 100 Gb/s in ~1.4 ms, FCTs close.
     fct = win.table("flows")["fct_ps"] / 1e6
     assert win.summary["flows_completed"] == 8

@@ -41,6 +41,7 @@ COLUMNS: dict[str, list[tuple[str, str]]] = {
         ("dequeue_rate_bps", "uint64"),
         ("throughput_bps", "uint64"),
         ("bytes_in_flight", "uint64"),
+        ("window_bytes", "uint64"),
         ("udp_sport", "uint16"),
     ],
     "port_samples": [

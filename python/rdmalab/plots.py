@@ -289,7 +289,9 @@ def _named_samples(results: Results) -> tuple[list[str], pl.DataFrame]:
 
 
 def dequeue_figures(results: Results) -> list[Figure]:
-    """Per setting (its first run), the dequeue rate the controller set for each named flow."""
+    """Per setting (its first run), the dequeue rate the controller set for
+    each named flow; none for a setting whose flows are held by a window
+    alone (their rate never moves: a flat line would say nothing)."""
     cols = group_columns(results)
     names, s = _named_samples(results)
     if not names or s.height == 0:
@@ -297,12 +299,38 @@ def dequeue_figures(results: Results) -> list[Figure]:
     unit, per = _time_axis(results)
     figs = []
     for gi, (label, g) in enumerate(_groups(s, cols, results)):
+        if g["window_bytes"].null_count() < g.height and g["dequeue_rate_bps"].n_unique() == 1:
+            continue
         fig = Figure(f"dequeue-{gi}", f"Dequeue rate set by the controller — {label}", f"time ({unit})",
                      "dequeue rate (Gb/s)", section="rates", half=True)
         for i, n in enumerate(names):
             q = g.filter(pl.col("name") == n).sort("time_ps")
             if q.height:
                 fig.traces.append(Trace(n, (q["time_ps"] / per).to_list(), (q["dequeue_rate_bps"] / 1e9).to_list(),
+                                        _color(i), kind="step"))
+        figs.append(fig)
+    return figs
+
+
+def window_figures(results: Results) -> list[Figure]:
+    """Per setting (its first run) whose flows have a window (HPCC, Swift,
+    window DCTCP, Homa's grants, `nic.window`), the window of each named flow."""
+    cols = group_columns(results)
+    names, s = _named_samples(results)
+    if not names or s.height == 0:
+        return []
+    unit, per = _time_axis(results)
+    figs = []
+    for gi, (label, g) in enumerate(_groups(s, cols, results)):
+        g = g.filter(pl.col("window_bytes").is_not_null())
+        if g.height == 0:
+            continue
+        fig = Figure(f"window-{gi}", f"Window on bytes in flight — {label}", f"time ({unit})", "window (KB)",
+                     section="rates", half=True)
+        for i, n in enumerate(names):
+            q = g.filter(pl.col("name") == n).sort("time_ps")
+            if q.height:
+                fig.traces.append(Trace(n, (q["time_ps"] / per).to_list(), (q["window_bytes"] / 1e3).to_list(),
                                         _color(i), kind="step"))
         figs.append(fig)
     return figs
@@ -522,7 +550,7 @@ def standard_figures(results: Results, start_ps: int | None = None, end_ps: int 
     pause time over time and per port; control-loop delays."""
     figs = [*slowdown_figures(results, start_ps, end_ps, buckets), fct_cdf_figure(results, start_ps, end_ps),
             load_figure(results, start_ps, end_ps),
-            *dequeue_figures(results), *named_throughput_figures(results), throughput_figure(results),
+            *dequeue_figures(results), *window_figures(results), *named_throughput_figures(results), throughput_figure(results),
             fairness_figure(results),
             *queue_time_figures(results), queue_figure(results),
             *counter_figures(results), pfc_time_figure(results), pfc_figure(results),

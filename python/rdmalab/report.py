@@ -4,8 +4,8 @@ The report answers the usual questions of a CC comparison, section by
 section, for a single run or a sweep (settings in sweep order, seeds pooled):
 the run table; flow completion times (slowdown against flow size for p50 and
 p99 side by side on log axes, buckets sized for each percentile; FCT CDFs;
-p99 against load when load is a sweep axis); the dequeue rate each controller
-set and the throughput of the same named flows under every setting; queue
+p99 against load when load is a sweep axis); the dequeue rate and the window
+each controller set and the throughput of the same named flows under every setting; queue
 length over time at the busiest switch ports; ECN marks, CNPs and PFC pause
 time over time; control-loop delays; the scenario and sweep file. A section
 with nothing to show says so and why ("No PFC pauses in any run"). Times are
@@ -286,6 +286,13 @@ def build_report(path: str | Path, start_ps: int | None = None, end_ps: int | No
                    "first run (first seed) is shown.")
         S.out.append("<h3>Dequeue rate each controller set</h3>")
         S.plots([f for f in rate_figs if f.key.startswith("dequeue-")])
+        windows = [f for f in rate_figs if f.key.startswith("window-")]
+        if windows:
+            S.out.append("<h3>Window each controller set</h3>")
+            S.text("The limit on bytes in flight (<code>window_bytes</code> in <code>qp_samples</code>): the "
+                   "controller's window (HPCC, Swift, window DCTCP, Homa's grants) or <code>nic.window</code>. "
+                   "A setting whose flows only a window holds has no dequeue-rate plot.")
+            S.plots(windows)
         S.out.append("<h3>Throughput of the same flows across settings</h3>")
         S.plots([f for f in rate_figs if f.key.startswith("flow-throughput-")])
         S.out.append("<h3>Total throughput and fairness</h3>")

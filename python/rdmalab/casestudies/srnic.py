@@ -26,7 +26,7 @@ def aggregate_gbps(results) -> pl.DataFrame:
     if s.height == 0:
         return pl.DataFrame()
     params = [c for c in s.columns if c not in ("time_ps", "qp", "dequeue_rate_bps", "throughput_bps",
-                                                  "bytes_in_flight", "udp_sport")]
+                                                  "bytes_in_flight", "window_bytes", "udp_sport")]
     end = s.group_by("run_id").agg(pl.col("time_ps").max().alias("end_ps"))
     per_t = (s.join(end, on="run_id").filter(pl.col("time_ps") > pl.col("end_ps") // 2)
              .group_by(params + ["time_ps"], maintain_order=True).agg(pl.col("throughput_bps").sum()))

@@ -246,6 +246,17 @@ impl Qp {
         self.snd_nxt_off - self.snd_una_off
     }
 
+    /// The limit on bytes in flight now: its window, scaled by its rate
+    /// with `nic.window_scales_with_rate`; `None` when only its rate limits it.
+    pub fn effective_window(&self, scales_with_rate: bool) -> Option<u64> {
+        let w = self.window?;
+        Some(if scales_with_rate {
+            self.rate.scale_bytes(w, self.path.line_rate)
+        } else {
+            w
+        })
+    }
+
     #[inline]
     pub fn has_unsent(&self) -> bool {
         self.snd_nxt < self.ready_psn_end || !self.retx.is_empty()

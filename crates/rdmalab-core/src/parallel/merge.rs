@@ -373,6 +373,7 @@ impl Merged {
                 throughput_bps: (r.moved as u128 * 8 * crate::time::PS_PER_S as u128
                     / self.sample_ps.max(1) as u128) as u64,
                 bytes_in_flight: t.bytes_in_flight,
+                window: t.window,
                 udp_sport: t.udp_sport,
             });
         }

@@ -62,6 +62,7 @@ pub(crate) struct TxSample {
     pub qp: u32,
     pub rate: Rate,
     pub bytes_in_flight: u64,
+    pub window: Option<u64>,
     pub udp_sport: u16,
     pub snd_una: u32,
     pub psn_end: u32,
@@ -119,12 +120,14 @@ impl World {
         let ctx = self.part.as_mut().expect("a partition");
         let (me, np) = (ctx.id, ctx.node_part.clone());
         let mut s = PartialSample::default();
+        let scales = self.nic_cfg.window_scales_with_rate;
         for qp in self.qps.iter_mut() {
             if np[qp.src_node as usize] == me {
                 s.tx.push(TxSample {
                     qp: qp.id,
                     rate: qp.rate,
                     bytes_in_flight: qp.bytes_in_flight(),
+                    window: qp.effective_window(scales),
                     udp_sport: qp.udp_sport,
                     snd_una: qp.snd_una,
                     psn_end: qp.psn_end,

@@ -59,6 +59,10 @@ pub struct QpSample {
     pub rate: Rate,
     pub throughput_bps: u64,
     pub bytes_in_flight: u64,
+    /// The QP's window on bytes in flight at the sample (as the controller
+    /// or `nic.window` set it, scaled by rate with `window_scales_with_rate`);
+    /// `None` when only its rate limits it.
+    pub window: Option<u64>,
     /// The UDP source port (the path) the QP's data uses at the sample.
     pub udp_sport: u16,
 }
@@ -482,6 +486,7 @@ impl World {
             }
             return;
         }
+        let scales = self.nic_cfg.window_scales_with_rate;
         for qp in self.qps.iter_mut() {
             let open = qp.epsn < qp.psn_end || qp.snd_una < qp.psn_end;
             let moved = qp.delivered_bytes - qp.sampled_delivered;
@@ -496,6 +501,7 @@ impl World {
                 rate: qp.rate,
                 throughput_bps: tput,
                 bytes_in_flight: qp.bytes_in_flight(),
+                window: qp.effective_window(scales),
                 udp_sport: qp.udp_sport,
             });
         }
@@ -695,19 +701,22 @@ impl World {
     pub fn write_qp_samples_csv(&self, w: &mut dyn Write) -> io::Result<()> {
         writeln!(
             w,
-            "time_ps,qp,dequeue_rate_bps,throughput_bps,bytes_in_flight,udp_sport"
+            "time_ps,qp,dequeue_rate_bps,throughput_bps,bytes_in_flight,window_bytes,udp_sport"
         )?;
         for s in &self.rec.qp_samples {
-            writeln!(
+            write!(
                 w,
-                "{},{},{},{},{},{}",
+                "{},{},{},{},{},",
                 s.time.ps(),
                 s.qp,
                 s.rate.bps(),
                 s.throughput_bps,
                 s.bytes_in_flight,
-                s.udp_sport
             )?;
+            if let Some(win) = s.window {
+                write!(w, "{win}")?;
+            }
+            writeln!(w, ",{}", s.udp_sport)?;
         }
         Ok(())
     }
