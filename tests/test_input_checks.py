@@ -243,6 +243,24 @@ def test_damaged_outputs_give_analyze_report_and_plot_a_message_not_a_traceback(
     assert r.returncode == 2 and message in r.stderr and "Traceback" not in r.stderr, (command, r.stderr)
 
 
+def test_a_run_written_before_qp_samples_had_window_bytes_still_reads(a_run, tmp_path):
+    import shutil
+
+    import pyarrow.csv as pacsv
+
+    from rdmalab.outputs import read_table
+
+    d = tmp_path / "old"
+    shutil.copytree(a_run, d)
+    (d / "qp_samples.parquet").unlink()
+    old = pacsv.read_csv(d / "qp_samples.csv").drop_columns(["window_bytes"])
+    pacsv.write_csv(old, d / "qp_samples.csv")
+    t = read_table(d, "qp_samples")
+    assert t.num_rows == old.num_rows > 0 and t.column("window_bytes").null_count == t.num_rows
+    r = rdmalab_cli("report", str(d), "--out", str(tmp_path / "r.html"))
+    assert r.returncode == 0, r.stderr
+
+
 NAMED = ("name: n\nduration: 100us\n" + TOPO
          + "host:\n  scheduler:\n    period: 50us\n    policies:\n"
          + "      - {name: POLICY, when: [{signal: active_qps, above: 512}], then: {set_qps: 1, job: JOB}}\n"

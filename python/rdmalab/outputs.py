@@ -236,6 +236,11 @@ def read_json(path: str | Path) -> dict:
     return data
 
 
+#: Nullable columns added after a release: run directories written before
+#: them still read, with the column null (unknown).
+ADDED_LATER: dict[str, tuple[str, ...]] = {"qp_samples": ("window_bytes",)}
+
+
 def read_table(out_dir: str | Path, name: str):
     """Read one table of a run directory (Parquet if present, else CSV),
     checked to have the table's columns; a damaged file is a CorruptOutput."""
@@ -264,6 +269,10 @@ def read_table(out_dir: str | Path, name: str):
                                 f"rerun the scenario to write it")
     except (OSError, pa.ArrowException) as e:
         raise CorruptOutput(f"{f} cannot be read as rdmalab's {name} table: {e}; rerun to rewrite it") from None
+    for c in ADDED_LATER.get(name, ()):
+        if c not in t.column_names:
+            # A run written before the column existed: it is unknown there.
+            t = t.append_column(schema.field(c), pa.nulls(t.num_rows, schema.field(c).type))
     missing = [c for c in schema.names if c not in t.column_names]
     if missing:
         raise CorruptOutput(f"{f} lacks the {name} table's columns {', '.join(missing)} "

@@ -27,8 +27,8 @@ pub struct NicConfig {
     /// A NACK for the same expected PSN is repeated at most this often.
     pub nack_repeat_interval: Duration,
     /// Retransmission timeout: with data outstanding and no ACK progress for this
-    /// long, go back to the oldest unacknowledged PSN. `None`: no timeout, as in
-    /// the ns-3 HPCC simulator (a lost tail packet then stalls its flow).
+    /// long, go back to the oldest unacknowledged PSN. [`Rto::Off`]: no timeout, as
+    /// in the ns-3 HPCC simulator (a lost tail packet then stalls its flow).
     pub rto: Rto,
     /// Traffic class of data packets.
     pub data_class: u8,
@@ -168,6 +168,7 @@ impl Rto {
         }
     }
 }
+
 const DATA_CLASS: Key = Key {
     name: "data_class",
     unit: "integer",

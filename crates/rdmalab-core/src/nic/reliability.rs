@@ -31,7 +31,6 @@ impl World {
         );
     }
 
-    /// Start the retransmission timer if it is not running.
     /// The QP's retransmission timeout (`nic.rto`); `None`: no timer.
     #[inline]
     fn rto_of(&self, qi: u32) -> Option<Duration> {
@@ -40,6 +39,7 @@ impl World {
             .for_base_rtt(self.qps[qi as usize].path.base_rtt)
     }
 
+    /// Start the retransmission timer if it is not running.
     pub(crate) fn arm_rto(&mut self, qi: u32) {
         let Some(rto) = self.rto_of(qi) else { return };
         if self.qps[qi as usize].timers[RTO_SLOT].deadline == Time::NEVER {
