@@ -456,6 +456,55 @@ mod tests {
         assert_eq!(rate, LINE);
     }
 
+    /// A decrease after recovery began sets the target to the rate; then
+    /// each increase-timer expiry moves the target by exactly 0 (fast
+    /// recovery, F = 1 stage), rate_ai, then rate_hai, and the rate halfway
+    /// to it. Doubling rate_ai or rate_hai fails here (the ns-3 golden runs
+    /// never bind them).
+    #[test]
+    fn the_target_climbs_by_rate_ai_then_by_rate_hai() {
+        let mut d = started();
+        step(&mut d, Time(0), CcEvent::Cnp, LINE);
+        let r = step(&mut d, Time(4_001_000), CcEvent::Timer { slot: 0 }, LINE)
+            .rate
+            .unwrap();
+        let r = step(&mut d, Time(304_001_000), CcEvent::Timer { slot: 1 }, r)
+            .rate
+            .unwrap();
+        // A second congestion episode in stage 1: the target drops to the rate.
+        step(&mut d, Time(305_000_000), CcEvent::Cnp, r);
+        let mut rate = step(&mut d, Time(308_001_000), CcEvent::Timer { slot: 0 }, r)
+            .rate
+            .unwrap();
+        let t0 = d.target_rate();
+        assert!(
+            (t0 - r.bps() as f64).abs() <= 1.0,
+            "target = the rate before the cut"
+        );
+        assert!(rate.bps() as f64 + 1e9 < t0, "the cut happened");
+        let mut t = 308_001_000u64;
+        for (stage, want) in [
+            (0, t0),
+            (1, t0 + 20e6),
+            (2, t0 + 20e6 + 200e6),
+            (3, t0 + 20e6 + 400e6),
+        ] {
+            t += 300_000_000;
+            let before = rate.bps() as f64;
+            rate = step(&mut d, Time(t), CcEvent::Timer { slot: 1 }, rate)
+                .rate
+                .unwrap();
+            assert!(
+                (d.target_rate() - want).abs() < 1e-3,
+                "target after stage {stage}"
+            );
+            assert!(
+                (rate.bps() as f64 - (before + want) / 2.0).abs() <= 1.0,
+                "rate halfway, stage {stage}"
+            );
+        }
+    }
+
     #[test]
     fn alpha_decays_without_cnps() {
         let mut d = started();
