@@ -259,6 +259,38 @@ mod tests {
         )
     }
 
+    /// With P priorities, the top class carries unscheduled bytes and the
+    /// P − 1 below it one rank each, the lowest shared by every rank past
+    /// them: exactly P classes, none below TOP − (P − 1).
+    #[test]
+    fn grants_use_one_class_per_rank_down_to_the_lowest_of_the_priorities() {
+        for p in [2u32, 4, 7] {
+            let h = Homa::new(
+                HomaParams {
+                    rtt_bytes: 0,
+                    overcommit: 1,
+                    priorities: p,
+                },
+                HomaTables::default(),
+            );
+            let lowest = TOP_CLASS - (p as u8 - 1);
+            for rank in 0..p - 1 {
+                assert_eq!(
+                    h.class_for_rank(rank),
+                    TOP_CLASS - 1 - rank as u8,
+                    "P {p}, rank {rank}"
+                );
+            }
+            for rank in [p - 1, p, 100] {
+                assert_eq!(
+                    h.class_for_rank(rank),
+                    lowest,
+                    "P {p}, rank {rank}: the lowest class"
+                );
+            }
+        }
+    }
+
     #[test]
     fn a_sender_starts_with_one_bdp_and_follows_its_grants() {
         let mut h = homa(&HomaTables::default());

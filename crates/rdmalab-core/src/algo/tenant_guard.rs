@@ -335,6 +335,30 @@ mod tests {
         assert_eq!((ledgers[&7].windows, ledgers[&7].windows_over), (1, 1));
     }
 
+    /// A tenant within `tolerance` (10 %) of an equal share is not over it;
+    /// one just past it is. Ignoring the tolerance fails the first half.
+    #[test]
+    fn a_tenant_within_the_tolerance_of_an_equal_share_gets_none() {
+        for (mine, theirs, over) in [(13, 11, false), (14, 10, true)] {
+            let tables = GuardTables::default();
+            let (mut a, mut v) = (guard(&tables), guard(&tables));
+            // 240 KB in 20 µs (96 % busy); equal share 120 KB: 130 KB is
+            // 8.3 % above it, 140 KB 16.7 %.
+            for i in 0..mine {
+                rx(&mut a, i, 0, 10_000);
+            }
+            for i in 0..theirs {
+                rx(&mut v, i, 1, 10_000);
+            }
+            let notice = rx(&mut a, 20, 0, 1000).oob;
+            assert_eq!(
+                notice.is_some(),
+                over,
+                "{mine}0 KB against {theirs}0 KB: {notice:?}"
+            );
+        }
+    }
+
     #[test]
     fn a_quiet_port_or_a_lone_tenant_gets_none() {
         let tables = GuardTables::default();
