@@ -51,3 +51,32 @@ def test_fig4_staggered_qps_per_scope(examples, tmp_path):
     for scope in ("pair", "tenant"):
         for attack in ("staggered", "parallel"):
             assert row[scope, attack, "default marking"]["attacker_share"] < 0.55
+
+
+def test_a_split_groups_window_holds_all_its_qps_together(tmp_path):
+    """`nic.cc_scope: pair` with a 20 KB `nic.window`: eight QPs between
+    one pair of hosts share one window, so their bytes in flight together
+    never pass it (by more than the packet each QP may have started), where
+    per-QP windows let them fill the link (its ~54 KB bandwidth-delay product)."""
+    import rdmalab
+
+    def run(scope):
+        r = rdmalab.run(rdmalab.scenario_from_dict({
+            "name": "group-window", "duration": "300us",
+            "topology": {"kind": "single_switch", "hosts": 2, "host_link": {"rate": "100Gbps", "delay": "1us"}},
+            "nic": {"mtu": "1000B", "cc_scope": scope, "window": "20KB"}, "cc": {"algorithm": "none"},
+            "records": {"sample_interval": "1us"},
+            "workload": {"perftest": [{"name": "p", "src": "h0", "dst": "h1", "message_size": "64KB", "qps": 8,
+                                       "queue_depth": 2}]},
+        }, base_dir=tmp_path))
+        s = r.qp_samples.filter(pl.col("time_ps") > 20e6)
+        flight = s.group_by("time_ps").agg(pl.col("bytes_in_flight").sum())["bytes_in_flight"]
+        per_sample = s.group_by("time_ps").agg(pl.col("throughput_bps").sum())["throughput_bps"].mean() / 1e9
+        return flight.max(), per_sample
+
+    shared, shared_gbps = run("pair")
+    own, own_gbps = run("qp")
+    assert shared <= 20_000 + 8 * 1000, shared
+    assert own > 2 * 20_000, own
+    # One 20 KB window over a ~4.3 us round trip carries ~37 Gb/s; eight carry the line.
+    assert shared_gbps < 50 < own_gbps, (shared_gbps, own_gbps)
