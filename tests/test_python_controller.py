@@ -316,13 +316,14 @@ class Stamp(Controller):
     def on_event(self, ev, ctx):
         if ev.kind == "TX":
             ctx.set_cc_header_word(3, (ctx.now_ps // 1000) & 0xFFFFFFFF)
-        elif ev.kind == "ACK" and ctx.cc_header:
+        elif ev.kind == "ACK":
+            # Every ACK echoes the header (an empty one would make the check below vacuous).
+            if len(ctx.cc_header) != 4:
+                raise RuntimeError(f"16 B are 4 words, not {len(ctx.cc_header)}")
             echoed = ctx.cc_header[3]
             # The echoed TX stamp gives the RTT the NIC measured (both in whole ns).
             if abs((ctx.now_ps // 1000 - echoed) - ev.rtt_ps // 1000) > 1:
                 raise RuntimeError(f"echoed stamp {echoed} ns is not this packet's")
-            if len(ctx.cc_header) != 4:
-                raise RuntimeError(f"16 B are 4 words, not {len(ctx.cc_header)}")
 '''
 
 
