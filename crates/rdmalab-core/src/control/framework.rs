@@ -417,7 +417,9 @@ pub struct FrameworkStats {
     pub processed: [u64; EVENT_TYPES],
     pub hw_coalesced: [u64; EVENT_TYPES],
     pub sw_coalesced: [u64; EVENT_TYPES],
-    /// TX bytes raised, and TX bytes handed to controllers: equal once nothing waits.
+    /// TX bytes raised, and TX bytes handed to controllers: equal once nothing
+    /// waits, unless a `keep-*` coalescing strategy handed over one event of
+    /// several folded together.
     pub tx_bytes_raised: u64,
     pub tx_bytes_processed: u64,
     pub actions_installed: u64,
