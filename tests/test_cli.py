@@ -468,3 +468,19 @@ def test_analyze_plot_and_report_say_how_many_flows_did_not_complete(tmp_path):
     assert cli("run", f, "--out", out, "--quiet").returncode == 0
     r = cli("analyze", out)
     assert r.returncode == 0 and "did not complete" not in r.stderr, r.stderr
+
+
+def test_a_bare_zero_needs_no_unit_but_any_other_number_does():
+    def flow(start):
+        return rdmalab.scenario_from_dict({
+            "duration": "1ms",
+            "topology": {"kind": "single_switch", "hosts": 2, "host_link": {"rate": "100Gbps", "delay": 0}},
+            "workload": {"flows": [{"src": 0, "dst": 1, "size": "1KB", "start": start}]},
+        })
+
+    rdmalab.validate(flow(0))  # zero is zero in every unit
+    r = rdmalab.run(flow(0))
+    assert r.table("flows")["start_ps"][0] == 0
+    with pytest.raises(rdmalab.ScenarioError) as e:
+        rdmalab.validate(flow(5))
+    assert "workload.flows[0].start: `5` — has no unit" in str(e.value)

@@ -230,7 +230,16 @@ impl Reader {
         parse: fn(&str) -> Result<T, String>,
         example: &str,
     ) -> Option<T> {
-        match o.get(k) {
+        // A bare 0 is 0 in every unit (`start: 0`): read it as written with
+        // the example's unit.
+        let zero = match o.get(k) {
+            Some(Value::Number(n)) if n.as_f64() == Some(0.0) => Some(Value::String(format!(
+                "0{}",
+                example.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.')
+            ))),
+            _ => None,
+        };
+        match zero.as_ref().or(o.get(k)) {
             Some(Value::String(s)) => match parse(s) {
                 Ok(v) => {
                     if let Some(q) = self.quantities.as_mut() {
