@@ -120,6 +120,10 @@ class Odd(Halve):
     ("ctx.set_class(256)", "set_class(256): allowed: a traffic class, 1 to 7"),
     ("ctx.set_cc_header_word(0, -1)", "set_cc_header_word(0, -1): allowed: a 32-bit word, 0 to 4294967295"),
     ("return ctx.rate_bps // 2", "returned 50000000000 from on_event; allowed: None (record actions on ctx"),
+    # A misspelt field names the ones there are and the closest.
+    ("ev.ecn", "an Event has no attribute `ecn` (did you mean `ece`?); it has: acked_bytes, acked_through,"),
+    ("ctx.now", "a Context has no attribute `now` (did you mean `now_ps`?); it has: "),
+    ("ctx.set_rates(1e9)", "a Context has no attribute `set_rates` (did you mean `set_rate`?)"),
 ])
 def test_an_action_out_of_range_names_the_call_and_what_is_allowed(tmp_path, action, message):
     src = HALVE + f'''

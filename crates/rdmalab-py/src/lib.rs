@@ -616,6 +616,64 @@ fn shown(v: &Bound<'_, PyAny>) -> String {
 
 const MAX_SHARE: u64 = 65536;
 
+/// The error for a name a controller read that `obj` (an Event or a
+/// Context) does not have: the public names it has, and the closest one.
+fn no_attribute(obj: &Bound<'_, PyAny>, what: &str, name: &str) -> PyErr {
+    let names: Vec<String> = obj
+        .get_type()
+        .dir()
+        .map(|l| {
+            l.iter()
+                .filter_map(|n| n.extract::<String>().ok())
+                .filter(|n| !n.starts_with('_'))
+                .collect()
+        })
+        .unwrap_or_default();
+    // A name it starts (`now` of `now_ps`), else one at most two edits away.
+    let near = names
+        .iter()
+        .filter(|n| name.len() >= 3 && n.starts_with(name))
+        .min_by_key(|n| n.len())
+        .or_else(|| {
+            names
+                .iter()
+                .map(|n| (edit_distance(n, name), n))
+                .min()
+                .filter(|(d, _)| *d <= 2)
+                .map(|(_, n)| n)
+        })
+        .map(|n| format!(" (did you mean `{n}`?)"))
+        .unwrap_or_default();
+    pyo3::exceptions::PyAttributeError::new_err(format!(
+        "{what} has no attribute `{name}`{near}; it has: {}",
+        names.join(", ")
+    ))
+}
+
+/// Levenshtein distance, for the suggestion above.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + (ca != cb) as usize).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
+#[pymethods]
+impl PyEvent {
+    /// Called only for a name the event lacks: say which it has.
+    fn __getattr__(slf: &Bound<'_, Self>, name: &str) -> PyResult<PyObject> {
+        Err(no_attribute(slf.as_any(), "an Event", name))
+    }
+}
+
 impl PyContext {
     /// Refuse an action on the context of an earlier call (one a controller
     /// kept, say in on_start): it would be recorded where nothing reads it.
@@ -632,6 +690,11 @@ impl PyContext {
 
 #[pymethods]
 impl PyContext {
+    /// Called only for a name the context lacks: say which it has.
+    fn __getattr__(slf: &Bound<'_, Self>, name: &str) -> PyResult<PyObject> {
+        Err(no_attribute(slf.as_any(), "a Context", name))
+    }
+
     /// Set the QP's dequeue rate (bit/s): an int or a float (`rate * 0.5`),
     /// rounded to whole bit/s. The action's check then holds it to 1 bit/s
     /// to the line rate.
