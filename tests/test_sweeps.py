@@ -69,6 +69,8 @@ MALFORMED = {
                                 ["topology.host_link.speed: unknown key", "from grid `topology.host_link.speed`"]),
     "value the scenario refuses": ("grid: {cc.algorithm: [dcqcn, tcp]}",
                                    ["cc.algorithm: `tcp` — allowed: none, dcqcn, timely", "in 1 run, first: cc.algorithm=tcp"]),
+    "a YAML true where a number goes": ("grid: {seed: [true, 2]}",
+                                        ["seed: `true` — allowed: an integer", "in 1 run, first: seed=true"]),
     "empty axis": ("grid: {workload.poisson.load: []}", ["grid `workload.poisson.load`: empty axis"]),
     "index into a list the base lacks": ("grid: {\"workload.flows[0].size\": [1KB, 2KB]}",
                                          ["`workload.flows[0].size` indexes `workload.flows`, which the scenario "

@@ -545,8 +545,12 @@ def _attribute(problem: str, axes: list[Axis], fixed: dict) -> str:
 
 
 def describe_params(params: dict) -> str:
-    """`cc=dcqcn, seed=1`: how messages and listings name a run."""
-    return ", ".join(f"{k}={v}" for k, v in params.items()) or "(no axes)"
+    """`cc=dcqcn, seed=1`: how messages and listings name a run, values
+    spelt as YAML writes them (`true`, not Python's `True`)."""
+    def yaml_like(v: Any) -> str:
+        return json.dumps(v) if isinstance(v, bool) or v is None else str(v)
+
+    return ", ".join(f"{k}={yaml_like(v)}" for k, v in params.items()) or "(no axes)"
 
 
 def sweep_from_dict(spec: Any, sweep_dir: str | Path = ".", source: str = "<dict>", check: bool = True) -> Sweep:
