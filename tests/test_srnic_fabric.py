@@ -1,6 +1,6 @@
 """Lossy against lossless at fabric scale (SRNIC Fig. 12) and the mechanisms
 it rests on: a timeout counted in base RTTs, DCTCP driving a window, and
-PFC's head-of-line blocking. docs/srnic.md#fig-12 has the figures."""
+PFC's head-of-line blocking. docs/srnic.md (Fig. 12) has the figures."""
 
 from pathlib import Path
 
