@@ -15,6 +15,7 @@ def examples(root) -> Path:
     return root / "examples"
 
 
+import json
 import subprocess
 import sys
 
@@ -35,6 +36,22 @@ seeds: [1, 2]
 
 def rdmalab_cli(*args, **kw):
     return subprocess.run([sys.executable, "-m", "rdmalab", *map(str, args)], capture_output=True, text=True, **kw)
+
+
+def capped_and_finished(tmp_path: Path, flows: str) -> dict[str, tuple[Path, str]]:
+    """One scenario with `flows` run twice: cut short by `max_events` (it
+    fails) and let finish. Name (`failed`, `done`) -> (its run directory,
+    the `end` its summary says)."""
+    f = tmp_path / "s.yaml"
+    f.write_text("name: capped\nduration: 1ms\nmax_events: 2000\n"
+                 "topology: {kind: single_switch, hosts: 2, host_link: {rate: 100Gbps, delay: 1us}}\n"
+                 f"workload: {{flows: [{flows}]}}\n")
+    runs = {}
+    for name, extra in (("failed", ()), ("done", ("--set", "max_events=10000000"))):
+        out = tmp_path / name
+        rdmalab_cli("run", f, "--out", out, "--quiet", *extra)
+        runs[name] = (out, json.loads((out / "summary.json").read_text())["end"])
+    return runs
 
 
 def run_sweep(sweep_file: Path, out: Path) -> Path:

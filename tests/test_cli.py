@@ -11,6 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import rdmalab
+from conftest import capped_and_finished
 from rdmalab.outputs import OPTIONAL_TABLES, SCHEMAS
 
 
@@ -432,14 +433,8 @@ def test_the_run_summary_and_analyze_give_the_same_quantiles(tmp_path):
 
 def test_analyze_calls_a_failed_run_failed_not_finished(tmp_path):
     """`analyze` of a single run that ended early said "1 finished run"."""
-    f = tmp_path / "s.yaml"
-    f.write_text("name: capped\nduration: 1ms\nmax_events: 2000\n"
-                 "topology: {kind: single_switch, hosts: 2, host_link: {rate: 100Gbps, delay: 1us}}\n"
-                 "workload: {flows: [{src: h0, dst: h1, size: 64KB}, {src: h0, dst: h1, size: 1MB}]}\n")
-    for name, extra in (("failed", ()), ("done", ("--set", "max_events=10000000"))):
-        out = tmp_path / name
-        cli("run", f, "--out", out, "--quiet", *extra)
-        end = json.loads((out / "summary.json").read_text())["end"]
+    runs = capped_and_finished(tmp_path, "{src: h0, dst: h1, size: 64KB}, {src: h0, dst: h1, size: 1MB}")
+    for name, (out, end) in runs.items():
         r = cli("analyze", out, "--buckets", "1")
         assert r.returncode == 0, r.stderr
         head = r.stdout.splitlines()[0]

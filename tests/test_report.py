@@ -12,7 +12,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 from browser import Page
-from conftest import ROOT, rdmalab_cli
+from conftest import ROOT, capped_and_finished, rdmalab_cli
 
 from rdmalab.plots import standard_figures
 from rdmalab.sweep import Results
@@ -281,14 +281,7 @@ def test_a_parameter_named_like_a_column_changes_no_plot_and_breaks_no_report(tm
 
 def test_the_report_of_a_failed_run_says_it_failed(tmp_path):
     """A single run's header counted it done whatever its summary said."""
-    f = tmp_path / "s.yaml"
-    f.write_text("name: capped\nduration: 1ms\nmax_events: 2000\n"
-                 "topology: {kind: single_switch, hosts: 2, host_link: {rate: 100Gbps, delay: 1us}}\n"
-                 "workload: {flows: [{src: h0, dst: h1, size: 1MB}]}\n")
-    for name, extra in (("failed", ()), ("done", ("--set", "max_events=10000000"))):
-        out = tmp_path / name
-        rdmalab_cli("run", f, "--out", out, "--quiet", *extra)
-        end = json.loads((out / "summary.json").read_text())["end"]
+    for name, (out, end) in capped_and_finished(tmp_path, "{src: h0, dst: h1, size: 1MB}").items():
         r = rdmalab_cli("report", out)
         assert r.returncode == 0, r.stderr
         head = (out / "report.html").read_text().split("<nav>")[0]

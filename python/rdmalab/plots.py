@@ -288,10 +288,10 @@ def _named_samples(results: Results) -> tuple[list[str], pl.DataFrame]:
     return names, s.join(m, on=["run_id", "qp"], how="inner", maintain_order="left")
 
 
-def dequeue_figures(results: Results) -> list[Figure]:
-    """Per setting (its first run), the dequeue rate the controller set for
-    each named flow; none for a setting whose flows are held by a window
-    alone (their rate never moves: a flat line would say nothing)."""
+def _per_setting_figures(results: Results, key: str, title: str, ylabel: str, column: str, scale: float,
+                         keep) -> list[Figure]:
+    """Per setting (its first run) whose samples `keep(g)` accepts, `column`
+    ÷ `scale` over time for each named flow, as steps."""
     cols = group_columns(results)
     names, s = _named_samples(results)
     if not names or s.height == 0:
@@ -299,41 +299,33 @@ def dequeue_figures(results: Results) -> list[Figure]:
     unit, per = _time_axis(results)
     figs = []
     for gi, (label, g) in enumerate(_groups(s, cols, results)):
-        if g["window_bytes"].null_count() < g.height and g["dequeue_rate_bps"].n_unique() == 1:
+        g = g.filter(pl.col(column).is_not_null())
+        if g.height == 0 or not keep(g):
             continue
-        fig = Figure(f"dequeue-{gi}", f"Dequeue rate set by the controller — {label}", f"time ({unit})",
-                     "dequeue rate (Gb/s)", section="rates", half=True)
+        fig = Figure(f"{key}-{gi}", f"{title} — {label}", f"time ({unit})", ylabel, section="rates", half=True)
         for i, n in enumerate(names):
             q = g.filter(pl.col("name") == n).sort("time_ps")
             if q.height:
-                fig.traces.append(Trace(n, (q["time_ps"] / per).to_list(), (q["dequeue_rate_bps"] / 1e9).to_list(),
+                fig.traces.append(Trace(n, (q["time_ps"] / per).to_list(), (q[column] / scale).to_list(),
                                         _color(i), kind="step"))
         figs.append(fig)
     return figs
+
+
+def dequeue_figures(results: Results) -> list[Figure]:
+    """Per setting (its first run), the dequeue rate the controller set for
+    each named flow; none for a setting whose flows are held by a window
+    alone (their rate never moves: a flat line would say nothing)."""
+    return _per_setting_figures(
+        results, "dequeue", "Dequeue rate set by the controller", "dequeue rate (Gb/s)", "dequeue_rate_bps", 1e9,
+        lambda g: g["window_bytes"].null_count() == g.height or g["dequeue_rate_bps"].n_unique() > 1)
 
 
 def window_figures(results: Results) -> list[Figure]:
     """Per setting (its first run) whose flows have a window (HPCC, Swift,
     window DCTCP, Homa's grants, `nic.window`), the window of each named flow."""
-    cols = group_columns(results)
-    names, s = _named_samples(results)
-    if not names or s.height == 0:
-        return []
-    unit, per = _time_axis(results)
-    figs = []
-    for gi, (label, g) in enumerate(_groups(s, cols, results)):
-        g = g.filter(pl.col("window_bytes").is_not_null())
-        if g.height == 0:
-            continue
-        fig = Figure(f"window-{gi}", f"Window on bytes in flight — {label}", f"time ({unit})", "window (KB)",
-                     section="rates", half=True)
-        for i, n in enumerate(names):
-            q = g.filter(pl.col("name") == n).sort("time_ps")
-            if q.height:
-                fig.traces.append(Trace(n, (q["time_ps"] / per).to_list(), (q["window_bytes"] / 1e3).to_list(),
-                                        _color(i), kind="step"))
-        figs.append(fig)
-    return figs
+    return _per_setting_figures(results, "window", "Window on bytes in flight", "window (KB)", "window_bytes", 1e3,
+                                lambda g: True)
 
 
 def named_throughput_figures(results: Results) -> list[Figure]:

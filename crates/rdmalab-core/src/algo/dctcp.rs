@@ -212,21 +212,7 @@ mod tests {
     const LINE: Rate = Rate::gbps(100);
 
     fn ack(d: &mut Dctcp, through: u64, snd_nxt: u64, ece: bool) -> Option<Rate> {
-        let mut a = Actions::default();
-        let mut ctx = CcContext::new(Time::ZERO, LINE, LINE, 0, &mut a);
-        ctx.snd_nxt_bytes = snd_nxt;
-        ctx.path.mtu = 1000;
-        d.on_event(
-            &CcEvent::Ack {
-                acked_bytes: 1000,
-                acked_through: through,
-                rtt: Duration::from_us(10),
-                ece,
-                hops: 1,
-            },
-            &mut ctx,
-        );
-        a.rate
+        ack_in_flight(d, through, snd_nxt, 0, ece).rate
     }
 
     fn started() -> Dctcp {

@@ -664,18 +664,12 @@ impl World {
     /// Whether the QP's window (scaled by rate with `window_scales_with_rate`) is full.
     #[inline]
     fn window_full(qp: &Qp, scales_with_rate: bool) -> bool {
-        let Some(w) = qp.window else { return false };
-        if !qp.retx.is_empty() {
-            // Selective repeat: resending a hole adds nothing in flight, and
-            // its ACK is what opens the window (else the QP waits forever).
-            return false;
-        }
-        let w = if scales_with_rate {
-            qp.rate.scale_bytes(w, qp.path.line_rate)
-        } else {
-            w
-        };
-        qp.bytes_in_flight() >= w.max(1)
+        // Selective repeat: resending a hole adds nothing in flight, and its
+        // ACK is what opens the window (else the QP waits forever).
+        qp.retx.is_empty()
+            && qp
+                .effective_window(scales_with_rate)
+                .is_some_and(|w| qp.bytes_in_flight() >= w.max(1))
     }
 
     /// `QpScheduler::Ns3Hpcc`: ns-3 HPCC's `GetNextQindex`, step for step.

@@ -248,6 +248,7 @@ impl Qp {
 
     /// The limit on bytes in flight now: its window, scaled by its rate
     /// with `nic.window_scales_with_rate`; `None` when only its rate limits it.
+    #[inline]
     pub fn effective_window(&self, scales_with_rate: bool) -> Option<u64> {
         let w = self.window?;
         Some(if scales_with_rate {
