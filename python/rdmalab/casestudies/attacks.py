@@ -65,39 +65,82 @@ def fig3(results):
 
 def _marking(v) -> str:
     text = str(v)
-    return "8KB marking" if "8KB" in text else "default marking"
+    return "8KB marking" if "8KB" in text else "paper's marking"
 
 
-#: Snyder et al. §IV-B, Fig. 4 (their text): the staggered attacker alone ~74 Gb/s,
-#: beside a victim ~60 Gb/s, both with the switch's default marking.
-FIG4_PAPER_ATTACKER_GBPS = {"staggered-alone / default marking": 74.0, "staggered / default marking": 60.0}
+#: Snyder et al. §IV-A, Fig. 4 (their text): the staggered attacker alone ~74 Gb/s,
+#: beside a victim ~60 Gb/s, both with the switch's marking (from 200 KB).
+FIG4_PAPER_ATTACKER_GBPS = {"staggered-alone / paper's marking": 74.0, "staggered / paper's marking": 60.0}
+#: The victim beside the staggered attacker: "less than 40Gb/s" (an upper bound).
+FIG4_PAPER_VICTIM_GBPS = {"staggered / paper's marking": 40.0}
 
 
-@figure("attacks-fig4", "Snyder et al. Fig. 4", "staggered-QP attack: attacker and victim goodput per variant and scope")
+def attack_goodputs(results) -> pl.DataFrame:
+    """Per run, goodput while the attack lasts, as the paper measures its
+    1.125 MB transfer: the attacker's bytes over the time from its first
+    flow's post to its last flow's delivery, and the victim's payload
+    delivered in the same window (from `qp_samples`: each sample's
+    throughput covers the sample interval before it, so the window is
+    exact to one interval at each end). `attack_completed` is false when
+    some attacker flow had not finished by the end of the run; the window
+    then ends at the run's end and counts only the flows that finished."""
+    flows = results.table("flows")
+    att = flows.filter(pl.col("tenant") == "attacker").group_by("run_id").agg(
+        pl.col("start_ps").min().alias("t0"), pl.col("finish_ps").max().alias("t1"),
+        pl.col("size_bytes").sum().alias("attacker_bytes"))
+    tenants = results.table("tenants").filter(pl.col("tenant") == "attacker").select(
+        "run_id", (pl.col("flows_completed") == pl.col("flows")).alias("attack_completed"))
+    ends = results.summaries().select("run_id", pl.col("sim_time_ps").alias("end"))
+    att = att.join(tenants, on="run_id").join(ends, on="run_id").with_columns(
+        pl.when(pl.col("attack_completed")).then(pl.col("t1")).otherwise(pl.col("end")).alias("t1"))
+    victim_qps = pl.concat([
+        results.table("apps").filter(pl.col("tenant") == "victim").select("run_id", pl.col("qp").cast(pl.Int64)),
+        flows.filter(pl.col("tenant") == "victim").select("run_id", pl.col("qp").cast(pl.Int64)),
+    ]).unique()
+    samples = results.table("qp_samples").select("run_id", "time_ps", pl.col("qp").cast(pl.Int64), "throughput_bps")
+    period = samples.select("run_id", "time_ps").unique().sort("run_id", "time_ps").group_by("run_id").agg(
+        pl.col("time_ps").diff().min().alias("period"))
+    vic = samples.join(victim_qps, on=["run_id", "qp"]).join(att.select("run_id", "t0", "t1"), on="run_id").filter(
+        (pl.col("time_ps") > pl.col("t0")) & (pl.col("time_ps") <= pl.col("t1"))).group_by("run_id").agg(
+        pl.col("throughput_bps").cast(pl.Float64).sum().alias("victim_bps_sum"))
+    out = att.join(period, on="run_id", how="left").join(vic, on="run_id", how="left").with_columns(
+        ((pl.col("t1") - pl.col("t0")) / 1e6).alias("window_us"),
+        (pl.col("attacker_bytes") * 8 / ((pl.col("t1") - pl.col("t0")) / 1e12) / 1e9).alias("attacker_gbps"),
+        (pl.col("victim_bps_sum").fill_null(0.0) * pl.col("period") / (pl.col("t1") - pl.col("t0")) / 1e9)
+        .alias("victim_gbps"))
+    return out.with_columns(
+        (pl.col("attacker_gbps") / (pl.col("attacker_gbps") + pl.col("victim_gbps"))).alias("attacker_share"))
+
+
+@figure("attacks-fig4", "Snyder et al. Fig. 4", "staggered-QP attack: attacker and victim goodput during the attack, per variant and scope")
 def fig4(results):
-    t = _tenant_shares(results)
-    if t.height == 0 or SCOPE_KEY not in t.columns or "workload" not in t.columns:
+    if "workload" not in results.param_names or SCOPE_KEY not in results.param_names:
         return []
-    params = [c for c in (SCOPE_KEY, "workload", MARK_KEY) if c in t.columns]
-    p = _pivot(t, params)
+    g = attack_goodputs(results)
+    if g.height == 0:
+        return []
+    params = results.manifest().select("run_id", *[results.column(k) for k in (SCOPE_KEY, "workload", MARK_KEY)
+                                                    if k in results.param_names])
+    p = g.join(params, on="run_id")
     if MARK_KEY in p.columns:
         p = p.with_columns(pl.col(MARK_KEY).map_elements(_marking, return_dtype=pl.String).alias("marking"))
     else:
-        p = p.with_columns(pl.lit("default marking").alias("marking"))
+        p = p.with_columns(pl.lit("paper's marking").alias("marking"))
     p = p.with_columns((pl.col("workload") + " / " + pl.col("marking")).alias("variant")).sort([SCOPE_KEY, "variant"])
-    traces = []
-    for i, ((scope,), g) in enumerate(p.group_by([SCOPE_KEY], maintain_order=True)):
-        traces.append(Trace(f"{scope}: attacker", g["variant"].to_list(), g["attacker_gbps"].to_list(), _color(i), "bar"))
     shown = set(p["variant"].to_list())
-    paper = [(v, y) for v, y in FIG4_PAPER_ATTACKER_GBPS.items() if v in shown]
-    if paper:
-        traces.append(Trace("paper (ConnectX-5 testbed): attacker", [v for v, _ in paper], [y for _, y in paper],
-                            "#000000", "points", over="qp: attacker"))
-    fig = Figure("attacks-fig4-goodput", "Staggered-QP attack: attacker goodput per variant and scope (Snyder et al. Fig. 4)",
-                 "variant", "attacker Gb/s", traces)
-    table = p.select([SCOPE_KEY, "workload", "marking", "attacker_gbps", "victim_gbps", "attacker_share"]).rename(
-        {SCOPE_KEY: "cc_scope", "workload": "attack"})
-    return [(fig, table)]
+    figs = []
+    for who, paper_values, note in (("attacker", FIG4_PAPER_ATTACKER_GBPS, ""),
+                                    ("victim", FIG4_PAPER_VICTIM_GBPS, " (at most)")):
+        traces = [Trace(f"{scope}: {who}", g_["variant"].to_list(), g_[f"{who}_gbps"].to_list(), _color(i), "bar")
+                  for i, ((scope,), g_) in enumerate(p.group_by([SCOPE_KEY], maintain_order=True))]
+        paper = [(v, y) for v, y in paper_values.items() if v in shown]
+        if paper:
+            traces.append(Trace(f"paper (ConnectX-5 testbed): {who}{note}", [v for v, _ in paper],
+                                [y for _, y in paper], "#000000", "points", over=f"qp: {who}"))
+        figs.append(Figure("attacks-fig4-goodput" if who == "attacker" else "attacks-fig4-victim", f"Staggered-QP attack: {who} goodput during the attack (Snyder et al. Fig. 4)", "variant", f"{who} Gb/s", traces))
+    table = p.select([SCOPE_KEY, "workload", "marking", "window_us", "attack_completed", "attacker_gbps",
+                      "victim_gbps", "attacker_share"]).rename({SCOPE_KEY: "cc_scope", "workload": "attack"})
+    return [(figs[0], table), (figs[1], None)]
 
 
 def victim_slowdowns(results, below: int = FAT_TREE_BDP) -> pl.DataFrame:
