@@ -538,6 +538,28 @@ PERF = ("duration: 50us\n" + TOPO +
 # toggle the key they need, so they are warned of, not refused): the
 # scenario, the warning (key, value, what it needs), and the key that gives
 # it effect, which silences it.
+#: Two 10 Gb/s senders into one receiver over 725 ns links, 2 KB frames, no CC.
+SLOW_PFC = ("duration: 3ms\ntopology: {kind: single_switch, hosts: 3, host_link: {rate: 10Gbps, delay: 725ns}}\n"
+            "nic: {mtu: 2048B}\ncc: {algorithm: none}\n"
+            "workload: {flows: [{src: h0, dst: h2, size: 1MB}, {src: h1, dst: h2, size: 1MB}]}\n"
+            "switch: {buffer: 1MiB, pfc: {enabled: true}}\n")
+
+
+def test_the_headroom_warning_is_true(tmp_path):
+    """Under the warned `auto` headroom a PFC run drops frames; with the
+    headroom the warning asks for, the same run is lossless."""
+    f = tmp_path / "s.yaml"
+    f.write_text(SLOW_PFC)
+    with pytest.warns(rdmalab.ScenarioWarning, match="switch.pfc.headroom"):
+        short = rdmalab.run(f).summary
+    f.write_text(SLOW_PFC.replace("{enabled: true}", "{enabled: true, headroom: 6104B}"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", rdmalab.ScenarioWarning)
+        enough = rdmalab.run(f).summary
+    assert short["pfc_pauses"] > 0 and short["dropped_frames"] > 0, short
+    assert enough["pfc_pauses"] > 0 and enough["dropped_frames"] == 0, enough
+
+
 INERT = [
     (PERF % ", cores: 4",
      "workload.perftest[0].cores: `4` — has no effect without host.uar",
@@ -556,10 +578,16 @@ INERT = [
      "topology: `3 4 100Gbps 1us 0` — a link line after the 4 links the file's first line counts: not read, "
      "as ns-3 reads no further; raise the count to use it",
      HPCC_TOPO % 5),
+    # ns-3's `auto` headroom (3 x rate x delay) is short of what a PAUSE lets
+    # arrive on a slow, short link with large frames.
+    (SLOW_PFC,
+     "switch.pfc.headroom: `auto` — gives 2718 B at s0's port to h0 (10Gbps, 725ns); after a PAUSE up to "
+     "6104 B more can arrive",
+     "switch: {pfc: {headroom: 6104B}}\n"),
 ]
 
 
-@pytest.mark.parametrize("text,said,fix", INERT, ids=["cores", "addresses", "pair", "uncounted-link"])
+@pytest.mark.parametrize("text,said,fix", INERT, ids=["cores", "addresses", "pair", "uncounted-link", "headroom"])
 def test_a_setting_that_does_nothing_here_is_warned_of(tmp_path, text, said, fix):
     f = tmp_path / "s.yaml"
     f.write_text(text)

@@ -150,7 +150,7 @@ const PFC_HEADROOM: Key = Key {
     default: "auto",
     allowed: Allowed::Custom("≥ 0B, or `auto`"),
     rule: Rule::None,
-    meaning: "Headroom per port. `auto` = 3 × rate × delay of the port's link (at least 1 B), as in ns-3 HPCC; that is 37.5 KB for 100 Gb/s and 1 µs. A size applies to every port.",
+    meaning: "Headroom per port. `auto` = 3 × rate × delay of the port's link (at least 1 B), as in ns-3 HPCC; that is 37.5 KB for 100 Gb/s and 1 µs. A size applies to every port. A port whose headroom is below what can still arrive after its PAUSE (two full frames and the link's round trip; `auto` falls short on slow, short links with large frames, such as 10 Gb/s, 725 ns and 2 KB) may drop frames under PFC: the scenario is warned of, naming the port and the size that keeps it lossless.",
 };
 
 /// The keys of `switch.pfc`.

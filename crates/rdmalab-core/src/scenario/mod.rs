@@ -22,7 +22,7 @@ use crate::algo::{algorithm, CcConfig, ALGORITHMS};
 use crate::control::framework::{Coalesce, EventType, Placement};
 use crate::control::params::{ParamKind, ParamSpec, ParamValues};
 use crate::net::switch::{SwitchConfig, SwitchLocal};
-use crate::net::topology::{LinkParams, NodeKind, Topology};
+use crate::net::topology::{LinkParams, LinkSpec, NodeKind, Topology};
 use crate::nic::qp::Verb;
 use crate::nic::NicConfig;
 use crate::packet::WireFormat;
@@ -596,7 +596,10 @@ impl Parser {
         let (placement, record_control_delays) = control?;
         let (sample_interval, record_probes, record_counters) = records?;
         let (nic, cc) = (nic?, cc?);
-        let warnings = self.inert_settings(&o, &nic, &cc);
+        let mut warnings = self.inert_settings(&o, &nic, &cc);
+        if let (Some(t), Some(sw)) = (&topology, &switch) {
+            warnings.extend(short_pfc_headroom(t, sw, &nic));
+        }
         Some(Scenario {
             name,
             qlen_monitor: qlen_monitor?,
@@ -4399,6 +4402,58 @@ const FLOW_KEYS: [&str; 7] = ["src", "dst", "verb", "size", "start", "dport", "t
 
 /// A flow file's column that holds a bare number in a unit: the key it
 /// gives and the unit (`size_bytes` is `size` in `B`).
+/// PFC is lossless only if a port's headroom takes what still arrives after
+/// it sends PAUSE: the frame the sender has started, the frame that delays
+/// the PAUSE on the way back, and a round trip of the link. ns-3's `auto`
+/// (3 × rate × delay) covers that at 100 Gb/s and 1 µs but not on short,
+/// slow links with large frames (10 Gb/s, 725 ns, 2 KB: 2.7 KB of 6 KB),
+/// where a "lossless" run then drops. The port with the largest shortfall
+/// is named; the run goes ahead as written.
+fn short_pfc_headroom(t: &Topology, sw: &SwitchConfig, n: &NicConfig) -> Option<ScenarioWarning> {
+    let w = &n.wire;
+    let frame = (w.mtu_payload + w.data_overhead + w.write_first_extra + w.int_header + w.cc_header
+        + w.l1_overhead) as u64;
+    let buffer_of = |node: u32| {
+        sw.per_switch
+            .iter()
+            .find(|(id, _)| *id == node)
+            .map_or(&sw.buffer, |(_, local)| &local.buffer)
+    };
+    let mut worst: Option<(u64, u64, u64, &LinkSpec, u32, bool)> = None;
+    for l in &t.links {
+        for node in [l.a, l.b] {
+            if t.nodes[node as usize].kind != NodeKind::Switch {
+                continue;
+            }
+            let b = buffer_of(node);
+            if !b.pfc_enabled {
+                continue;
+            }
+            let bdp = l.rate.bytes_in(l.delay);
+            let has = b.headroom_bytes.unwrap_or_else(|| bdp.saturating_mul(3).max(1));
+            let needs = 2 * frame + 2 * bdp;
+            if has < needs && worst.is_none_or(|(h, nd, ..)| needs - has > nd - h) {
+                worst = Some((has, needs, bdp, l, node, b.headroom_bytes.is_none()));
+            }
+        }
+    }
+    let (has, needs, bdp, l, node, auto) = worst?;
+    let peer = if l.a == node { l.b } else { l.a };
+    Some(ScenarioWarning {
+        key: "switch.pfc.headroom".into(),
+        value: if auto { "`auto`".into() } else { format!("`{has}B`") },
+        needs: format!(
+            "gives {has} B at {}'s port to {} ({}, {}); after a PAUSE up to {needs} B more can arrive (two {frame} B frames and the link's round trip of {} B), so frames may be dropped under PFC (`dropped_frames`); set switch.pfc.headroom to at least {needs}B to keep the run lossless",
+            t.nodes[node as usize].name,
+            t.nodes[peer as usize].name,
+            l.rate,
+            l.delay,
+            2 * bdp,
+        ),
+        without_cc: false,
+    })
+}
+
 fn unit_column(column: &str) -> Option<(&'static str, &'static str)> {
     match column {
         "size_bytes" => Some(("size", "B")),
