@@ -9,23 +9,11 @@
 //! each other, which is the contention UAR-aware placement removes. The
 //! model is off unless a scenario sets `host.uar`.
 
+pub mod config;
 pub mod policy;
 pub mod scheduler;
 
 use crate::time::{Duration, Time};
-
-/// A core's work to post one WQE before its doorbell (`ibv_post_send`
-/// building the WQE): rdmalab's assumption of 150 ns, which caps one core at
-/// ~5 M posts/s; not measured in SwiftRDMA.
-pub const DEFAULT_POST: Duration = Duration(150_000);
-/// A doorbell's hold on its page: take the lock, write the doorbell record
-/// by MMIO, release. rdmalab's assumption: 40 ns.
-pub const DEFAULT_DOORBELL: Duration = Duration(40_000);
-/// The extra hold when another core rang the page last and its lock's cache
-/// line must move: *fitted* (66 ns, a plausible cross-core transfer) so that
-/// 16 cores on one page keep 1 / 2.22 of what UAR-aware placement gives,
-/// SwiftRDMA Fig. 4's largest gain (docs/swiftrdma.md).
-pub const DEFAULT_BOUNCE: Duration = Duration(66_000);
 
 /// How QPs are bound to UAR pages when they are created.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

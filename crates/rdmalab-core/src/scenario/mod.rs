@@ -24,6 +24,7 @@ use crate::control::params::{ParamKind, ParamSpec, ParamValues};
 use crate::net::switch::{SwitchConfig, SwitchLocal};
 use crate::net::topology::{LinkParams, LinkSpec, NodeKind, Topology};
 use crate::nic::qp::Verb;
+use crate::host::config::HostConfig;
 use crate::nic::NicConfig;
 use crate::packet::WireFormat;
 use crate::rng::RngStream;
@@ -87,6 +88,8 @@ pub const SECTIONS: &[(&str, &[crate::config::Key])] = &[
     ("switch.ecn", crate::net::config::ECN_KEYS),
     ("switch.ecn.thresholds[]", crate::net::config::THRESHOLD_KEYS),
     ("nic", crate::nic::config::KEYS),
+    ("host", crate::host::config::KEYS),
+    ("host.uar", crate::host::config::UAR_KEYS),
 ];
 
 /// A validated scenario, ready to build a [`World`].
@@ -266,15 +269,6 @@ impl NodeIndex {
         }
         NodeIndex { of: Self::of(t), by_name, hosts: t.hosts().collect() }
     }
-}
-
-/// What the `host` section sets.
-#[derive(Default)]
-struct HostConfig {
-    pcie: Option<crate::nic::PcieConfig>,
-    device_pcie: Option<crate::nic::PcieConfig>,
-    report: Option<Duration>,
-    uar: Option<crate::host::UarConfig>,
 }
 
 impl Parser {
@@ -465,7 +459,7 @@ impl Parser {
                 );
             }
         }
-        if let (Some(n), Some(host)) = (nic.as_mut(), self.host(&o)) {
+        if let (Some(n), Some(host)) = (nic.as_mut(), HostConfig::read(&mut self.r, &o)) {
             if n.qp_scheduler == crate::nic::QpScheduler::Ns3Hpcc
                 && (host.pcie.is_some() || host.device_pcie.is_some())
             {
@@ -2152,44 +2146,6 @@ impl Parser {
 
     /// The host domain: the PCIe model and the period of host reports.
     /// The `host` section: host PCIe, the device-memory path, host reports.
-    fn host(&mut self, o: &Obj) -> Option<HostConfig> {
-        let Some(h) = self.sub(
-            o,
-            "host",
-            &[
-                "pcie",
-                "pcie_bandwidth",
-                "pcie_latency",
-                "device_pcie",
-                "device_pcie_bandwidth",
-                "device_pcie_latency",
-                "report_interval",
-                "uar",
-                "scheduler",
-            ],
-        ) else {
-            return Some(HostConfig::default());
-        };
-        let before = self.errs.len();
-        let pcie = self.pcie_link(&h, "pcie", Duration::from_ns(900));
-        let device_pcie = self.pcie_link(&h, "device_pcie", Duration::from_ns(900));
-        let report = if h.get("report_interval").is_some() {
-            self.positive_duration(&h, "report_interval", None)
-        } else {
-            None
-        };
-        let uar = self.uar(&h);
-        if self.errs.len() != before {
-            return None;
-        }
-        Some(HostConfig {
-            pcie,
-            device_pcie,
-            report,
-            uar: uar?,
-        })
-    }
-
     /// `host.scheduler`: the host scheduler loop and its policies; job names
     /// are resolved against the workload's `job`s. `host_name` names a
     /// workload host (a node index) in refusals.
@@ -3032,89 +2988,6 @@ impl Parser {
         }
         m.every = every? as u32;
         Some(Some(m))
-    }
-
-    /// `host.uar`: the UAR pages doorbells go through, and their costs.
-    fn uar(&mut self, h: &Obj) -> Option<Option<crate::host::UarConfig>> {
-        use crate::host::{UarConfig, UarPlacement};
-        let Some(u) = self.sub(
-            h,
-            "uar",
-            &["pages", "placement", "post", "doorbell", "bounce"],
-        ) else {
-            return Some(None);
-        };
-        let pages = self.int(&u, "pages", Some(16), 1, 4096);
-        let placement = self
-            .choice(
-                &u,
-                "placement",
-                &["round-robin", "random", "per-core", "single"],
-                Some("round-robin"),
-            )
-            .map(|p| match p.as_str() {
-                "per-core" => UarPlacement::PerCore,
-                "random" => UarPlacement::Random,
-                "single" => UarPlacement::Single,
-                _ => UarPlacement::RoundRobin,
-            });
-        let post = self.duration(&u, "post", Some(crate::host::DEFAULT_POST));
-        let doorbell = self.duration(&u, "doorbell", Some(crate::host::DEFAULT_DOORBELL));
-        let bounce = self.duration(&u, "bounce", Some(crate::host::DEFAULT_BOUNCE));
-        Some(Some(UarConfig {
-            pages: pages? as u32,
-            placement: placement?,
-            post: post?,
-            doorbell: doorbell?,
-            bounce: bounce?,
-        }))
-    }
-
-    /// A PCIe path given as `{name}` (a preset), `{name}_bandwidth` and `{name}_latency`.
-    fn pcie_link(
-        &mut self,
-        h: &Obj,
-        name: &str,
-        default_latency: Duration,
-    ) -> Option<crate::nic::PcieConfig> {
-        let preset = match h.get(name) {
-            None => None,
-            Some(Value::String(s)) if s == "gen4x16" => Some(Rate(252_061_538_462)),
-            Some(Value::String(s)) if s == "gen5x16" => Some(Rate(504_123_076_923)),
-            Some(Value::String(s)) if s == "gen3x16" => Some(Rate(126_030_769_231)),
-            Some(v) => {
-                self.err(
-                    h.key(name),
-                    show(v),
-                    format!("allowed: gen3x16, gen4x16, gen5x16 (or set {name}_bandwidth)"),
-                );
-                None
-            }
-        };
-        let bw_key = format!("{name}_bandwidth");
-        let wanted = h.get(name).is_some() || h.get(&bw_key).is_some();
-        let bw = if wanted {
-            self.rate(h, &bw_key, preset)
-        } else {
-            None
-        };
-        let lat_key = format!("{name}_latency");
-        if let (false, Some(v)) = (wanted, h.get(&lat_key)) {
-            // Without the link nothing reads over it: the latency would be ignored.
-            self.err(
-                h.key(&lat_key),
-                show(v),
-                format!("only applies with host.{name} or host.{bw_key} (the link it is the read round trip of)"),
-            );
-            return None;
-        }
-        let latency = self.duration(h, &lat_key, Some(default_latency));
-        match (wanted, bw, latency) {
-            (true, Some(bandwidth), Some(latency)) => {
-                Some(crate::nic::PcieConfig { bandwidth, latency })
-            }
-            _ => None,
-        }
     }
 
     fn verb(&mut self, o: &Obj) -> Option<Verb> {
