@@ -436,4 +436,26 @@ impl Reader {
             None => default,
         }
     }
+
+    /// Entries of a list key `k` (a single mapping counts as a list of one),
+    /// each with its dotted path (`workload.flows[2]`).
+    pub(crate) fn list<'a>(&mut self, o: &Obj<'a>, k: &str) -> Vec<(String, &'a Value)> {
+        match o.get(k) {
+            None => Vec::new(),
+            Some(Value::Array(a)) => a
+                .iter()
+                .enumerate()
+                .map(|(i, v)| (format!("{}[{i}]", o.key(k)), v))
+                .collect(),
+            Some(v @ Value::Object(_)) => vec![(o.key(k), v)],
+            Some(other) => {
+                self.err(
+                    o.key(k),
+                    show(other),
+                    "must be a mapping or a list of mappings",
+                );
+                Vec::new()
+            }
+        }
+    }
 }

@@ -15,16 +15,16 @@ pub mod yaml_flows;
 
 /// Units are the document's, read by every model's section.
 pub use crate::config::units;
-pub use crate::config::{Quantity, ScenarioError};
 use crate::config::{show, written, Obj, Reader};
+pub use crate::config::{Quantity, ScenarioError};
 
 use crate::algo::{algorithm, CcConfig, ALGORITHMS};
 use crate::control::framework::{Coalesce, EventType, Placement};
 use crate::control::params::{ParamKind, ParamSpec, ParamValues};
+use crate::host::config::HostConfig;
 use crate::net::switch::{SwitchConfig, SwitchLocal};
 use crate::net::topology::{LinkParams, LinkSpec, NodeKind, Topology};
 use crate::nic::qp::Verb;
-use crate::host::config::HostConfig;
 use crate::nic::NicConfig;
 use crate::packet::WireFormat;
 use crate::rng::RngStream;
@@ -86,7 +86,10 @@ pub const SECTIONS: &[(&str, &[crate::config::Key])] = &[
     ("switch", crate::net::config::KEYS),
     ("switch.pfc", crate::net::config::PFC_KEYS),
     ("switch.ecn", crate::net::config::ECN_KEYS),
-    ("switch.ecn.thresholds[]", crate::net::config::THRESHOLD_KEYS),
+    (
+        "switch.ecn.thresholds[]",
+        crate::net::config::THRESHOLD_KEYS,
+    ),
     ("nic", crate::nic::config::KEYS),
     ("host", crate::host::config::KEYS),
     ("host.uar", crate::host::config::UAR_KEYS),
@@ -157,7 +160,10 @@ impl Scenario {
         let s = p.scenario(v);
         let Reader { errs, quantities } = p.r;
         if errs.is_empty() {
-            Ok((s.expect("no errors means a scenario"), quantities.unwrap_or_default()))
+            Ok((
+                s.expect("no errors means a scenario"),
+                quantities.unwrap_or_default(),
+            ))
         } else {
             Err(ScenarioErrors(errs))
         }
@@ -267,7 +273,11 @@ impl NodeIndex {
         for (i, n) in t.nodes.iter().enumerate() {
             by_name.entry(n.name.clone()).or_insert(i as u32);
         }
-        NodeIndex { of: Self::of(t), by_name, hosts: t.hosts().collect() }
+        NodeIndex {
+            of: Self::of(t),
+            by_name,
+            hosts: t.hosts().collect(),
+        }
     }
 }
 
@@ -500,7 +510,15 @@ impl Parser {
                 host_rates.sort_unstable_by_key(|r| r.bps());
                 host_rates.dedup();
                 let tx = tx_time.unwrap_or_default();
-                n.scheduler = self.scheduler(&o, w, n, &host_name, &host_rates, tx);
+                n.scheduler = crate::host::config::read_scheduler(
+                    &mut self.r,
+                    &o,
+                    w,
+                    n,
+                    &host_name,
+                    &host_rates,
+                    tx,
+                );
             }
             n.pcie = host.pcie;
             n.device_pcie = host.device_pcie;
@@ -1161,7 +1179,10 @@ impl Parser {
     ) -> Option<u32> {
         let index = match &self.nodes {
             Some(ix) if ix.of == NodeIndex::of(t) => ix.clone(),
-            _ => self.nodes.insert(std::rc::Rc::new(NodeIndex::new(t))).clone(),
+            _ => self
+                .nodes
+                .insert(std::rc::Rc::new(NodeIndex::new(t)))
+                .clone(),
         };
         let hosts = &index.hosts;
         let what = if want_host { "host" } else { "node" };
@@ -1529,7 +1550,8 @@ impl Parser {
                 mine[n as usize] = true;
             }
             let rates = crate::net::config::port_rates(t, |n| mine[n as usize]);
-            let Some(local) = SwitchLocal::read(&mut self.r, &so, &base, Some(("these switches", &rates)))
+            let Some(local) =
+                SwitchLocal::read(&mut self.r, &so, &base, Some(("these switches", &rates)))
             else {
                 continue;
             };
@@ -2144,345 +2166,6 @@ impl Parser {
         })
     }
 
-    /// The host domain: the PCIe model and the period of host reports.
-    /// The `host` section: host PCIe, the device-memory path, host reports.
-    /// `host.scheduler`: the host scheduler loop and its policies; job names
-    /// are resolved against the workload's `job`s. `host_name` names a
-    /// workload host (a node index) in refusals.
-    fn scheduler(
-        &mut self,
-        o: &Obj,
-        w: &Workload,
-        n: &NicConfig,
-        host_name: &dyn Fn(u32) -> String,
-        host_rates: &[Rate],
-        tx_time: crate::time::TxTime,
-    ) -> Option<crate::host::policy::SchedulerConfig> {
-        use crate::host::policy::{Condition, Policy, PolicyAction, SchedulerConfig, Signal, Test};
-        let empty = Map::new();
-        let h = match o.get("host") {
-            Some(Value::Object(m)) => Obj {
-                path: "host".into(),
-                map: m,
-            },
-            _ => Obj {
-                path: "host".into(),
-                map: &empty,
-            },
-        };
-        let s = self.sub(&h, "scheduler", &["period", "cost", "policies", "intents"])?;
-        let period = self.positive_duration(&s, "period", Some(Duration::from_us(20)));
-        let cost = self.duration(&s, "cost", Some(Duration::from_us(1)));
-        let job_of = |p: &mut Parser, o: &Obj, required: bool| -> Option<u32> {
-            match o.get("job") {
-                Some(Value::String(j)) => match w.jobs.iter().position(|x| x == j) {
-                    Some(i) => Some(i as u32),
-                    None => {
-                        let known = if w.jobs.is_empty() {
-                            "none (give perftest entries a `job`)".to_string()
-                        } else {
-                            w.jobs.join(", ")
-                        };
-                        p.err(
-                            o.key("job"),
-                            format!("`{j}`"),
-                            format!("must name a job of the workload; jobs: {known}"),
-                        );
-                        None
-                    }
-                },
-                Some(v) => {
-                    p.err(o.key("job"), show(v), "must be a job name");
-                    None
-                }
-                None => {
-                    if required {
-                        p.err(
-                            o.key("job"),
-                            "",
-                            "is required here (the job the signal or action is for)",
-                        );
-                    }
-                    None
-                }
-            }
-        };
-        let mut policies = Vec::new();
-        let mut named: std::collections::HashMap<String, String> = Default::default();
-        for (path, v) in self.list(&s, "policies") {
-            let Some(p) = self.obj(v, &path, &["name", "when", "for", "then"]) else {
-                continue;
-            };
-            let name = self.string(&p, "name", None).unwrap_or_default();
-            self.table_name(p.key("name"), &name);
-            // policy_actions tells the policies apart by name alone.
-            if let Some(first) = named.get(&name) {
-                self.err(
-                    p.key("name"),
-                    format!("`{name}`"),
-                    format!("already names {first}: give each policy its own name (policy_actions names the policy that fired)"),
-                );
-            } else if p.get("name").is_some_and(|v| v == "") {
-                self.err(
-                    p.key("name"),
-                    "``",
-                    "must be a non-empty name (policy_actions names the policy that fired)",
-                );
-            } else {
-                named.insert(name.clone(), path.clone());
-            }
-            let periods = self.int(&p, "for", Some(1), 1, 1 << 20);
-            let mut when = Vec::new();
-            let mut cond_jobs: Vec<(String, u32)> = Vec::new();
-            let conds = self.list(&p, "when");
-            if conds.is_empty() {
-                self.err(
-                    p.key("when"),
-                    "",
-                    "is required: a list of at least one condition",
-                );
-            }
-            for (cpath, cv) in conds {
-                let Some(c) = self.obj(cv, &cpath, &["signal", "job", "above", "below", "rising"])
-                else {
-                    continue;
-                };
-                let signal = match c.get("signal") {
-                    Some(Value::String(x)) => match Signal::parse(x) {
-                        Some(sig) => Some(sig),
-                        None => {
-                            self.err(
-                                c.key("signal"),
-                                format!("`{x}`"),
-                                format!("allowed: {}", Signal::NAMES.join(", ")),
-                            );
-                            None
-                        }
-                    },
-                    other => {
-                        self.err(
-                            c.key("signal"),
-                            other.map_or(String::new(), show),
-                            format!("is required; allowed: {}", Signal::NAMES.join(", ")),
-                        );
-                        None
-                    }
-                };
-                let Some(signal) = signal else { continue };
-                // A host without the model has no such reading: the condition
-                // would never hold (with `below`, always hold), silently.
-                let needs = match signal {
-                    Signal::QpcMissRate if n.resources.is_none() => {
-                        Some("nic.resources (the QP-context cache whose misses it counts)")
-                    }
-                    Signal::DoorbellWaitNs if n.uar.is_none() => {
-                        Some("host.uar (the doorbell pages whose lock waits it reads)")
-                    }
-                    _ => None,
-                };
-                if let Some(what) = needs {
-                    self.err(
-                        c.key("signal"),
-                        format!("`{}`", Signal::NAMES[signal as usize]),
-                        format!("needs {what}"),
-                    );
-                    continue;
-                }
-                let job = job_of(self, &c, signal.per_job());
-                if !signal.per_job() && c.get("job").is_some() {
-                    self.err(
-                        c.key("job"),
-                        "(set)",
-                        format!(
-                            "signal `{}` is per host, not per job",
-                            Signal::NAMES[signal as usize]
-                        ),
-                    );
-                }
-                let tests: Vec<&str> = ["above", "below", "rising"]
-                    .into_iter()
-                    .filter(|k| c.get(k).is_some())
-                    .collect();
-                if tests.len() != 1 {
-                    self.err(
-                        c.path.clone(),
-                        format!("{tests:?}"),
-                        "needs exactly one of above: X, below: X, rising: true",
-                    );
-                    continue;
-                }
-                let test = match tests[0] {
-                    "above" => self
-                        .float(&c, "above", None, f64::MIN, f64::MAX, false)
-                        .map(Test::Above),
-                    "below" => self
-                        .float(&c, "below", None, f64::MIN, f64::MAX, false)
-                        .map(Test::Below),
-                    _ => {
-                        if !self.boolean(&c, "rising", false) {
-                            self.err(
-                                c.key("rising"),
-                                "`false`",
-                                "write `rising: true`, or leave the key out",
-                            );
-                        }
-                        Some(Test::Rising)
-                    }
-                };
-                // port_utilization is at least 0 and at most one frame more
-                // than the period's capacity (host::scheduler::max_port_utilization):
-                // a threshold outside that would never hold, silently.
-                if let (Signal::PortUtilization, Some(t), Some(p)) = (signal, test, period) {
-                    let most = host_rates
-                        .iter()
-                        .map(|&r| {
-                            crate::host::scheduler::max_port_utilization(r, p, &n.wire, tx_time)
-                        })
-                        .try_fold(0.0f64, |m, b| b.map(|b| m.max(b)))
-                        .filter(|_| !host_rates.is_empty());
-                    match t {
-                        Test::Above(x) if most.is_some_and(|most| x >= most) => {
-                            self.err(
-                                c.key("above"),
-                                format!("`{x}`"),
-                                format!(
-                                    "can never hold: port_utilization (bytes sent / what the port can send in a period of {p}) is at most {:.4} here (1, plus one frame counted whole when it starts near the period's end); allowed: below that",
-                                    most.unwrap_or_default()
-                                ),
-                            );
-                            continue;
-                        }
-                        Test::Below(x) if x <= 0.0 => {
-                            self.err(
-                                c.key("below"),
-                                format!("`{x}`"),
-                                "can never hold: port_utilization is never below 0; allowed: a number greater than 0",
-                            );
-                            continue;
-                        }
-                        _ => {}
-                    }
-                }
-                if let Some(test) = test {
-                    when.push(Condition { signal, job, test });
-                    if let Some(j) = job {
-                        cond_jobs.push((c.key("job"), j));
-                    }
-                }
-            }
-            let then = match p.get("then") {
-                Some(t) => self.obj(
-                    t,
-                    &p.key("then"),
-                    &["set_class", "set_share", "set_qps", "set_uar", "job"],
-                ),
-                None => {
-                    self.err(
-                        p.key("then"),
-                        "",
-                        "is required: one action and its job, {set_class: C, job: J}, {set_share: N, job: J}, {set_qps: K, job: J} or {set_uar: PLACEMENT, job: J}",
-                    );
-                    None
-                }
-            };
-            let action = then.and_then(|t| {
-                let job = job_of(self, &t, true)?;
-                let given: Vec<&str> = ["set_class", "set_share", "set_qps", "set_uar"].into_iter().filter(|k| t.get(k).is_some()).collect();
-                // Actions the NIC would ignore: the firing would be recorded in
-                // policy_actions with nothing done.
-                if given == ["set_uar"] && n.uar.is_none() {
-                    self.err(t.key("set_uar"), t.get("set_uar").map_or(String::new(), show), "needs host.uar: without its doorbell pages there is nothing to move the job's QPs between");
-                    return None;
-                }
-                if given == ["set_share"] && matches!(n.qp_scheduler, crate::nic::QpScheduler::Wqe { .. } | crate::nic::QpScheduler::Ns3Hpcc) {
-                    self.err(t.key("set_share"), t.get("set_share").map_or(String::new(), show), "needs nic.qp_scheduler `packet` or `srnic`: a `wqe` turn is set by turn_quantum, and `ns3-hpcc` sends one packet per turn");
-                    return None;
-                }
-                match given.as_slice() {
-                    ["set_class"] => self.int(&t, "set_class", None, 1, 7).map(|c| PolicyAction::SetClass { job, class: c as u8 }),
-                    ["set_share"] => self.int(&t, "set_share", None, 1, 1 << 16).map(|n| PolicyAction::SetShare { job, packets: n as u32 }),
-                    ["set_qps"] => self.int(&t, "set_qps", None, 1, 1 << 20).map(|n| PolicyAction::SetQps { job, qps: n as u32 }),
-                    ["set_uar"] => self
-                        .choice(&t, "set_uar", crate::host::UarPlacement::NAMES, None)
-                        .and_then(|p| crate::host::UarPlacement::parse(&p))
-                        .map(|placement| PolicyAction::SetUar { job, placement }),
-                    _ => {
-                        self.err(t.path.clone(), format!("{given:?}"), "needs exactly one action: set_class (1 to 7), set_share (1 to 65536), set_qps (1 or more) or set_uar (a UAR placement)");
-                        None
-                    }
-                }
-            });
-            // A host's scheduler reads its own QPs' signals and acts on its
-            // own QPs, so a condition on a job that runs on no host of the
-            // action's job could never fire where the action acts.
-            if let Some(then) = &action {
-                let hosts_of = |j: u32| -> Vec<u32> {
-                    let mut h: Vec<u32> = w
-                        .apps
-                        .iter()
-                        .filter(|a| a.job == Some(j))
-                        .map(|a| a.src)
-                        .collect();
-                    h.sort_unstable();
-                    h.dedup();
-                    h
-                };
-                let acted = hosts_of(then.job());
-                for (key, j) in &cond_jobs {
-                    let read = hosts_of(*j);
-                    if !read.iter().any(|h| acted.contains(h)) {
-                        let name = |hs: &[u32]| {
-                            hs.iter().map(|&i| host_name(i)).collect::<Vec<_>>().join(", ")
-                        };
-                        self.err(
-                            key.clone(),
-                            format!("`{}`", w.jobs[*j as usize]),
-                            format!(
-                                "runs on {}, and the action's job `{}` on {}: each host's scheduler reads and acts on its own QPs only, so the condition's job must send from a host of the action's job",
-                                name(&read),
-                                w.jobs[then.job() as usize],
-                                name(&acted)
-                            ),
-                        );
-                    }
-                }
-            }
-            if let (Some(then), Some(periods)) = (action, periods) {
-                policies.push(Policy {
-                    name,
-                    when,
-                    periods: periods as u32,
-                    then,
-                });
-            }
-        }
-        if let Some(v) = s.get("intents") {
-            let key = s.key("intents");
-            for p in self.intent_policies(v, &key, w) {
-                if let Some(first) = named.get(&p.name) {
-                    self.err(
-                        first.clone() + ".name",
-                        format!("`{}`", p.name),
-                        "is the name of an intent policy (intent-ls-JOB, intent-lt-JOB): give the policy another",
-                    );
-                }
-                policies.push(p);
-            }
-        }
-        if policies.is_empty() && self.errs.is_empty() {
-            self.err(
-                s.key("policies"),
-                "",
-                "is required: a list of at least one policy (or intents, with perftest entries that have an intent)",
-            );
-        }
-        Some(SchedulerConfig {
-            period: period?,
-            cost: cost?,
-            policies,
-        })
-    }
-
     /// `control.on_path`: TX cores in the send path, with a cost per packet
     /// given as `per_packet` or as `cycles_per_packet` at `clock`.
     fn on_path(&mut self, o: &Obj) -> Option<Option<crate::nic::OnPathCores>> {
@@ -3001,26 +2684,6 @@ impl Parser {
                 _ => Verb::Write,
             },
         )
-    }
-
-    fn list<'a>(&mut self, o: &Obj<'a>, k: &str) -> Vec<(String, &'a Value)> {
-        match o.get(k) {
-            None => Vec::new(),
-            Some(Value::Array(a)) => a
-                .iter()
-                .enumerate()
-                .map(|(i, v)| (format!("{}[{i}]", o.key(k)), v))
-                .collect(),
-            Some(v @ Value::Object(_)) => vec![(o.key(k), v)],
-            Some(other) => {
-                self.err(
-                    o.key(k),
-                    show(other),
-                    "must be a mapping or a list of mappings",
-                );
-                Vec::new()
-            }
-        }
     }
 
     /// One entry of `workload.flows` (or one row of a flow file): a QP that
@@ -3921,85 +3584,6 @@ impl Parser {
         Some(wl)
     }
 
-    /// `host.scheduler.intents`: `true` or `{ls_p99_us, lt_p99_us, ls_class,
-    /// lt_class, for}`. Each job with an intent gets SwiftRDMA's policy for
-    /// it (§4: LS > LT > TS): an LS job moves to `ls_class` once its p99
-    /// stays above `ls_p99_us` for `for` periods, an LT job to `lt_class`
-    /// above `lt_p99_us`; a TS job stays where it is.
-    fn intent_policies(
-        &mut self,
-        v: &Value,
-        key: &str,
-        w: &Workload,
-    ) -> Vec<crate::host::policy::Policy> {
-        use crate::host::policy::{Condition, Intent, Policy, PolicyAction, Signal, Test};
-        let empty = Map::new();
-        let o = match v {
-            Value::Bool(true) => Obj {
-                path: key.to_string(),
-                map: &empty,
-            },
-            Value::Object(_) => match self.obj(
-                v,
-                key,
-                &["ls_p99_us", "lt_p99_us", "ls_class", "lt_class", "for"],
-            ) {
-                Some(o) => o,
-                None => return Vec::new(),
-            },
-            other => {
-                self.err(
-                    key.to_string(),
-                    show(other),
-                    "must be `true` or a mapping {ls_p99_us, lt_p99_us, ls_class, lt_class, for}",
-                );
-                return Vec::new();
-            }
-        };
-        let ls_p99 = self.float(&o, "ls_p99_us", Some(20.0), 0.0, 1e9, false);
-        let lt_p99 = self.float(&o, "lt_p99_us", Some(50.0), 0.0, 1e9, false);
-        let ls_class = self.int(&o, "ls_class", Some(6), 1, 7);
-        let lt_class = self.int(&o, "lt_class", Some(5), 1, 7);
-        let periods = self.int(&o, "for", Some(2), 1, 1 << 20);
-        let (Some(ls_p99), Some(lt_p99), Some(ls_class), Some(lt_class), Some(periods)) =
-            (ls_p99, lt_p99, ls_class, lt_class, periods)
-        else {
-            return Vec::new();
-        };
-        if ls_class <= lt_class {
-            self.err(
-                format!("{key}.ls_class"),
-                format!("`{ls_class}`"),
-                format!("must be above lt_class ({lt_class}): LS > LT > TS"),
-            );
-        }
-        let mut out = Vec::new();
-        for (j, intent) in w.job_intents.iter().enumerate() {
-            let (p99, class, name) = match intent {
-                Some(Intent::LatencySensitive) => (ls_p99, ls_class, "ls"),
-                Some(Intent::Balanced) => (lt_p99, lt_class, "lt"),
-                _ => continue,
-            };
-            out.push(Policy {
-                name: format!("intent-{name}-{}", w.jobs[j]),
-                when: vec![Condition {
-                    signal: Signal::P99LatencyUs,
-                    job: Some(j as u32),
-                    test: Test::Above(p99),
-                }],
-                periods: periods as u32,
-                then: PolicyAction::SetClass {
-                    job: j as u32,
-                    class: class as u8,
-                },
-            });
-        }
-        if out.is_empty() {
-            self.err(key.to_string(), show(v), "no job has an ls or lt intent: give perftest entries `intent: ls` or `intent: lt` (and a `job`)");
-        }
-        out
-    }
-
     /// `nic.cc_scope` other than `qp` runs on the direct control path, and
     /// `tenant` needs every controlled QP to have a tenant.
     fn check_cc_scope(
@@ -4284,7 +3868,11 @@ const FLOW_KEYS: [&str; 7] = ["src", "dst", "verb", "size", "start", "dport", "t
 /// is named; the run goes ahead as written.
 fn short_pfc_headroom(t: &Topology, sw: &SwitchConfig, n: &NicConfig) -> Option<ScenarioWarning> {
     let w = &n.wire;
-    let frame = (w.mtu_payload + w.data_overhead + w.write_first_extra + w.int_header + w.cc_header
+    let frame = (w.mtu_payload
+        + w.data_overhead
+        + w.write_first_extra
+        + w.int_header
+        + w.cc_header
         + w.l1_overhead) as u64;
     let buffer_of = |node: u32| {
         sw.per_switch
@@ -4303,7 +3891,9 @@ fn short_pfc_headroom(t: &Topology, sw: &SwitchConfig, n: &NicConfig) -> Option<
                 continue;
             }
             let bdp = l.rate.bytes_in(l.delay);
-            let has = b.headroom_bytes.unwrap_or_else(|| bdp.saturating_mul(3).max(1));
+            let has = b
+                .headroom_bytes
+                .unwrap_or_else(|| bdp.saturating_mul(3).max(1));
             let needs = 2 * frame + 2 * bdp;
             if has < needs && worst.is_none_or(|(h, nd, ..)| needs - has > nd - h) {
                 worst = Some((has, needs, bdp, l, node, b.headroom_bytes.is_none()));
@@ -4345,8 +3935,6 @@ fn host_index(f: &str) -> Option<u64> {
     let digits = !f.is_empty() && f.bytes().all(|b| b.is_ascii_digit());
     (canonical && digits).then(|| f.parse().ok()).flatten()
 }
-
-
 
 fn parse_frequency(s: &str) -> Result<f64, String> {
     let s = s.trim();
