@@ -733,3 +733,31 @@ def test_runs_that_start_flows_too_late_are_warned_of_once_before_the_sweep(tmp_
     (tmp_path / "sw.yaml").write_text("base: s.yaml\ngrid: {duration: [1ms, 2ms]}\n")
     r = rdmalab_cli("sweep", tmp_path / "sw.yaml", "--out", tmp_path / "o2", "--dry-run")
     assert r.returncode == 0 and "warning" not in r.stderr, r.stderr
+
+
+def test_set_on_the_command_line_sets_every_run_and_never_an_axis(sweep12, tmp_path):
+    """`sweep --set KEY=VALUE` sets a key of every run's scenario after the
+    file's `set:` (replacing the file's value for the same key), so the runs
+    are new runs; a key the grid varies, or one inside a set key, is refused
+    naming the --set, before anything runs."""
+    plain = load_sweep(sweep12, check=False)
+    longer = load_sweep(sweep12, check=False, overrides={"duration": "3ms", "switch.buffer": "8MiB"})
+    assert [r.params for r in longer.runs] == [r.params for r in plain.runs]
+    for a, b in zip(plain.runs, longer.runs):
+        assert a.run_id != b.run_id
+    out = tmp_path / "o"
+    r = rdmalab_cli("sweep", sweep12, "--out", out, "--quiet", "--set", "duration=1ms")
+    assert r.returncode == 0, r.stderr
+    rows = [json.loads(line) for line in (out / "manifest.jsonl").read_text().splitlines()]
+    assert len(rows) == 12
+    for row in rows:
+        s = json.loads((out / row["run_dir"] / "summary.json").read_text())
+        # The file's `set: {duration: 2ms}` is replaced.
+        assert s["sim_time_ps"] <= 1_000_000_000, s
+    for pair, said in [("cc=null", "`cc` is given conflicting values by both --set cc and grid"),
+                       ("cc.algorithm=hpcc", "`cc` (grid"),
+                       ("workload.poisson.load=0.5", "--set workload.poisson.load"),
+                       ("seed=7", "--set seed")]:
+        r = rdmalab_cli("sweep", sweep12, "--out", tmp_path / "x", "--set", pair)
+        assert r.returncode != 0 and said in r.stderr, (pair, r.stderr)
+        assert not (tmp_path / "x").exists()

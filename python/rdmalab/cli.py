@@ -411,7 +411,8 @@ def cmd_sweep(args) -> int:
     from rdmalab.sweep.spec import describe_params
 
     _refuse_scenario_file(args.sweep)
-    sweep = load_sweep(args.sweep)  # expanded and validated before anything is written
+    overrides, _ = _overrides(args.set)
+    sweep = load_sweep(args.sweep, overrides=overrides)  # expanded and validated before anything is written
     if args.dry_run:
         print(f"sweep {sweep.name}: {plural(len(sweep.runs), 'run')} ({sweep.shape()}), every scenario valid")
         for r in sweep.runs:
@@ -939,6 +940,9 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("sweep", help="run every scenario of a sweep file (resumes an interrupted sweep)")
     p.add_argument("sweep", help="sweep YAML file (docs/sweeps.md)")
     p.add_argument("--out", required=True, help="sweep directory: manifest, plan and one directory per run")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE",
+                   help="set a key of every run's scenario, after the file's `set:` (--set duration=5ms); "
+                        "a key the grid varies is refused; repeatable")
     from rdmalab.sweep import BACKENDS
 
     p.add_argument("--backend", choices=BACKENDS, default="local",

@@ -429,9 +429,14 @@ def _axes(spec: dict) -> list[Axis]:
     return axes
 
 
-def _check_conflicts(fixed: dict, axes: list[Axis]) -> None:
-    """No key may be set twice, and no key may lie inside another that is set."""
-    owners: list[tuple[str, list, str]] = [(k, parse_key(k, f"set `{k}`"), f"set `{k}`") for k in fixed]
+def _check_conflicts(fixed: dict, axes: list[Axis], cli: dict | None = None) -> None:
+    """No key may be set twice, and no key may lie inside another that is set.
+    `cli`: the command line's `--set` keys, which replace a `set:` key of the
+    same name but may not meet an axis or lie inside another key."""
+    cli = cli or {}
+    owners: list[tuple[str, list, str]] = [(k, parse_key(k, f"set `{k}`"), f"set `{k}`") for k in fixed
+                                           if k not in cli]
+    owners += [(k, parse_key(k, f"--set {k}"), f"--set {k}") for k in cli]
     for ax in axes:
         owners += [(k, parse_key(k, ax.where), ax.where) for k in ax.keys]
     for (ka, pa_, wa), (kb, pb, wb) in itertools.combinations(owners, 2):
@@ -553,10 +558,14 @@ def describe_params(params: dict) -> str:
     return ", ".join(f"{k}={yaml_like(v)}" for k, v in params.items()) or "(no axes)"
 
 
-def sweep_from_dict(spec: Any, sweep_dir: str | Path = ".", source: str = "<dict>", check: bool = True) -> Sweep:
+def sweep_from_dict(spec: Any, sweep_dir: str | Path = ".", source: str = "<dict>", check: bool = True,
+                    overrides: dict | None = None) -> Sweep:
     """Expand a sweep specification into runs; with `check`, validate every run with the core,
     which also tells two spellings of one quantity apart from two settings (`10us` and
-    `10000ns` on one axis are refused only then: only the core knows a key's unit)."""
+    `10000ns` on one axis are refused only then: only the core knows a key's unit).
+    `overrides`: dotted keys and values set on the base after the file's `set:`
+    (the command line's `--set`; file names in them are relative to the working
+    directory)."""
     if not isinstance(spec, dict):
         raise SweepError("(sweep): must be a mapping with a `base` scenario and axes (`grid`, `zip`, `seeds`)")
     unknown = [k for k in spec if k not in SWEEP_KEYS]
@@ -590,13 +599,19 @@ def sweep_from_dict(spec: Any, sweep_dir: str | Path = ".", source: str = "<dict
         raise SweepError(f"name: {str(name)!r} holds a line break or another control character — "
                          f"allowed: text on one line")
     axes = _axes(spec)
-    _check_conflicts(fixed, axes)
+    cli = overrides or {}
+    _check_conflicts(fixed, axes, cli)
     _check_columns(axes)
 
     base = copy.deepcopy(base)
     for k, v in fixed.items():
+        if k in cli:
+            continue
         key = parse_key(k, f"set `{k}`")
         set_key(base, key, _from_sweep_dir(key, v, sweep_dir, base_dir), f"set `{k}`")
+    for k, v in cli.items():
+        key = parse_key(k, f"--set {k}")
+        set_key(base, key, _from_sweep_dir(key, v, Path.cwd(), base_dir), f"--set {k}")
 
     param_names = [k for ax in axes for k in ax.keys]
     total = 1
@@ -723,8 +738,9 @@ def is_sweep_file(data: Any) -> bool:
     return isinstance(data, dict) and "base" in data
 
 
-def load_sweep(path: str | Path, check: bool = True) -> Sweep:
-    """Read a sweep YAML file and expand it (see the module docstring)."""
+def load_sweep(path: str | Path, check: bool = True, overrides: dict | None = None) -> Sweep:
+    """Read a sweep YAML file and expand it (see the module docstring);
+    `overrides` as [`sweep_from_dict`]'s."""
     p = Path(path)
     try:
         spec = yamlio.load(read_input(p, "(sweep)"))
@@ -736,4 +752,4 @@ def load_sweep(path: str | Path, check: bool = True) -> Sweep:
         raise SweepError(f"(sweep): `{p}` is not valid YAML: {e}") from None
     if spec is None:
         raise SweepError(f"(sweep): `{p}` is empty")
-    return sweep_from_dict(spec, sweep_dir=p.parent, source=str(p), check=check)
+    return sweep_from_dict(spec, sweep_dir=p.parent, source=str(p), check=check, overrides=overrides)
