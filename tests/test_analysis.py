@@ -224,3 +224,34 @@ def test_numpy_integers_are_whole_numbers_too():
     assert A.jain_fairness(q, window_ps=np.int64(100))["qps"].to_list() == [2]
     f = flows(range(1, 9), [1.0] * 8, [0] * 8)
     assert A.slowdown_by_size(f, buckets=np.int32(2), quantiles=[np.float64(0.5)]).height == 2
+
+
+def test_fixed_size_edges_are_the_same_for_every_setting_and_include_their_upper_edge():
+    """`buckets` as size edges: (edge before, edge] per bucket, the last above
+    the last edge, empty buckets left out; each setting cut at the same sizes
+    (equal-count buckets would cut each setting where its own flows fall)."""
+    a = flows([50, 100, 101, 5000, 20_000], [1.0, 2.0, 3.0, 4.0, 5.0], [1] * 5, run="a")
+    b = flows([10, 99, 20_000, 30_000], [6.0, 7.0, 8.0, 9.0], [1] * 4, run="b")
+    t = A.slowdown_by_size(pl.concat([a, b]), by="run_id", buckets=(100, 10_000))
+    rows = {(r["run_id"], r["bucket"]): (r["flows"], r["size_min_bytes"], r["size_max_bytes"])
+            for r in t.iter_rows(named=True)}
+    assert rows == {("a", 0): (2, 50, 100), ("a", 1): (2, 101, 5000), ("a", 2): (1, 20_000, 20_000),
+                    ("b", 0): (2, 10, 99), ("b", 2): (2, 20_000, 30_000)}
+    assert A.size_edges("pfabric") == (100_000, 10_000_000)
+    assert A.size_edges("10KB, 100KB,1MiB") == (10_000, 100_000, 1_048_576)
+    for bad in ("10KB,5KB", "0,1KB", "banana", "1.5"):
+        with pytest.raises(ValueError, match="buckets"):
+            A.size_edges(bad)
+    with pytest.raises(ValueError, match="each above the one before"):
+        A.slowdown_by_size(a, buckets=(100, 100))
+
+
+def test_analyze_takes_named_or_written_edges(tmp_path):
+    from conftest import ROOT, rdmalab_cli
+
+    out = tmp_path / "o"
+    assert rdmalab_cli("run", ROOT / "examples" / "dumbbell-dcqcn.yaml", "--out", out, "--quiet").returncode == 0
+    r = rdmalab_cli("analyze", out, "--buckets", "pfabric")
+    assert r.returncode == 0 and "at fixed edges 100 KB, 10 MB" in r.stdout, r.stdout + r.stderr
+    r = rdmalab_cli("analyze", out, "--buckets", "10KB,5KB")
+    assert r.returncode == 2 and "--buckets: `10KB,5KB` — allowed: whole byte sizes above 0" in r.stderr, r.stderr

@@ -93,6 +93,36 @@ MIN_FLOWS_PER_BUCKET = 10
 MAX_BUCKETS = 20
 
 
+#: Fixed flow-size edges that papers draw, in bytes: a bucket holds the flows in
+#: (previous edge, edge], the last one those above the last edge.
+NAMED_EDGES = {
+    # pFabric (SIGCOMM'13) §5: small (0, 100KB], medium (100KB, 10MB], large above 10MB.
+    "pfabric": (100_000, 10_000_000),
+}
+
+
+def size_edges(text: str) -> tuple[int, ...]:
+    """Fixed bucket edges from `--buckets`: a name of NAMED_EDGES, or sizes
+    separated by commas (`10KB,100KB,1MB`; units as in scenarios, a bare number
+    is bytes), strictly increasing and above 0."""
+    from rdmalab.casestudies import size_bytes
+
+    if text in NAMED_EDGES:
+        return NAMED_EDGES[text]
+    edges = []
+    for part in text.split(","):
+        part = part.strip()
+        try:
+            v = size_bytes(part)
+        except ValueError:
+            raise ValueError(f"buckets: `{text}` — `{part}` is not a size; allowed: a number of buckets, "
+                             f"{', '.join(NAMED_EDGES)}, or sizes separated by commas (10KB,100KB,1MB)") from None
+        if v != int(v) or v <= 0 or (edges and v <= edges[-1]):
+            raise ValueError(f"buckets: `{text}` — allowed: whole byte sizes above 0, each above the one before")
+        edges.append(int(v))
+    return tuple(edges)
+
+
 def flows_needed(q: float) -> int:
     """How many flows a bucket needs for its q-quantile to be more than its largest value:
     ⌈1/(1−q)⌉ (p99: 100, p99.9: 1000), and at least MIN_FLOWS_PER_BUCKET (p50: 10)."""
@@ -115,7 +145,7 @@ def default_buckets(flows: Frame, by: Sequence[str] | str | None = None, q: floa
 def slowdown_by_size(
     flows: Frame,
     by: Sequence[str] | str | None = None,
-    buckets: int = 20,
+    buckets: int | Sequence[int] = 20,
     quantiles: Sequence[float] = DEFAULT_QUANTILES,
     start_ps: int | None = None,
     end_ps: int | None = None,
@@ -125,20 +155,36 @@ def slowdown_by_size(
     Flows that started in [start_ps, end_ps) (drop warm-up and tail) are
     sorted by size (ties by slowdown, so the result does not depend on row
     order) and cut into `buckets` buckets of equal flow count (20 buckets:
-    5% of the flows each; flow i of n goes to bucket ⌊i·buckets/n⌋).
+    5% of the flows each; flow i of n goes to bucket ⌊i·buckets/n⌋). With
+    `buckets` a sequence of sizes (`NAMED_EDGES`, `size_edges`), the edges are
+    fixed instead, the same for every setting: bucket k holds the flows in
+    (edges[k-1], edges[k]], the last bucket those above the last edge, and
+    empty buckets are left out.
     Columns: the `by` columns, `bucket` (0 = smallest flows), `flows`,
     `size_min_bytes`, `size_max_bytes`, `mean`, and one column per quantile
     (`p50`, `p95`, `p99`, `p99_9`).
     """
-    if isinstance(buckets, bool) or not isinstance(buckets, numbers.Integral) or buckets < 1:
-        raise ValueError(f"buckets: {buckets!r} — allowed: a whole number of buckets, at least 1")
+    edges = None
+    if isinstance(buckets, (tuple, list)):
+        edges = [int(e) for e in buckets]
+        if not edges or any(e <= 0 for e in edges) or any(b <= a for a, b in zip(edges, edges[1:])):
+            raise ValueError(f"buckets: {buckets!r} — allowed: sizes above 0, each above the one before")
+    elif isinstance(buckets, bool) or not isinstance(buckets, numbers.Integral) or buckets < 1:
+        raise ValueError(f"buckets: {buckets!r} — allowed: a whole number of buckets, at least 1, or size edges")
     _check_quantiles(quantiles)
     keys = _by(by)
     df = _window(_df(flows), "start_ps", start_ps, end_ps)
     df = df.sort(keys + ["size_bytes", "slowdown"])
-    rank = pl.int_range(pl.len()).over(keys) if keys else pl.int_range(pl.len())
-    n = pl.len().over(keys) if keys else pl.len()
-    df = df.with_columns(((rank * buckets) // n).cast(pl.Int64).alias("bucket"))
+    if edges is not None:
+        # The number of edges below a flow's size: (edges[k-1], edges[k]] is bucket k.
+        bucket = pl.lit(0, pl.Int64)
+        for e in edges:
+            bucket = bucket + (pl.col("size_bytes") > e).cast(pl.Int64)
+        df = df.with_columns(bucket.alias("bucket"))
+    else:
+        rank = pl.int_range(pl.len()).over(keys) if keys else pl.int_range(pl.len())
+        n = pl.len().over(keys) if keys else pl.len()
+        df = df.with_columns(((rank * buckets) // n).cast(pl.Int64).alias("bucket"))
     aggs = [
         pl.len().cast(pl.Int64).alias("flows"),
         pl.col("size_bytes").min().alias("size_min_bytes"),

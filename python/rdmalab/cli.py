@@ -303,6 +303,28 @@ def _int_between(low: int, high: int | None, allowed: str):
 
 
 _positive_int = _int_between(1, None, "1 or more")
+
+
+def _buckets_arg(text: str):
+    """`--buckets`: a number of equal-count buckets, or fixed size edges (a
+    name such as `pfabric`, or sizes separated by commas)."""
+    from rdmalab.analysis import size_edges
+
+    if text.strip().isdigit():
+        return _positive_int(text)
+    try:
+        return size_edges(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e).removeprefix("buckets: ")) from None
+
+
+def _buckets_text(buckets) -> str:
+    """How a run of `analyze` names its buckets."""
+    from rdmalab.units import fmt_size, plural
+
+    if isinstance(buckets, tuple):
+        return f"{plural(len(buckets) + 1, 'bucket')} at fixed edges {', '.join(fmt_size(e) for e in buckets)}"
+    return f"{plural(buckets, 'bucket')} of equal flow count"
 #: fct.txt's dport column.
 _udp_port = _int_between(0, 65535, "a UDP port, 0 to 65535")
 
@@ -624,7 +646,7 @@ def cmd_analyze(args) -> int:
     sized = "" if args.buckets else f" (--buckets default: ≥{flows_needed(0.99)} flows each for p99, at most {MAX_BUCKETS})"
     print(f"FCT slowdown by flow size: {results.name}, {runs}, "
           f"{sd['flows'].sum()} of {plural(flows.height, 'flow')} (start window {args.start or 'start'} to {args.end or 'end'}), "
-          f"{plural(buckets, 'bucket')} of equal flow count{sized}, nearest-rank quantiles, sizes in bytes")
+          f"{_buckets_text(buckets)}{sized}, nearest-rank quantiles, sizes in bytes")
     print(slowdown_text(sd, cols, results))
     return 0
 
@@ -882,8 +904,10 @@ def cmd_cc_flags(args) -> int:
 
 THREADS_HELP = ("split the run over this many threads (default 1); the outputs are the serial run's, byte for "
                 "byte; fabric scenarios with flows and built-in CC (docs/parallel.md)")
-BUCKETS_HELP = ("flow-size buckets of equal flow count for the slowdown (default: sized to the flow count, "
-                "so each bucket holds enough flows for its percentile: 100 for p99, 10 for p50; at most 20)")
+BUCKETS_HELP = ("flow-size buckets for the slowdown: a number of buckets of equal flow count (default: sized to "
+                "the flow count, so each bucket holds enough flows for its percentile: 100 for p99, 10 for p50; "
+                "at most 20), or fixed size edges, the same for every setting: `pfabric` (100KB, 10MB) or sizes "
+                "separated by commas (10KB,100KB,1MB)")
 
 
 def _show_scenario_warnings() -> None:
@@ -976,7 +1000,7 @@ def main(argv: list[str] | None = None) -> int:
                                            "`--by run_id` for one table per run)")
     p.add_argument("--start", help="drop flows that started before this time (warm-up), e.g. 1ms")
     p.add_argument("--end", help="drop flows that started at or after this time (tail), e.g. 9ms")
-    p.add_argument("--buckets", type=_positive_int, help=BUCKETS_HELP)
+    p.add_argument("--buckets", type=_buckets_arg, help=BUCKETS_HELP)
     p.add_argument("--csv", action="store_true", help="write the table as CSV to stdout")
     p.set_defaults(func=cmd_analyze)
 
@@ -985,7 +1009,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", help="HTML file (default: PATH/report.html)")
     p.add_argument("--start", help="slowdown: only flows that started at or after this time")
     p.add_argument("--end", help="slowdown: only flows that started before this time")
-    p.add_argument("--buckets", type=_positive_int, help=BUCKETS_HELP)
+    p.add_argument("--buckets", type=_buckets_arg, help=BUCKETS_HELP)
     p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("plot", help="draw the standard plots of a run or sweep directory as PNG or SVG")
@@ -994,7 +1018,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--format", choices=("png", "svg"), default="png")
     p.add_argument("--start", help="slowdown: only flows that started at or after this time")
     p.add_argument("--end", help="slowdown: only flows that started before this time")
-    p.add_argument("--buckets", type=_positive_int, help=BUCKETS_HELP)
+    p.add_argument("--buckets", type=_buckets_arg, help=BUCKETS_HELP)
     p.set_defaults(func=cmd_plot)
 
     p = sub.add_parser("figures", help="list the case-study figures a scenario or sweep can name in `figures:`")

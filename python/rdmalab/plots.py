@@ -170,7 +170,7 @@ def _first_runs(df: pl.DataFrame, results: Results) -> pl.DataFrame:
 
 
 def slowdown_figures(results: Results, start_ps: int | None = None, end_ps: int | None = None,
-                     buckets: int | None = None, quantiles: tuple = SLOWDOWN_PANELS) -> list[Figure]:
+                     buckets: int | tuple | None = None, quantiles: tuple = SLOWDOWN_PANELS) -> list[Figure]:
     """FCT slowdown against flow size, one panel per quantile (p50, p99), one line per setting;
     log axes. Each panel's buckets hold enough flows for its quantile (`A.default_buckets`)
     unless `buckets` is given."""
@@ -188,6 +188,8 @@ def slowdown_figures(results: Results, start_ps: int | None = None, end_ps: int 
         if sd["bucket"].max() == 0:
             how = (f"one bucket per setting, ≥{plural(least, 'flow')}" if many
                    else f"one bucket of {plural(least, 'flow')}")
+        elif isinstance(n, tuple):
+            how = f"fixed edges {', '.join(fmt_size(e) for e in n)}; ≥{plural(least, 'flow')}"
         else:
             how = f"{n} buckets of ≥{plural(least, 'flow')}"
         fig = Figure(f"slowdown-{name}", f"{name} FCT slowdown by flow size ({how})", "flow size (bytes, largest in bucket)",
@@ -535,7 +537,7 @@ def control_delay_figure(results: Results) -> Figure | None:
 
 
 def standard_figures(results: Results, start_ps: int | None = None, end_ps: int | None = None,
-                     buckets: int | None = None) -> list[Figure]:
+                     buckets: int | tuple | None = None) -> list[Figure]:
     """Every standard plot that has data, in the report's order: slowdown vs size (p50, p99),
     FCT CDF, p99 vs load; dequeue rates per setting, throughput of the named flows, total
     throughput, fairness; queues at the busiest ports, queue CDF; ECN marks, CNPs, PFC
@@ -634,7 +636,7 @@ def render(fig: Figure, path: str | Path) -> Path:
 
 
 def write_plots(path: str | Path, out_dir: str | Path, fmt: str = "png",
-                start_ps: int | None = None, end_ps: int | None = None, buckets: int | None = None) -> list[Path]:
+                start_ps: int | None = None, end_ps: int | None = None, buckets: int | tuple | None = None) -> list[Path]:
     """Draw every standard plot of a run or sweep directory into `out_dir` as FORMAT files
     (`buckets`: flow-size buckets of the slowdown panels; default sized to the flow count)."""
     if fmt not in ("png", "svg"):

@@ -221,7 +221,7 @@ def _total(results: Results, key: str) -> int:
 
 
 def build_report(path: str | Path, start_ps: int | None = None, end_ps: int | None = None,
-                 buckets: int | None = None) -> str:
+                 buckets: int | tuple | None = None) -> str:
     """The report of a run or sweep directory as HTML text."""
     results = Results(path)
     figs = standard_figures(results, start_ps, end_ps, buckets)
@@ -256,7 +256,7 @@ def build_report(path: str | Path, start_ps: int | None = None, end_ps: int | No
         S.text(f"Flows{window}{pooled}. Slowdown is FCT over the flow's FCT alone on an idle network. "
                "Flows are sorted by size and cut into buckets of equal flow count; each panel's buckets hold "
                "enough flows for its percentile (p50: at least 10, p99: at least 100; fewer flows give fewer "
-               "buckets" + ("" if buckets is None else f"; here --buckets {buckets} for both") + "). Nearest-rank "
+               "buckets" + ("" if buckets is None else f"; here --buckets {_buckets_shown(buckets)} for both") + "). Nearest-rank "
                "percentiles; hover a point for its bucket's sizes and flow count.")
         S.plots([S.figs.get("slowdown-p50"), S.figs.get("slowdown-p99"), S.figs.get("fct-cdf"),
                  next((f for f in S.section("fct") if f.key.endswith("-vs-load")), None)])
@@ -268,7 +268,9 @@ def build_report(path: str | Path, start_ps: int | None = None, end_ps: int | No
         sd = in_sweep_order(sd, results, cols, ["bucket"]).with_columns(
             pl.col("size_min_bytes").map_elements(fmt_size, return_dtype=pl.String),
             pl.col("size_max_bytes").map_elements(fmt_size, return_dtype=pl.String))
-        S.out.append(f"<details><summary>Slowdown table ({plural(n, 'bucket')} per setting, sized for p99)"
+        shown = (f"fixed edges {_buckets_shown(n)}" if isinstance(n, tuple)
+                 else f"{plural(n, 'bucket')} per setting, sized for p99")
+        S.out.append(f"<details><summary>Slowdown table ({shown})"
                      "</summary>" + _table(sd, left=set(cols), headers={"size_min_bytes": "smallest",
                                                                          "size_max_bytes": "largest"}) + "</details>")
 
@@ -413,8 +415,13 @@ def _pfc_enabled(results: Results) -> bool:
 
 
 def write_report(path: str | Path, out: str | Path | None = None,
-                 start_ps: int | None = None, end_ps: int | None = None, buckets: int | None = None) -> Path:
+                 start_ps: int | None = None, end_ps: int | None = None, buckets: int | tuple | None = None) -> Path:
     """Write the report of a run or sweep directory (default: DIR/report.html)."""
     target = Path(out) if out is not None else Path(path) / "report.html"
     target.write_text(build_report(path, start_ps, end_ps, buckets), encoding="utf-8")
     return target
+
+
+def _buckets_shown(buckets) -> str:
+    """`--buckets` as the report names it: a count, or fixed edges as sizes."""
+    return ", ".join(fmt_size(e) for e in buckets) if isinstance(buckets, tuple) else str(buckets)
