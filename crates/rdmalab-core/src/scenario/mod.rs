@@ -93,6 +93,7 @@ pub const SECTIONS: &[(&str, &[crate::config::Key])] = &[
     ("nic", crate::nic::config::KEYS),
     ("host", crate::host::config::KEYS),
     ("host.uar", crate::host::config::UAR_KEYS),
+    ("records", crate::record::config::KEYS),
 ];
 
 /// A validated scenario, ready to build a [`World`].
@@ -396,8 +397,8 @@ impl Parser {
                 "ns3-truncated" => crate::time::TxTime::Ns3Truncated,
                 _ => crate::time::TxTime::Exact,
             });
-        let records = self.records(&o);
-        let qlen_monitor = self.qlen_monitor(&o);
+        let records = crate::record::config::read_kept(&mut self.r, &o);
+        let qlen_monitor = crate::record::config::read_qlen_monitor(&mut self.r, &o);
 
         let topology = match o.get("topology") {
             Some(t) => self.topology(t),
@@ -711,27 +712,6 @@ impl Parser {
         out
     }
 
-    fn qlen_monitor(&mut self, o: &Obj) -> Option<Option<(Duration, Duration)>> {
-        let Some(r) = o.get("records").and_then(|v| v.get("qlen_monitor")) else {
-            return Some(None);
-        };
-        let m = self.obj(r, "records.qlen_monitor", &["start", "end"])?;
-        let start = self.duration(&m, "start", None);
-        let end = self.duration(&m, "end", None);
-        match (start, end) {
-            (Some(a), Some(b)) if b >= a => Some(Some((a, b))),
-            (Some(a), Some(b)) => {
-                self.err(
-                    "records.qlen_monitor.end",
-                    format!("`{b}`"),
-                    format!("must not be before start ({a})"),
-                );
-                None
-            }
-            _ => None,
-        }
-    }
-
     /// `records.pcap`: `true` (every host's link), `false`, or a filter of
     /// capture points (hosts, ports, links), flows, a time window and a snap length.
     fn pcap(
@@ -905,43 +885,6 @@ impl Parser {
             return None;
         }
         Some(Some(cfg))
-    }
-
-    /// `records`: the sample period (None = off), whether probe rows are kept
-    /// and whether run-wide counters are sampled.
-    fn records(&mut self, o: &Obj) -> Option<(Option<Duration>, bool, bool)> {
-        let Some(r) = self.sub(
-            o,
-            "records",
-            &[
-                "sample_interval",
-                "qlen_monitor",
-                "probes",
-                "counters",
-                "pcap",
-            ],
-        ) else {
-            return Some((Some(Duration::from_us(10)), true, false));
-        };
-        let probes = self.boolean(&r, "probes", true);
-        let counters = self.boolean(&r, "counters", false);
-        let interval = match r.get("sample_interval") {
-            Some(Value::String(s)) if s == "off" => Some(None),
-            // YAML 1.1 reads a bare `off` as false.
-            Some(Value::Bool(false)) => Some(None),
-            _ => self
-                .positive_duration(&r, "sample_interval", Some(Duration::from_us(10)))
-                .map(Some),
-        };
-        if counters && matches!(interval, Some(None)) {
-            self.err(
-                "records.counters",
-                "`true`".to_string(),
-                "needs records.sample_interval (the counters are kept per sample period), not `off`".to_string(),
-            );
-            return None;
-        }
-        Some((interval?, probes, counters))
     }
 
     fn link_params(&mut self, o: &Obj, k: &str) -> Option<LinkParams> {
