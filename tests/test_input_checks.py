@@ -656,3 +656,20 @@ def test_a_sweep_that_toggles_the_key_a_setting_needs_is_not_warned_of(tmp_path)
     assert said[0].startswith("rdmalab: warning: 2 of 2 runs: workload.perftest[0].cores: `4` — "), said
     assert said[1].startswith("rdmalab: warning: 1 of 2 runs: nic.cc_scope: `pair` — "), said
     assert said[1].endswith("first: run 1 (cc=none, nic.cc_scope=pair)"), said
+
+
+def test_output_names_no_file_system_takes_and_absurd_thread_counts_are_refused_up_front(tmp_path, examples):
+    """A name over 255 bytes in an output path, and a thread count past what
+    argparse can hand the core, are refused naming the option, not with a
+    raw OSError or OverflowError from deep inside."""
+    long = "a" * 256
+    scenario = examples / "dumbbell-dcqcn.yaml"
+    for args in (("run", scenario, "--out", tmp_path / long),
+                 ("sweep", examples / "cc-comparison-sweep.yaml", "--out", tmp_path / long / "x"),
+                 ("report", scenario.parent, "--out", tmp_path / (long + ".html"))):
+        r = rdmalab_cli(*args)
+        assert r.returncode != 0 and "Traceback" not in r.stderr, r.stderr
+        assert "is 256 bytes long; allowed: names of at most 255 bytes" in r.stderr or \
+            "is 261 bytes long; allowed: names of at most 255 bytes" in r.stderr, r.stderr
+    r = rdmalab_cli("run", scenario, "--out", tmp_path / "o", "--threads", str(2**64))
+    assert r.returncode == 2 and "--threads: `18446744073709551616` — allowed: 1 to 1024" in r.stderr, r.stderr

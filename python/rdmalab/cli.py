@@ -90,6 +90,7 @@ def cmd_run(args) -> int:
 
     overrides, labels = _overrides(args.set, args.seed)
     _refuse_sweep_file(args.scenario)
+    _name_lengths(args.out, "--out")
     refuse_foreign_run_dir(args.out)
     # `kill PID` (and a batch system's time limit) stops a run like Ctrl-C does.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
@@ -303,6 +304,9 @@ def _int_between(low: int, high: int | None, allowed: str):
 
 
 _positive_int = _int_between(1, None, "1 or more")
+#: `--threads`: each thread is a partition of the fabric with its own queues,
+#: so a count far past any machine's cores only costs memory.
+_threads = _int_between(1, 1024, "1 to 1024")
 
 
 def _buckets_arg(text: str):
@@ -440,6 +444,7 @@ def cmd_sweep(args) -> int:
         for r in sweep.runs:
             print(f"  {r.index:4d}  {r.run_id}  {describe_params(r.params)}")
         return 0
+    _name_lengths(args.out, "--out")
     _refuse_foreign_sweep_dir(args.out)
     if args.backend == "slurm":
         script = export_slurm(sweep, args.out, sbatch_options=args.sbatch, other_builds=args.other_builds)
@@ -653,6 +658,7 @@ def cmd_analyze(args) -> int:
 
 def _output_file(path, option: str) -> None:
     """Refuse, before any work, an output file that cannot be written."""
+    _name_lengths(path, option)
     p = Path(path)
     if p.is_dir():
         raise SystemExit(f"rdmalab: {option} `{p}` is a directory; allowed: a file to write")
@@ -660,8 +666,23 @@ def _output_file(path, option: str) -> None:
         raise SystemExit(f"rdmalab: {option} `{p}` cannot be written: its directory `{p.parent}` does not exist")
 
 
+#: The longest file name most file systems take (ext4, XFS, APFS, NTFS: 255 bytes).
+NAME_MAX = 255
+
+
+def _name_lengths(path, option: str) -> None:
+    """Refuse, before any work, an output path with a name no file system
+    takes (it failed deep inside with a raw `File name too long`)."""
+    for part in Path(path).parts:
+        n = len(os.fsencode(part))
+        if n > NAME_MAX:
+            raise SystemExit(f"rdmalab: {option} `{path}`: the name `{part[:24]}…` is {n} bytes long; "
+                             f"allowed: names of at most {NAME_MAX} bytes")
+
+
 def _output_dir(path, option: str) -> None:
     """Refuse, before any work, an output directory that is a file."""
+    _name_lengths(path, option)
     p = Path(path)
     if p.exists() and not p.is_dir():
         raise SystemExit(f"rdmalab: {option} `{p}` is a file; allowed: a directory (made if missing)")
@@ -948,7 +969,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help=SET_HELP)
     p.add_argument("--quiet", action="store_true", help="no progress line")
     p.add_argument("--no-parquet", action="store_true", help="write CSV only")
-    p.add_argument("--threads", type=_positive_int, default=1, help=THREADS_HELP)
+    p.add_argument("--threads", type=_threads, default=1, help=THREADS_HELP)
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("validate", help="check scenarios without running them")
@@ -1036,7 +1057,7 @@ def main(argv: list[str] | None = None) -> int:
                                           "default: beside FCT_OUTPUT_FILE, named <its stem>-rdmalab")
             hp.add_argument("--quiet", action="store_true", help="no progress line")
             hp.add_argument("--no-parquet", action="store_true", help="write CSV only")
-            hp.add_argument("--threads", type=_positive_int, default=1, help=THREADS_HELP)
+            hp.add_argument("--threads", type=_threads, default=1, help=THREADS_HELP)
         else:
             hp.add_argument("--out", required=True, help="the scenario YAML file to write")
         hp.add_argument("--rto", default="off", help="retransmission timeout: `off` (default, as ns-3, which has "
@@ -1092,7 +1113,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeat", type=_positive_int, default=1, help="runs per scenario; the best is reported")
     p.add_argument("--large", action="store_true",
                    help="also run benchmarks/large/*.yaml (f: a k = 64 fat tree, 65,536 hosts; minutes and ~0.5 GB)")
-    p.add_argument("--threads", type=_positive_int, action="append",
+    p.add_argument("--threads", type=_threads, action="append",
                    help="run every scenario on this many threads (repeatable: --threads 1 --threads 2); default: "
                         "each on one thread, and (b) on two as well")
     p.add_argument("--load", type=_positive_int, nargs="?", const=100_000, metavar="FLOWS",
