@@ -6,6 +6,8 @@ import datetime
 import math
 import os
 import re
+import subprocess
+import sys
 import warnings
 from pathlib import Path
 
@@ -673,3 +675,12 @@ def test_output_names_no_file_system_takes_and_absurd_thread_counts_are_refused_
             "is 261 bytes long; allowed: names of at most 255 bytes" in r.stderr, r.stderr
     r = rdmalab_cli("run", scenario, "--out", tmp_path / "o", "--threads", str(2**64))
     assert r.returncode == 2 and "--threads: `18446744073709551616` — allowed: 1 to 1024" in r.stderr, r.stderr
+
+
+def test_a_non_utf8_set_and_an_endless_traffic_base_are_refused_in_words(tmp_path, examples):
+    r = subprocess.run([sys.executable, "-m", "rdmalab", "run", str(examples / "dumbbell-dcqcn.yaml"), "--out",
+                        str(tmp_path / "o"), "--set", os.fsdecode(b"duration=\xff")], capture_output=True)
+    err = r.stderr.decode("utf-8", "replace")
+    assert r.returncode == 2 and "--set `duration=\\xff`: not UTF-8 text" in err and "Traceback" not in err, err
+    r = rdmalab_cli("hpcc", "traffic", "-c", "websearch", "-n", "4", "-o", tmp_path / "t.txt", "--base", "1e300")
+    assert r.returncode == 2 and "--base: `1e300` — allowed: at most 1e+09" in r.stderr, r.stderr

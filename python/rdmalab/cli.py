@@ -118,6 +118,13 @@ def _overrides(pairs: list[str] | None, seed: int | None = None) -> tuple[dict |
     out: dict = {}
     labels: dict[str, str] = {}
     for item in pairs or []:
+        try:
+            item.encode("utf-8")
+        except UnicodeEncodeError:
+            # The shell passed bytes that are not UTF-8 (Python keeps them as
+            # surrogates, which YAML and the terminal cannot take).
+            shown = item.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+            raise ScenarioError(f"--set `{shown}`: not UTF-8 text; allowed: KEY=VALUE in UTF-8") from None
         key, eq, text = item.partition("=")
         key = key.strip()
         if not eq or not key:
@@ -273,8 +280,8 @@ def cmd_figures(args) -> int:
     return 0
 
 
-def _finite_float(low: float | None = None, above: float | None = None):
-    """An argparse type: a finite number, at least `low` or above `above`."""
+def _finite_float(low: float | None = None, above: float | None = None, high: float | None = None):
+    """An argparse type: a finite number, at least `low` or above `above`, at most `high`."""
     def parse(text: str) -> float:
         try:
             v = float(text)
@@ -286,6 +293,8 @@ def _finite_float(low: float | None = None, above: float | None = None):
             raise argparse.ArgumentTypeError(f"`{text}` — allowed: {low:g} or more")
         if above is not None and not v > above:
             raise argparse.ArgumentTypeError(f"`{text}` — allowed: more than {above:g}")
+        if high is not None and v > high:
+            raise argparse.ArgumentTypeError(f"`{text}` — allowed: at most {high:g}")
         return v
     return parse
 
@@ -1078,8 +1087,9 @@ def main(argv: list[str] | None = None) -> int:
     hp.add_argument("-t", "--time", type=_finite_float(above=0), default=10.0, help="arrival window in seconds (10)")
     hp.add_argument("-o", "--output", required=True, help="the flow file to write")
     hp.add_argument("--seed", type=int, default=1, help="random seed (Python's random.Random; default 1)")
-    hp.add_argument("--base", type=_finite_float(low=0), default=2.0,
-                    help="start of the arrival window in seconds (2.0, as traffic_gen)")
+    # ns-3 keeps times in signed 64-bit nanoseconds: about 9.2e9 s.
+    hp.add_argument("--base", type=_finite_float(low=0, high=1e9), default=2.0,
+                    help="start of the arrival window in seconds (2.0, as traffic_gen; at most 1e9)")
     hp.set_defaults(func=cmd_hpcc_traffic)
 
     hp = hsub.add_parser("analyze", help="FCT slowdown by flow-size bucket of ns-3-format fct.txt files, side by side")
