@@ -338,6 +338,8 @@ def _buckets_text(buckets) -> str:
     if isinstance(buckets, tuple):
         return f"{plural(len(buckets) + 1, 'bucket')} at fixed edges {', '.join(fmt_size(e) for e in buckets)}"
     return f"{plural(buckets, 'bucket')} of equal flow count"
+
+
 #: fct.txt's dport column.
 _udp_port = _int_between(0, 65535, "a UDP port, 0 to 65535")
 

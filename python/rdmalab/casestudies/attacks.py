@@ -137,7 +137,9 @@ def fig4(results):
         if paper:
             traces.append(Trace(f"paper (ConnectX-5 testbed): {who}{note}", [v for v, _ in paper],
                                 [y for _, y in paper], "#000000", "points", over=f"qp: {who}"))
-        figs.append(Figure("attacks-fig4-goodput" if who == "attacker" else "attacks-fig4-victim", f"Staggered-QP attack: {who} goodput during the attack (Snyder et al. Fig. 4)", "variant", f"{who} Gb/s", traces))
+        key = "attacks-fig4-goodput" if who == "attacker" else "attacks-fig4-victim"
+        figs.append(Figure(key, f"Staggered-QP attack: {who} goodput during the attack (Snyder et al. Fig. 4)",
+                           "variant", f"{who} Gb/s", traces))
     table = p.select([SCOPE_KEY, "workload", "marking", "window_us", "attack_completed", "attacker_gbps",
                       "victim_gbps", "attacker_share"]).rename({SCOPE_KEY: "cc_scope", "workload": "attack"})
     return [(figs[0], table), (figs[1], None)]

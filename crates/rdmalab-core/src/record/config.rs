@@ -52,7 +52,7 @@ const PCAP: Key = Key {
 };
 
 /// Every key of the `records` section, in the order the reference lists them.
-pub const KEYS: &[Key] = &[SAMPLE_INTERVAL, PROBES, COUNTERS, QLEN_MONITOR, PCAP];
+pub const KEYS: &[Key] = &[SAMPLE_INTERVAL, QLEN_MONITOR, PROBES, COUNTERS, PCAP];
 
 /// The sample period (`None`: `off`), whether probe rows are kept and
 /// whether run-wide counters are sampled.
