@@ -342,3 +342,31 @@ def test_a_window_without_flows_is_said_and_a_backward_one_refused(local_sweep, 
         assert r.returncode == 1 and "--end `1ms` — allowed: a time after --start `1ms`" in r.stderr, r.stderr
     html = (tmp_path / "r.html").read_text()
     assert "No flow started in [1 s, the end), the window of --start/--end: the flows started from " in html
+
+
+def test_a_collective_run_has_a_collectives_section_that_draws(tmp_path, page):
+    """The shipped all-reduce example: its report opens with iteration times,
+    bus bandwidth and the ranks' timeline, all drawn, and a table of its
+    iterations that agrees with collectives.csv."""
+    out = tmp_path / "allreduce"
+    r = rdmalab_cli("run", ROOT / "examples" / "collectives" / "allreduce-ring-8.yaml", "--out", out, "--quiet")
+    assert r.returncode == 0, r.stderr
+    assert rdmalab_cli("report", out).returncode == 0
+    figs = standard_figures(Results(out))
+    coll = [f.key for f in figs if f.section == "collectives"]
+    assert coll == ["collective-time-grads", "collective-busbw-grads", "collective-ranks-0"]
+    open_report(out / "report.html", len(figs), page)
+    assert page.errors() == []
+    assert page.evaluate(PLOTS_DRAWN) == len(figs)
+    ids = _ids(page)
+    assert {"collectives", *coll} <= ids
+    text = page.evaluate("document.body.textContent")
+    rows = list(csv.DictReader(io.StringIO((out / "collectives.csv").read_text())))
+    assert len(rows) == 3
+    # The busbw each iteration reports, as the table shows it (Gb/s, 2 decimals).
+    for row in rows:
+        assert f"{float(row['busbw_bps']) / 1e9:.2f}" in text
+    # The timeline has each rank's compute phase and its time in the collective.
+    ranks = next(f for f in figs if f.key == "collective-ranks-0")
+    assert [t.name for t in ranks.traces] == ["compute", "in the collective"]
+    assert sorted({y for y in ranks.traces[1].y if y is not None}) == list(range(8))

@@ -541,7 +541,8 @@ def standard_figures(results: Results, start_ps: int | None = None, end_ps: int 
     """Every standard plot that has data, in the report's order: slowdown vs size (p50, p99),
     FCT CDF, p99 vs load; dequeue rates per setting, throughput of the named flows, total
     throughput, fairness; queues at the busiest ports, queue CDF; ECN marks, CNPs, PFC
-    pause time over time and per port; control-loop delays."""
+    pause time over time and per port; control-loop delays; collectives' iteration times,
+    bus bandwidth and rank timelines."""
     figs = [*slowdown_figures(results, start_ps, end_ps, buckets), fct_cdf_figure(results, start_ps, end_ps),
             load_figure(results, start_ps, end_ps),
             *dequeue_figures(results), *window_figures(results), *named_throughput_figures(results), throughput_figure(results),
@@ -549,6 +550,9 @@ def standard_figures(results: Results, start_ps: int | None = None, end_ps: int 
             *queue_time_figures(results), queue_figure(results),
             *counter_figures(results), pfc_time_figure(results), pfc_figure(results),
             control_delay_figure(results)]
+    from rdmalab.collectives import collective_figures
+
+    figs += collective_figures(results)
     return [f for f in figs if f is not None]
 
 

@@ -235,6 +235,27 @@ def build_report(path: str | Path, start_ps: int | None = None, end_ps: int | No
     S.out.append(_table(_runs_table(results), left={"run_id", "status", "error", "end", *results.param_columns},
                         wrap={"error"}, classes={"failed": "failed", "pending": "pending"}))
 
+    # ---- collectives (only for runs that have them)
+    coll = S.section("collectives")
+    if coll:
+        from rdmalab.collectives import iterations
+
+        S.h2("collectives", "Collectives")
+        S.text("Each iteration's time runs from its first message posted to its last byte arrived; bus "
+               "bandwidth is nccl-tests': the algorithm bandwidth (bytes / time) times 2(n−1)/n for an "
+               "all-reduce, (n−1)/n for the others, comparable with the link rate. The rank timelines show "
+               "each rank's compute phase (grey) and its time in the collective, waiting on the network and "
+               "on the other ranks.")
+        S.plots(coll)
+        it = iterations(results).with_columns(
+            pl.col("time_ps").map_elements(fmt_time, return_dtype=pl.String).alias("time"),
+            (pl.col("algbw_bps") / 1e9).round(2).alias("algbw Gb/s"),
+            (pl.col("busbw_bps") / 1e9).round(2).alias("busbw Gb/s"))
+        shown = it.select(*cols, "collective", "op", "iteration", "ranks", "bytes", "time", "algbw Gb/s",
+                          "busbw Gb/s")
+        S.out.append(f"<details><summary>Iterations ({plural(it.height, 'row')})</summary>"
+                     + _table(shown, left={*cols, "collective", "op"}) + "</details>")
+
     # ---- flow completion times
     S.h2("fct", "Flow completion times")
     flows = results.table("flows")

@@ -62,6 +62,8 @@ pub enum Event {
     RxCoreDone { port: u32, pkt: PacketId },
     /// A fired policy's action takes effect on host scheduler `host`.
     PolicyAct { host: u32, policy: u32 },
+    /// A node of the workload's dependency graph acts (a flow starts, a compute phase ends).
+    GraphNode { node: u32 },
 }
 
 /// An event in one word for the event queue's ring ([`crate::engine::Packed`]):
@@ -96,6 +98,7 @@ mod packing {
     const HOST_SCHEDULE: u64 = 16;
     const RX_CORE_DONE: u64 = 17;
     const POLICY_ACT: u64 = 18;
+    const GRAPH_NODE: u64 = 19;
 
     /// The kind of a packed event.
     #[inline(always)]
@@ -137,6 +140,7 @@ mod packing {
                 Event::HostSchedule => word(HOST_SCHEDULE, 0, 0),
                 Event::RxCoreDone { port, pkt } => word(RX_CORE_DONE, port, pkt),
                 Event::PolicyAct { host, policy } => word(POLICY_ACT, policy, host),
+                Event::GraphNode { node } => word(GRAPH_NODE, 0, node),
             }
         }
 
@@ -165,6 +169,7 @@ mod packing {
                 HOST_SCHEDULE => Event::HostSchedule,
                 RX_CORE_DONE => Event::RxCoreDone { port: a, pkt: b },
                 POLICY_ACT => Event::PolicyAct { host: b, policy: a },
+                GRAPH_NODE => Event::GraphNode { node: b },
                 t => unreachable!("no event packs to tag {t}"),
             }
         }
@@ -438,6 +443,8 @@ pub struct World {
     /// Per flow, the flow that starts once its last byte is on the wire
     /// (`u32::MAX`: none; empty when no flow follows another).
     pub followers: Vec<u32>,
+    /// The state of the workload's dependency graph (`None`: it has none).
+    pub graph_run: Option<Box<crate::workload::graph::GraphRun>>,
     pub q: EventQueue<Event>,
     pub pkts: PacketPool,
     pub topo: Topology,
@@ -604,6 +611,8 @@ impl World {
         let mut followers = Vec::new();
         for (i, f) in workload.flows.iter().enumerate() {
             match f.after {
+                // A flow that waits for others' data starts when its graph node acts.
+                None if !workload.graph.starts_free(i as u32) => {}
                 None => q.schedule(Time::ZERO + f.start, Event::FlowStart { flow: i as u32 }),
                 Some(a) => {
                     if followers.is_empty() {
@@ -612,6 +621,10 @@ impl World {
                     followers[a as usize] = i as u32;
                 }
             }
+        }
+        for &(node, from) in &workload.graph.roots {
+            let at = Time::ZERO + from + workload.graph.nodes[node as usize].gap;
+            q.schedule(at, Event::GraphNode { node });
         }
         let mut apps = Vec::new();
         for (i, a) in workload.apps.iter().enumerate() {
@@ -653,6 +666,8 @@ impl World {
             cc_cfg,
             ctl_tables: Default::default(),
             followers,
+            graph_run: (!workload.graph.is_empty())
+                .then(|| Box::new(crate::workload::graph::GraphRun::new(&workload.graph))),
             instant: (Time::NEVER, 0),
             skipped_tx_done_max: Time::ZERO,
             ns3_frame_times: Default::default(),
@@ -897,6 +912,7 @@ impl World {
             Event::HostSchedule => self.host_schedule(),
             Event::RxCoreDone { port, pkt } => self.nic_handle(port, pkt),
             Event::PolicyAct { host, policy } => self.policy_act(host, policy),
+            Event::GraphNode { node } => self.graph_node_acts(node),
         }
         self.note_live_packets();
     }
@@ -1203,6 +1219,7 @@ pub(crate) mod tests {
             Event::HostSchedule,
             Event::RxCoreDone { port: A, pkt: B },
             Event::PolicyAct { host: B, policy: A },
+            Event::GraphNode { node: B },
         ];
         let mut words = std::collections::BTreeSet::new();
         for ev in fits {

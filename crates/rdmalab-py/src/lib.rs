@@ -1676,6 +1676,8 @@ const TABLES: &[(&str, TableWriter)] = &[
     ("nic_memory", |w, f| w.write_nic_memory_csv(f)),
     ("policy_actions", |w, f| w.write_policy_actions_csv(f)),
     ("tenants", |w, f| w.write_tenants_csv(f)),
+    ("collectives", |w, f| w.write_collectives_csv(f)),
+    ("collective_ranks", |w, f| w.write_collective_ranks_csv(f)),
 ];
 
 /// The built-in congestion-control algorithms and their declared parameters.

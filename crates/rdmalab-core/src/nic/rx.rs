@@ -189,6 +189,9 @@ impl World {
             let ack_now = p.msg_last || drained || qp.rx_unacked >= self.nic_cfg.ack_every_packets;
             if p.msg_last && qp.verb == Verb::Read {
                 self.complete_read_messages(qi);
+            } else if (p.msg_last || drained) && self.graph_run.is_some() {
+                // A collective's next step waits for this data to be here.
+                self.messages_arrived(qi);
             }
             if ack_now {
                 let qp = &mut self.qps[qi as usize];

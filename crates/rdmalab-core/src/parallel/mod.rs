@@ -698,6 +698,9 @@ fn check(w: &World, threads: usize) -> Result<(), String> {
     if w.workload.flows.iter().any(|f| f.after.is_some()) {
         return refuse("a flow has `after`");
     }
+    if !w.workload.graph.is_empty() {
+        return refuse("flows wait for other flows (workload.collective)");
+    }
     if w.workload.flows.iter().any(|f| f.verb == Verb::Read) {
         return refuse("a flow is a READ");
     }

@@ -16,6 +16,7 @@
 //!
 //! Writers take any `io::Write`; the core never opens files itself.
 
+mod collectives;
 pub mod config;
 pub mod parquet;
 pub mod pcap;

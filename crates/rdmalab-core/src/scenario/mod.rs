@@ -94,6 +94,10 @@ pub const SECTIONS: &[(&str, &[crate::config::Key])] = &[
     ("host", crate::host::config::KEYS),
     ("host.uar", crate::host::config::UAR_KEYS),
     ("records", crate::record::config::KEYS),
+    (
+        "workload.collective[]",
+        crate::workload::collective::KEYS,
+    ),
 ];
 
 /// A validated scenario, ready to build a [`World`].
@@ -2819,6 +2823,7 @@ impl Parser {
                 "incast",
                 "staggered",
                 "ring",
+                "collective",
                 "tenants",
             ],
         ) else {
@@ -3506,8 +3511,9 @@ impl Parser {
                 }
             }
         }
+        self.collectives(&w, t, seed, &mut wl, &host_tenant);
         if self.errs.len() == before && wl.flows.is_empty() && wl.apps.is_empty() {
-            self.err("workload", "", "produces no flows and no applications; add flows, poisson, perftest, incast, staggered or ring");
+            self.err("workload", "", "produces no flows and no applications; add flows, poisson, perftest, incast, staggered, ring or collective");
         }
         // By start time (stable), with the flows that others follow renumbered.
         let mut order: Vec<usize> = (0..wl.flows.len()).collect();
@@ -3524,7 +3530,71 @@ impl Parser {
                 f
             })
             .collect();
+        wl.graph.renumber(&renumber);
         Some(wl)
+    }
+
+    /// `workload.collective[]`: each entry's ranks resolved here (hosts,
+    /// tenants), the rest read and expanded by [`crate::workload::collective`].
+    fn collectives(
+        &mut self,
+        w: &Obj,
+        t: &Topology,
+        seed: u64,
+        wl: &mut Workload,
+        host_tenant: &std::collections::HashMap<u32, u32>,
+    ) {
+        use crate::workload::collective;
+        let names: Vec<&str> = collective::KEYS.iter().map(|k| k.name).collect();
+        for (path, v) in self.list(w, "collective") {
+            let Some(f) = self.obj(v, &path, &names) else {
+                continue;
+            };
+            let mut hosts = Vec::new();
+            match f.get(collective::HOSTS.name) {
+                Some(Value::String(all)) if all == "all" && t.hosts().nth(1).is_some() => {
+                    hosts.extend(t.hosts());
+                }
+                Some(Value::Array(a)) if a.len() >= 2 => {
+                    for (i, h) in a.iter().enumerate() {
+                        let key = format!("{}[{i}]", f.key("hosts"));
+                        if let Some(n) = self.node_ref(t, key.clone(), Some(h), true) {
+                            if hosts.contains(&n) {
+                                self.err(key, show(h), "appears twice: each rank is one host");
+                            }
+                            hosts.push(n);
+                        }
+                    }
+                }
+                other => {
+                    let what = if other.is_some() { "must be" } else { "is required:" };
+                    self.err(
+                        f.key("hosts"),
+                        other.map(show).unwrap_or_default(),
+                        format!("{what} a list of at least two hosts (a collective over one rank moves nothing)"),
+                    );
+                    continue;
+                }
+            }
+            let owners: Option<Vec<QpOwner>> = hosts
+                .iter()
+                .map(|&h| {
+                    self.tenant_of(&f, wl, host_tenant, Some(h))
+                        .map(|tenant| QpOwner { tenant, address: 0 })
+                })
+                .collect();
+            let (Some(owners), false) = (owners, hosts.is_empty()) else {
+                continue;
+            };
+            if let Some(c) = collective::read(&mut self.r, &f, &path, hosts, owners) {
+                let index = wl.collectives.len() as u32;
+                collective::expand(&c, index, seed, &mut wl.flows, &mut wl.graph);
+                wl.collectives.push(c);
+            }
+        }
+        if !wl.graph.is_empty() {
+            wl.graph.cover(wl.flows.len());
+        }
     }
 
     /// `nic.cc_scope` other than `qp` runs on the direct control path, and

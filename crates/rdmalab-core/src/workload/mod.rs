@@ -2,10 +2,14 @@
 //!
 //! * Flows: one QP and one message each, posted at a start time (explicit
 //!   lists, Poisson arrivals drawn from a flow-size CDF, incast).
+//! * Collectives: flows that wait for other flows' data and for compute
+//!   phases ([`collective`], over the dependency graph of [`graph`]).
 //! * Applications: perftest-like QPs that keep `queue_depth` messages posted
 //!   until the run stops.
 
 pub mod cdf;
+pub mod collective;
+pub mod graph;
 
 use crate::net::routing::L4Ports;
 use crate::nic::qp::{Message, Origin, Qp, QpTimer, Verb, TIMER_SLOTS};
@@ -154,6 +158,10 @@ pub struct Workload {
     pub job_intents: Vec<Option<crate::host::policy::Intent>>,
     /// Tenant names (`workload.tenants`), indexed by `QpOwner::tenant`.
     pub tenants: Vec<String>,
+    /// The collectives (`workload.collective`), whose flows are in `flows`.
+    pub collectives: Vec<collective::CollectiveSpec>,
+    /// Which flows wait for which (empty: every flow starts at its `start`).
+    pub graph: graph::FlowGraph,
 }
 
 impl Workload {
@@ -434,11 +442,87 @@ impl World {
     #[cold]
     #[inline(never)]
     pub(crate) fn start_flow(&mut self, f: u32) {
-        let qi = self.create_flow_qp(f);
-        if let Some(c) = self.capture.as_mut() {
-            c.note_qp(qi, Some(f));
-        }
+        let now = self.now();
+        let shared = match self.graph_run.as_deref_mut() {
+            Some(run) => {
+                let g = &self.workload.graph;
+                run.note_post(f, g.flow_instance[f as usize], now);
+                let slot = g.flow_slot[f as usize];
+                (slot != graph::NONE).then(|| (slot, run.slot_qp(slot)))
+            }
+            None => None,
+        };
+        let qi = match shared {
+            // A collective's connection, kept from step to step.
+            Some((_, Some(qi))) => qi,
+            _ => {
+                let qi = self.create_flow_qp(f);
+                if let Some(c) = self.capture.as_mut() {
+                    c.note_qp(qi, Some(f));
+                }
+                if let (Some((slot, None)), Some(run)) = (shared, self.graph_run.as_deref_mut()) {
+                    run.set_slot_qp(slot, qi);
+                }
+                qi
+            }
+        };
         self.post(qi, self.workload.flows[f as usize].bytes, Origin::Flow(f));
+    }
+
+    /// Flows whose last byte has arrived at the receiver of QP `qi` (not a
+    /// READ's: those complete there) wake the graph nodes that wait for them.
+    pub(crate) fn messages_arrived(&mut self, qi: u32) {
+        loop {
+            let qp = &self.qps[qi as usize];
+            let idx = qp.rx_next_msg.checked_sub(qp.msgs_popped);
+            let Some(m) = idx.and_then(|i| qp.msgs.get(i as usize)).copied() else {
+                break;
+            };
+            if m.end_psn() > qp.epsn {
+                break;
+            }
+            self.qps[qi as usize].rx_next_msg += 1;
+            if let Origin::Flow(f) = m.origin {
+                self.flow_arrived(f);
+            }
+        }
+    }
+
+    /// Flow `f`'s data is all at its receiver.
+    fn flow_arrived(&mut self, f: u32) {
+        let now = self.now();
+        let g = &self.workload.graph;
+        let Some(run) = self.graph_run.as_deref_mut() else {
+            return;
+        };
+        let node = g.flow_node.get(f as usize).copied().unwrap_or(graph::NONE);
+        if node == graph::NONE || !run.note_arrival(f, g.flow_instance[f as usize], now) {
+            return;
+        }
+        for &next in &g.nodes[node as usize].then {
+            if run.satisfy(next) {
+                let at = now + g.nodes[next as usize].gap;
+                self.q.schedule(at, crate::world::Event::GraphNode { node: next });
+            }
+        }
+    }
+
+    /// Graph node `node` acts: its flow starts, or its gate tells the nodes after it.
+    pub(crate) fn graph_node_acts(&mut self, node: u32) {
+        let n = &self.workload.graph.nodes[node as usize];
+        if n.flow != graph::NONE {
+            let f = n.flow;
+            self.start_flow(f);
+            return;
+        }
+        let now = self.now();
+        let run = self.graph_run.as_deref_mut().expect("a graph node without a graph");
+        for &next in &n.then {
+            if run.satisfy(next) {
+                let at = now + self.workload.graph.nodes[next as usize].gap;
+                self.q.schedule(at, crate::world::Event::GraphNode { node: next });
+            }
+        }
     }
 
     /// Create application `a`'s QP, numbered as the next one, without

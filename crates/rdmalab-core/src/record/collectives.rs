@@ -1,0 +1,139 @@
+//! The collectives' tables: one row per collective and iteration
+//! (`collectives`), and one per rank of each (`collective_ranks`), from
+//! when each flow of the dependency graph was posted and arrived.
+
+use crate::time::Time;
+use crate::workload::graph::NONE;
+use crate::world::World;
+use std::io::{self, Write};
+
+/// A rank's part in one instance: first post, last arrival, arrivals
+/// expected and seen.
+#[derive(Clone, Copy)]
+struct RankSpan {
+    launched: Time,
+    done: Time,
+    inbound: u32,
+    arrived: u32,
+}
+
+impl World {
+    /// Per rank of every instance, in (instance, rank) order.
+    fn rank_spans(&self) -> Vec<Vec<RankSpan>> {
+        let g = &self.workload.graph;
+        let Some(run) = self.graph_run.as_deref() else {
+            return Vec::new();
+        };
+        let blank = RankSpan {
+            launched: Time::NEVER,
+            done: Time::ZERO,
+            inbound: 0,
+            arrived: 0,
+        };
+        let mut spans: Vec<Vec<RankSpan>> = g
+            .instances
+            .iter()
+            .map(|i| vec![blank; self.workload.collectives[i.collective as usize].ranks.len()])
+            .collect();
+        for (f, &inst) in g.flow_instance.iter().enumerate() {
+            if inst == NONE {
+                continue;
+            }
+            let (s, d) = g.flow_ranks[f];
+            let row = &mut spans[inst as usize];
+            row[s as usize].launched = row[s as usize].launched.min(run.posted[f]);
+            let r = &mut row[d as usize];
+            r.inbound += 1;
+            if run.arrived[f] != Time::NEVER {
+                r.arrived += 1;
+                r.done = r.done.max(run.arrived[f]);
+            }
+        }
+        spans
+    }
+
+    /// `collectives`: per collective and iteration, when its first flow was
+    /// posted and its last arrived, and nccl-tests' algorithm and bus
+    /// bandwidths over that time (empty until every flow has arrived).
+    pub fn write_collectives_csv(&self, w: &mut dyn Write) -> io::Result<()> {
+        writeln!(w, "collective,op,iteration,ranks,bytes,flows,flows_arrived,launched_ps,done_ps,time_ps,algbw_bps,busbw_bps")?;
+        let Some(run) = self.graph_run.as_deref() else {
+            return Ok(());
+        };
+        for (i, inst) in self.workload.graph.instances.iter().enumerate() {
+            let c = &self.workload.collectives[inst.collective as usize];
+            let r = &run.instances[i];
+            write!(
+                w,
+                "{},{},{},{},{},{},{},",
+                c.name,
+                c.op.name(),
+                inst.iteration,
+                c.ranks.len(),
+                c.bytes,
+                inst.flows,
+                r.arrived
+            )?;
+            match (r.first_post, r.arrived == inst.flows) {
+                (Time::NEVER, _) => writeln!(w, ",,,,")?,
+                (start, false) => writeln!(w, "{},,,,", start.ps())?,
+                (start, true) => {
+                    let t = r.last_arrival - start;
+                    let algbw = c.bytes as f64 * 8.0 / (t.ps().max(1) as f64 / 1e12);
+                    writeln!(
+                        w,
+                        "{},{},{},{:.0},{:.0}",
+                        start.ps(),
+                        r.last_arrival.ps(),
+                        t.ps(),
+                        algbw,
+                        algbw * c.op.bus_factor(c.ranks.len())
+                    )?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `collective_ranks`: per collective, iteration and rank, its compute
+    /// phase, when it posted its first step and when its last data arrived.
+    pub fn write_collective_ranks_csv(&self, w: &mut dyn Write) -> io::Result<()> {
+        writeln!(w, "collective,iteration,rank,host,compute_ps,launched_ps,done_ps,comm_ps")?;
+        let spans = self.rank_spans();
+        let g = &self.workload.graph;
+        for (i, row) in spans.iter().enumerate() {
+            let inst = &g.instances[i];
+            let c = &self.workload.collectives[inst.collective as usize];
+            for (rank, s) in row.iter().enumerate() {
+                // The compute phase ends at the launch: after the previous
+                // iteration's data (or the start) and its own length.
+                let before = match inst.iteration {
+                    0 => Some(Time::ZERO + c.start),
+                    _ => {
+                        let p = spans[i - 1][rank];
+                        (p.arrived == p.inbound).then_some(p.done)
+                    }
+                };
+                write!(
+                    w,
+                    "{},{},{},{},",
+                    c.name, inst.iteration, rank, self.topo.nodes[c.ranks[rank] as usize].name
+                )?;
+                if s.launched == Time::NEVER {
+                    writeln!(w, ",,,")?;
+                    continue;
+                }
+                let compute = before.map(|b| s.launched.ps().saturating_sub(b.ps()).to_string());
+                write!(w, "{},{},", compute.unwrap_or_default(), s.launched.ps())?;
+                if s.arrived == s.inbound {
+                    // An all-to-all rank's data can all be in before a late rank posts: 0.
+                    let comm = s.done.ps().saturating_sub(s.launched.ps());
+                    writeln!(w, "{},{}", s.done.ps(), comm)?;
+                } else {
+                    writeln!(w, ",")?;
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,82 @@
+"""The collectives of a run or sweep (`workload.collective`): iteration
+times and bus bandwidth per setting, and each rank's timeline, as figures
+for the report and `rdmalab plot`, and a table of iterations."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from rdmalab.plots import Figure, Trace, _color, _first_runs, _groups, group_columns, in_sweep_order
+from rdmalab.sweep.store import Results
+from rdmalab.units import time_unit
+
+
+def iterations(results: Results) -> pl.DataFrame:
+    """Every finished iteration of every collective, with the settings'
+    columns, in sweep order: time and nccl-tests' bandwidths in Gb/s."""
+    cols = group_columns(results)
+    c = results.table("collectives")
+    if c.height == 0:
+        return c
+    c = c.filter(pl.col("time_ps").is_not_null())
+    return in_sweep_order(c, results, cols, ["collective", "iteration"])
+
+
+def collective_figures(results: Results) -> list[Figure]:
+    """Per collective: its iterations' times and busbw, one bar per setting
+    (mean over seeds); and the first run's per-rank timeline."""
+    it = iterations(results)
+    if it.height == 0:
+        return []
+    cols = group_columns(results)
+    figs = []
+    mean = it.group_by([*cols, "collective", "iteration"], maintain_order=True).agg(
+        pl.col("time_ps").mean(), pl.col("busbw_bps").mean())
+    unit, per = time_unit(float(mean["time_ps"].max()))
+    seeds = " (mean over seeds)" if "seed" in results.param_names else ""
+    for name in mean["collective"].unique(maintain_order=True):
+        one = mean.filter(pl.col("collective") == name)
+        t = Figure(f"collective-time-{name}", f"{name}: time per iteration{seeds}", "iteration",
+                   f"time ({unit})", section="collectives", half=True)
+        b = Figure(f"collective-busbw-{name}", f"{name}: bus bandwidth (nccl-tests){seeds}", "iteration",
+                   "busbw (Gb/s)", section="collectives", half=True)
+        for i, (label, g) in enumerate(_groups(one, cols, results)):
+            x = [str(v) for v in g["iteration"]]
+            t.traces.append(Trace(label, x, (g["time_ps"] / per).to_list(), _color(i), kind="bar"))
+            b.traces.append(Trace(label, x, (g["busbw_bps"] / 1e9).to_list(), _color(i), kind="bar"))
+        figs += [t, b]
+    figs += timeline_figures(results)
+    return figs
+
+
+def timeline_figures(results: Results) -> list[Figure]:
+    """Per setting's first run: each rank's compute phases and its time in
+    the collective, one row per rank (at most 64 ranks drawn)."""
+    ranks = results.table("collective_ranks")
+    if ranks.height == 0:
+        return []
+    cols = group_columns(results)
+    ranks = _first_runs(ranks, results).filter(pl.col("launched_ps").is_not_null() & (pl.col("rank") < 64))
+    if ranks.height == 0:
+        return []
+    unit, per = time_unit(float(ranks["done_ps"].max() or ranks["launched_ps"].max()))
+    figs = []
+    for i, (label, g) in enumerate(_groups(ranks, cols, results)):
+        fig = Figure(f"collective-ranks-{i}", f"Ranks over time — {label}", f"time ({unit})", "rank",
+                     section="collectives")
+        for kind, start, end, color in (("compute", "compute_start", "launched_ps", "#999999"),
+                                        ("in the collective", "launched_ps", "done_ps", _color(i))):
+            x, y, text = [], [], []
+            rows = g.with_columns((pl.col("launched_ps") - pl.col("compute_ps")).alias("compute_start"))
+            for r in rows.iter_rows(named=True):
+                a, b = r[start], r[end]
+                if a is None or b is None:
+                    continue
+                name = f"{r['collective']} iteration {r['iteration']}, rank {r['rank']} ({r['host']}): {kind}"
+                x += [a / per, b / per, None]
+                y += [r["rank"], r["rank"], None]
+                text += [name, name, None]
+            if x:
+                fig.traces.append(Trace(kind, x, y, color, text=text))
+        figs.append(fig)
+    return figs

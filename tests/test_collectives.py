@@ -1,0 +1,182 @@
+"""Collectives as flows with dependencies (`workload.collective`): a ring
+all-reduce takes the textbook time, its steps wait for their data, a slow
+rank holds up the others, and bad entries are refused naming the key."""
+
+import pytest
+
+import rdmalab
+
+RATE = 100e9
+MTU = 4096
+# On the wire: a data frame is the payload, 62 B of headers and 20 B of
+# preamble and gap; every data packet is ACKed (nic.ack_every_packets 1) by
+# a 66 B frame, and in a ring each host's uplink carries its data to the
+# next rank and its ACKs to the one before, so both count against B.
+DATA_FRAME = MTU + 62 + 20
+ACK_FRAME = 66 + 20
+GOODPUT = RATE * MTU / (DATA_FRAME + ACK_FRAME)
+
+
+def job(n: int = 8, **entry) -> dict:
+    c = {"name": "job", "op": "all-reduce", "hosts": [f"h{i}" for i in range(n)], "bytes": "16MB"}
+    c.update(entry)
+    return {
+        "name": "collective",
+        "seed": 1,
+        "duration": "100ms",
+        "topology": {"kind": "single_switch", "hosts": n, "host_link": {"rate": "100Gbps", "delay": "1us"}},
+        "switch": {"buffer": "32MiB", "pfc": {"enabled": True}},
+        "nic": {"mtu": f"{MTU}B"},
+        "cc": {"algorithm": "dcqcn"},
+        "workload": {"collective": [c]},
+        "records": {"sample_interval": "off"},
+    }
+
+
+def rows(result, table: str) -> list[dict]:
+    return result.table(table).to_dicts()
+
+
+def textbook(op_steps: float, n: int, size: float) -> float:
+    """Seconds: steps × size/n at the goodput B (2(n−1)/n · S/B for an all-reduce)."""
+    return op_steps * size / n * 8 / GOODPUT
+
+
+def test_a_pipelined_ring_all_reduce_takes_the_textbook_time_and_reports_nccl_tests_busbw():
+    n, size = 8, 16e6
+    r = rdmalab.run(job(n, chunk="128KiB"))
+    (row,) = rows(r, "collectives")
+    assert row["flows_arrived"] == row["flows"] and row["ranks"] == n
+    t = row["time_ps"] / 1e12
+    bound = textbook(2 * (n - 1), n, size)
+    # Chunks pipeline through the ring: only one chunk's latency above the bound.
+    assert bound <= t <= 1.02 * bound, (t, bound)
+    assert row["algbw_bps"] == pytest.approx(size * 8 / t, rel=1e-6)
+    assert row["busbw_bps"] == pytest.approx(row["algbw_bps"] * 2 * (n - 1) / n, rel=1e-6)
+    # Every byte each rank sent (2(n−1) blocks of S/n) arrived, none twice.
+    flows = r.table("flows")
+    assert flows["size_bytes"].sum() == 2 * (n - 1) * size
+    assert flows.height == row["flows"]
+
+
+def test_without_chunks_each_step_waits_for_its_whole_block_to_arrive():
+    """Store and forward per step: 2(n−1) block times plus a per-step
+    latency of at least the two 1 µs links. Without the wait for arrival the
+    steps would overlap and the run would take about the bound alone."""
+    n, size = 8, 16e6
+    (row,) = rows(rdmalab.run(job(n)), "collectives")
+    t = row["time_ps"] / 1e12
+    bound = textbook(2 * (n - 1), n, size)
+    steps = 2 * (n - 1)
+    assert t >= bound + steps * 2e-6, (t, bound)
+    assert t <= 1.02 * bound + steps * 10e-6, (t, bound)
+
+
+@pytest.mark.parametrize("op,steps", [("reduce-scatter", 7), ("all-gather", 7)])
+def test_reduce_scatter_and_all_gather_take_n_minus_1_steps(op, steps):
+    n, size = 8, 16e6
+    (row,) = rows(rdmalab.run(job(n, op=op, chunk="128KiB")), "collectives")
+    bound = textbook(steps, n, size)
+    assert bound <= row["time_ps"] / 1e12 <= 1.02 * bound
+    assert row["busbw_bps"] == pytest.approx(row["algbw_bps"] * (n - 1) / n, rel=1e-6)
+
+
+def test_a_straggler_delays_every_rank_of_the_ring():
+    """One rank computes 1 ms longer: every rank's collective ends about
+    1 ms later, since each waits for data that passes through the slow one,
+    and every rank's next iteration starts that much later. (Steps of whole
+    blocks, so the ring moves in lockstep; with chunks the ranks just before
+    the slow one get some of the time back, as in a real pipeline.)"""
+    n, extra = 8, 1e-3
+    base = job(n, iterations=2, compute="300us")
+    slow = job(n, iterations=2, compute=["300us"] * 3 + ["1300us"] + ["300us"] * 4)
+    a = {(x["iteration"], x["rank"]): x for x in rows(rdmalab.run(base), "collective_ranks")}
+    b = {(x["iteration"], x["rank"]): x for x in rows(rdmalab.run(slow), "collective_ranks")}
+    for rank in range(n):
+        shift = (b[0, rank]["done_ps"] - a[0, rank]["done_ps"]) / 1e12
+        assert shift == pytest.approx(extra, rel=0.03), (rank, shift)
+        if rank != 3:
+            launch = (b[1, rank]["launched_ps"] - a[1, rank]["launched_ps"]) / 1e12
+            assert launch == pytest.approx(extra, rel=0.03), (rank, launch)
+    assert b[0, 3]["compute_ps"] == 1_300_000_000
+    # Iteration 1's compute starts when iteration 0's data is in: launched = done + compute.
+    assert all(b[1, r]["launched_ps"] == b[0, r]["done_ps"] + b[1, r]["compute_ps"] for r in range(n))
+    assert {b[1, r]["compute_ps"] for r in range(n) if r != 3} == {300_000_000}
+
+
+def test_compute_jitter_is_drawn_from_the_seed():
+    sc = job(4, compute="100us", jitter=0.5, iterations=3)
+    first = rows(rdmalab.run(sc), "collective_ranks")
+    again = rows(rdmalab.run(sc), "collective_ranks")
+    assert first == again
+    computes = {x["compute_ps"] for x in first}
+    assert len(computes) > 6 and all(50_000_000 <= c <= 150_000_000 for c in computes)
+    sc["seed"] = 2
+    assert rows(rdmalab.run(sc), "collective_ranks") != first
+
+
+def test_connections_are_kept_from_step_to_step():
+    """NCCL keeps one QP per peer and channel: a 4-rank ring with 2 channels
+    over 3 iterations opens 8 QPs, not one per step."""
+    r = rdmalab.run(job(4, channels=2, iterations=3, chunk="256KiB"))
+    flows = r.table("flows")
+    assert flows["qp"].n_unique() == 8
+    assert flows.height == 3 * 2 * 6 * 4 * 8  # iterations × channels × steps × ranks × rounds
+
+
+@pytest.mark.parametrize(
+    "entry,key,says",
+    [
+        ({"hosts": ["h0"]}, "workload.collective[0].hosts", "at least two hosts"),
+        ({"hosts": ["h0", "h0"]}, "workload.collective[0].hosts[1]", "appears twice"),
+        ({"op": "broadcast"}, "workload.collective[0].op", "all-reduce"),
+        ({"bytes": "3B"}, "workload.collective[0].bytes", "at least ranks × channels"),
+        ({"chunk": "1B", "bytes": "4000B", "hosts": ["h0", "h1", "h2"]}, "workload.collective[0].chunk", "without data"),
+        ({"compute": ["1us", "2us"]}, "workload.collective[0].compute", "one duration per rank"),
+        ({"compute": ["1us", "2us", "3us", "x"]}, "workload.collective[0].compute[3]", ""),
+        ({"channels": 0}, "workload.collective[0].channels", "1 to 64"),
+        ({"verb": "read"}, "workload.collective[0].verb", "write"),
+        ({"iterations": 0}, "workload.collective[0].iterations", ""),
+        ({"jitter": 2}, "workload.collective[0].jitter", ""),
+        ({"colour": "red"}, "workload.collective[0].colour", ""),
+    ],
+)
+def test_bad_entries_are_refused_naming_the_key(entry, key, says):
+    sc = job(4, **entry)
+    with pytest.raises(rdmalab.ScenarioError) as e:
+        rdmalab.validate(sc)
+    text = str(e.value)
+    assert key in text and says in text, text
+
+
+def test_parallel_runs_refuse_collectives_with_the_reason():
+    with pytest.raises(Exception, match="workload.collective"):
+        rdmalab.run(job(4), threads=2)
+
+
+def test_all_to_all_on_a_fat_tree_loses_to_ecmp_collisions():
+    """The same 16-rank all-to-all on one switch runs near the goodput; on a
+    k = 4 fat tree with 100 Gb/s links (not oversubscribed) per-flow ECMP
+    hashing puts several flows on one uplink and the job slows, as the
+    literature on MoE traffic reports."""
+    def a2a(topology: dict) -> dict:
+        sc = job(16, op="all-to-all", bytes="32MB")
+        sc["topology"] = topology
+        (row,) = rows(rdmalab.run(sc), "collectives")
+        return row
+
+    link = {"rate": "100Gbps", "delay": "1us"}
+    star = a2a({"kind": "single_switch", "hosts": 16, "host_link": link})
+    tree = a2a({"kind": "fat_tree", "k": 4, "host_link": link, "fabric_link": link})
+    assert star["busbw_bps"] > 0.97 * GOODPUT
+    assert tree["busbw_bps"] < 0.8 * star["busbw_bps"]
+    # The all-to-all sends (n−1)/n of every rank's buffer: its busbw is the per-link rate.
+    assert star["busbw_bps"] == pytest.approx(star["algbw_bps"] * 15 / 16, rel=1e-6)
+
+
+def test_hosts_all_takes_every_host_in_node_order():
+    r = rdmalab.run(job(4, hosts="all", bytes="400KB"))
+    ranks = rows(r, "collective_ranks")
+    assert [x["host"] for x in ranks] == ["h0", "h1", "h2", "h3"]
+    with pytest.raises(rdmalab.ScenarioError, match="workload.collective.0..hosts"):
+        rdmalab.validate(job(4, hosts="some"))
