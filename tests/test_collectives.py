@@ -130,7 +130,7 @@ def test_connections_are_kept_from_step_to_step():
         ({"hosts": ["h0"]}, "workload.collective[0].hosts", "at least two hosts"),
         ({"hosts": ["h0", "h0"]}, "workload.collective[0].hosts[1]", "appears twice"),
         ({"op": "broadcast"}, "workload.collective[0].op", "all-reduce"),
-        ({"bytes": "3B"}, "workload.collective[0].bytes", "at least ranks × channels"),
+        ({"bytes": "3B"}, "workload.collective[0].bytes", "at least 4 bytes (ranks × channels)"),
         ({"chunk": "1B", "bytes": "4000B", "hosts": ["h0", "h1", "h2"]}, "workload.collective[0].chunk", "without data"),
         ({"compute": ["1us", "2us"]}, "workload.collective[0].compute", "one duration per rank"),
         ({"compute": ["1us", "2us", "3us", "x"]}, "workload.collective[0].compute[3]", ""),
@@ -180,3 +180,49 @@ def test_hosts_all_takes_every_host_in_node_order():
     assert [x["host"] for x in ranks] == ["h0", "h1", "h2", "h3"]
     with pytest.raises(rdmalab.ScenarioError, match="workload.collective.0..hosts"):
         rdmalab.validate(job(4, hosts="some"))
+
+
+def pipeline(p: int = 4, m: int = 8, **entry) -> dict:
+    e = {"op": "pipeline", "bytes": "64KB", "microbatches": m, "compute": "100us", "backward": "200us"}
+    e.update(entry)
+    return job(p, **e)
+
+
+@pytest.mark.parametrize("schedule", ["gpipe", "1f1b"])
+def test_a_pipeline_takes_the_bubble_formula_plus_its_transfers(schedule):
+    """p stages, m microbatches, forward f and backward b on every stage:
+    both schedules flush in (m + p − 1)(f + b) of compute (Narayanan et al.,
+    SC'21 §2.2). With 1 KB between stages each crossing costs a few µs;
+    GPipe's critical path crosses 2(p − 1) times, 1F1B's more often (it
+    alternates directions: 16 crossings measured here), so 64 KB
+    activations cost 1F1B more than GPipe."""
+    p, m, f, b = 4, 8, 100e-6, 200e-6
+    bound = (m + p - 1) * (f + b)
+    small = rows(rdmalab.run(pipeline(p, m, schedule=schedule, bytes="1KB")), "collectives")[0]
+    assert bound <= small["time_ps"] / 1e12 <= bound + 40e-6, small
+    r = rdmalab.run(pipeline(p, m, schedule=schedule))
+    (row,) = rows(r, "collectives")
+    t = row["time_ps"] / 1e12
+    crossings = 2 * (p - 1) if schedule == "gpipe" else 2 * (p - 1) + 2 * m
+    assert bound + 2 * (p - 1) * 5e-6 <= t <= bound + crossings * 10e-6, (t, bound)
+    assert row["busbw_bps"] is None and row["flows"] == 2 * (p - 1) * m
+    # Each stage computes m(f + b); the rest of its span is the bubble.
+    assert {x["compute_ps"] for x in rows(r, "collective_ranks")} == {round(m * (f + b) * 1e12)}
+
+
+def test_a_slow_link_between_stages_stretches_the_pipeline():
+    """Activations of 4 MB cross a 100 Gb/s link in about 0.35 ms, longer
+    than a forward pass: the transfers, not the compute, set the pace."""
+    p, m = 4, 8
+    (fast,) = rows(rdmalab.run(pipeline(p, m)), "collectives")
+    (slow,) = rows(rdmalab.run(pipeline(p, m, bytes="4MB")), "collectives")
+    assert slow["time_ps"] > fast["time_ps"] + m * 0.3e9
+
+
+def test_pipeline_keys_are_refused_with_ring_ops_and_chunks_with_pipelines():
+    with pytest.raises(rdmalab.ScenarioError, match=r"microbatches.*only applies with .*op: pipeline"):
+        rdmalab.validate(job(4, microbatches=4))
+    with pytest.raises(rdmalab.ScenarioError, match=r"chunk.*only applies with"):
+        rdmalab.validate(pipeline(4, chunk="64KB"))
+    with pytest.raises(rdmalab.ScenarioError, match=r"backward\[1\]"):
+        rdmalab.validate(pipeline(4, backward=["1us", "x", "1us", "1us"]))

@@ -370,3 +370,14 @@ def test_a_collective_run_has_a_collectives_section_that_draws(tmp_path, page):
     ranks = next(f for f in figs if f.key == "collective-ranks-0")
     assert [t.name for t in ranks.traces] == ["compute", "in the collective"]
     assert sorted({y for y in ranks.traces[1].y if y is not None}) == list(range(8))
+
+
+def test_a_pipeline_report_draws_its_iteration_times_and_no_bus_bandwidth(tmp_path):
+    out = tmp_path / "pipeline"
+    r = rdmalab_cli("run", ROOT / "examples" / "collectives" / "pipeline-1f1b-4.yaml", "--out", out, "--quiet")
+    assert r.returncode == 0, r.stderr
+    keys = [f.key for f in standard_figures(Results(out)) if f.section == "collectives"]
+    assert keys == ["collective-time-stages", "collective-ranks-0"]
+    ranks = next(f for f in standard_figures(Results(out)) if f.key == "collective-ranks-0")
+    # A stage's passes are inside its span: no separate compute bars.
+    assert [t.name for t in ranks.traces] == ["in the collective"]

@@ -23,8 +23,8 @@ def iterations(results: Results) -> pl.DataFrame:
 
 
 def collective_figures(results: Results) -> list[Figure]:
-    """Per collective: its iterations' times and busbw, one bar per setting
-    (mean over seeds); and the first run's per-rank timeline."""
+    """Per collective: its iterations' times and busbw (not for a pipeline),
+    one bar per setting (mean over seeds); and the first run's per-rank timeline."""
     it = iterations(results)
     if it.height == 0:
         return []
@@ -44,14 +44,16 @@ def collective_figures(results: Results) -> list[Figure]:
             x = [str(v) for v in g["iteration"]]
             t.traces.append(Trace(label, x, (g["time_ps"] / per).to_list(), _color(i), kind="bar"))
             b.traces.append(Trace(label, x, (g["busbw_bps"] / 1e9).to_list(), _color(i), kind="bar"))
-        figs += [t, b]
+        # A pipeline has no bus bandwidth (its time is mostly compute).
+        figs += [t, b] if one["busbw_bps"].is_not_null().any() else [t]
     figs += timeline_figures(results)
     return figs
 
 
 def timeline_figures(results: Results) -> list[Figure]:
     """Per setting's first run: each rank's compute phases and its time in
-    the collective, one row per rank (at most 64 ranks drawn)."""
+    the collective, one row per rank (at most 64 ranks drawn). A pipeline
+    stage's span holds its passes and its waits (their sum is `compute_ps`)."""
     ranks = results.table("collective_ranks")
     if ranks.height == 0:
         return []
@@ -64,11 +66,15 @@ def timeline_figures(results: Results) -> list[Figure]:
     for i, (label, g) in enumerate(_groups(ranks, cols, results)):
         fig = Figure(f"collective-ranks-{i}", f"Ranks over time — {label}", f"time ({unit})", "rank",
                      section="collectives")
+        # A pipeline's passes are inside its span (collective_ranks has their sum, not their times).
+        ops = dict(results.table("collectives").select("collective", "op").unique().iter_rows())
         for kind, start, end, color in (("compute", "compute_start", "launched_ps", "#999999"),
                                         ("in the collective", "launched_ps", "done_ps", _color(i))):
             x, y, text = [], [], []
             rows = g.with_columns((pl.col("launched_ps") - pl.col("compute_ps")).alias("compute_start"))
             for r in rows.iter_rows(named=True):
+                if kind == "compute" and ops.get(r["collective"]) == "pipeline":
+                    continue
                 a, b = r[start], r[end]
                 if a is None or b is None:
                     continue

@@ -727,7 +727,10 @@ impl World {
     }
 
     fn done(&self) -> bool {
-        self.flows_open == 0 && self.workload.apps.is_empty() && !self.run.run_to_stop
+        self.flows_open == 0
+            && self.workload.apps.is_empty()
+            && !self.run.run_to_stop
+            && self.graph_run.as_deref().is_none_or(|g| g.gates_open == 0)
     }
 
     /// Process events up to and including simulated time `until` (capped at the

@@ -7,14 +7,16 @@ use crate::workload::graph::NONE;
 use crate::world::World;
 use std::io::{self, Write};
 
-/// A rank's part in one instance: first post, last arrival, arrivals
-/// expected and seen.
+/// A rank's part in one instance: first post (or compute start), last
+/// arrival (or compute end), the arrivals and compute phases expected and
+/// seen, and its compute time inside the instance (a pipeline's passes).
 #[derive(Clone, Copy)]
 struct RankSpan {
     launched: Time,
     done: Time,
     inbound: u32,
     arrived: u32,
+    compute: u64,
 }
 
 impl World {
@@ -29,6 +31,7 @@ impl World {
             done: Time::ZERO,
             inbound: 0,
             arrived: 0,
+            compute: 0,
         };
         let mut spans: Vec<Vec<RankSpan>> = g
             .instances
@@ -47,6 +50,21 @@ impl World {
             if run.arrived[f] != Time::NEVER {
                 r.arrived += 1;
                 r.done = r.done.max(run.arrived[f]);
+            }
+        }
+        for (n, &(inst, rank)) in g.node_owner.iter().enumerate() {
+            if inst == NONE {
+                continue;
+            }
+            let gap = g.nodes[n].gap;
+            let r = &mut spans[inst as usize][rank as usize];
+            r.inbound += 1;
+            r.compute += gap.ps();
+            let fired = run.fired[n];
+            if fired != Time::NEVER {
+                r.arrived += 1;
+                r.launched = r.launched.min(Time(fired.ps() - gap.ps()));
+                r.done = r.done.max(fired);
             }
         }
         spans
@@ -74,10 +92,16 @@ impl World {
                 inst.flows,
                 r.arrived
             )?;
-            match (r.first_post, r.arrived == inst.flows) {
-                (Time::NEVER, _) => writeln!(w, ",,,,")?,
-                (start, false) => writeln!(w, "{},,,,", start.ps())?,
-                (start, true) => {
+            let done = r.arrived == inst.flows && r.fired == inst.gates;
+            match (r.first_post, done, c.op.bus_factor(c.ranks.len())) {
+                (Time::NEVER, _, _) => writeln!(w, ",,,,")?,
+                (start, false, _) => writeln!(w, "{},,,,", start.ps())?,
+                // A pipeline's time is mostly compute: no bandwidth to speak of.
+                (start, true, None) => {
+                    let t = r.last_arrival - start;
+                    writeln!(w, "{},{},{},,", start.ps(), r.last_arrival.ps(), t.ps())?
+                }
+                (start, true, Some(factor)) => {
                     let t = r.last_arrival - start;
                     let algbw = c.bytes as f64 * 8.0 / (t.ps().max(1) as f64 / 1e12);
                     writeln!(
@@ -87,7 +111,7 @@ impl World {
                         r.last_arrival.ps(),
                         t.ps(),
                         algbw,
-                        algbw * c.op.bus_factor(c.ranks.len())
+                        algbw * factor
                     )?;
                 }
             }
@@ -96,7 +120,9 @@ impl World {
     }
 
     /// `collective_ranks`: per collective, iteration and rank, its compute
-    /// phase, when it posted its first step and when its last data arrived.
+    /// phase, when it posted its first step and when its last data arrived
+    /// (a pipeline stage: its passes' sum, its first pass's start, and the
+    /// end of its last pass or data).
     pub fn write_collective_ranks_csv(&self, w: &mut dyn Write) -> io::Result<()> {
         writeln!(w, "collective,iteration,rank,host,compute_ps,launched_ps,done_ps,comm_ps")?;
         let spans = self.rank_spans();
@@ -123,7 +149,12 @@ impl World {
                     writeln!(w, ",,,")?;
                     continue;
                 }
-                let compute = before.map(|b| s.launched.ps().saturating_sub(b.ps()).to_string());
+                let compute = if inst.gates > 0 {
+                    // A pipeline's passes are inside it: their sum.
+                    Some(s.compute.to_string())
+                } else {
+                    before.map(|b| s.launched.ps().saturating_sub(b.ps()).to_string())
+                };
                 write!(w, "{},{},", compute.unwrap_or_default(), s.launched.ps())?;
                 if s.arrived == s.inbound {
                     // An all-to-all rank's data can all be in before a late rank posts: 0.

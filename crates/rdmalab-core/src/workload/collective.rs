@@ -36,10 +36,19 @@ pub enum Op {
     ReduceScatter,
     AllGather,
     AllToAll,
+    Pipeline,
 }
 
 impl Op {
-    pub const NAMES: &'static [&'static str] =
+    pub const NAMES: &'static [&'static str] = &[
+        "all-reduce",
+        "reduce-scatter",
+        "all-gather",
+        "all-to-all",
+        "pipeline",
+    ];
+    /// The ops whose data moves in steps of blocks (what `chunk` cuts).
+    const BLOCKS: &'static [&'static str] =
         &["all-reduce", "reduce-scatter", "all-gather", "all-to-all"];
 
     pub fn name(self) -> &'static str {
@@ -47,8 +56,14 @@ impl Op {
     }
 
     fn parse(s: &str) -> Option<Op> {
-        [Op::AllReduce, Op::ReduceScatter, Op::AllGather, Op::AllToAll]
-            .into_iter()
+        [
+            Op::AllReduce,
+            Op::ReduceScatter,
+            Op::AllGather,
+            Op::AllToAll,
+            Op::Pipeline,
+        ]
+        .into_iter()
             .find(|o| o.name() == s)
     }
 
@@ -57,16 +72,18 @@ impl Op {
         match self {
             Op::AllReduce => 2 * (n - 1),
             Op::ReduceScatter | Op::AllGather => n - 1,
-            Op::AllToAll => 1,
+            Op::AllToAll | Op::Pipeline => 1,
         }
     }
 
-    /// nccl-tests' bus bandwidth over algorithm bandwidth for `n` ranks.
-    pub fn bus_factor(self, n: usize) -> f64 {
+    /// nccl-tests' bus bandwidth over algorithm bandwidth for `n` ranks
+    /// (`None`: a pipeline, whose time is mostly compute).
+    pub fn bus_factor(self, n: usize) -> Option<f64> {
         let n = n as f64;
         match self {
-            Op::AllReduce => 2.0 * (n - 1.0) / n,
-            _ => (n - 1.0) / n,
+            Op::AllReduce => Some(2.0 * (n - 1.0) / n),
+            Op::Pipeline => None,
+            _ => Some((n - 1.0) / n),
         }
     }
 }
@@ -91,6 +108,43 @@ pub struct CollectiveSpec {
     pub step_overhead: Duration,
     pub start: Duration,
     pub verb: Verb,
+    /// A pipeline's microbatches per iteration, its schedule, and each
+    /// stage's backward pass per microbatch.
+    pub microbatches: u32,
+    pub schedule: Schedule,
+    pub backward: Vec<Duration>,
+}
+
+/// The order a pipeline stage runs its forward (F) and backward (B) passes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Schedule {
+    /// Every forward, then every backward (GPipe, Huang et al., NeurIPS'19).
+    GPipe,
+    /// One forward, one backward after a warm-up (PipeDream-Flush, as
+    /// Megatron-LM runs it: Narayanan et al., SC'21 §2.2).
+    OneFOneB,
+}
+
+impl Schedule {
+    /// Stage `s` of `p`'s passes over `m` microbatches: (backward?, microbatch).
+    pub fn order(self, s: usize, p: usize, m: usize) -> Vec<(bool, usize)> {
+        match self {
+            Schedule::GPipe => (0..m)
+                .map(|j| (false, j))
+                .chain((0..m).map(|j| (true, j)))
+                .collect(),
+            Schedule::OneFOneB => {
+                let warm = (p - s - 1).min(m);
+                let mut out: Vec<(bool, usize)> = (0..warm).map(|j| (false, j)).collect();
+                for i in 0..m - warm {
+                    out.push((false, warm + i));
+                    out.push((true, i));
+                }
+                out.extend((m - warm..m).map(|j| (true, j)));
+                out
+            }
+        }
+    }
 }
 
 pub const OP: Key = Key {
@@ -99,7 +153,7 @@ pub const OP: Key = Key {
     default: REQUIRED,
     allowed: Allowed::OneOf(Op::NAMES),
     rule: Rule::None,
-    meaning: "What the ranks compute. `all-reduce`: a ring of 2(n−1) steps (reduce-scatter then all-gather), each moving `bytes`/n; `reduce-scatter`, `all-gather`: n−1 such steps; `all-to-all`: every rank sends `bytes`/n to every other at once (MoE dispatch). Ring order is the order of `hosts`.",
+    meaning: "What the ranks compute. `all-reduce`: a ring of 2(n−1) steps (reduce-scatter then all-gather), each moving `bytes`/n; `reduce-scatter`, `all-gather`: n−1 such steps; `all-to-all`: every rank sends `bytes`/n to every other at once (MoE dispatch); `pipeline`: the hosts are pipeline stages, and each microbatch's forward pass sends `bytes` of activations to the next stage and its backward pass as many bytes of gradients to the one before (point-to-point send/recv). Ring order is the order of `hosts`.",
 };
 pub const HOSTS: Key = Key {
     name: "hosts",
@@ -130,7 +184,10 @@ pub const CHUNK: Key = Key {
     unit: "size",
     default: "none",
     allowed: Allowed::Custom("≥ 1B, large enough to leave every round a byte"),
-    rule: Rule::None,
+    rule: Rule::OnlyWith {
+        key: "op",
+        values: Op::BLOCKS,
+    },
     meaning: "Most bytes one step moves at a time: a channel's share of a block goes through the ring in rounds of at most this, which pipeline (round j's step k waits for round j's step k−1 from the rank before, not for other rounds). NCCL's Simple protocol moves 512 KiB slots (its NCCL_BUFFSIZE of 4 MiB over NCCL_STEPS = 8 slots). `none`: one round, each step a whole block (store and forward per step).",
 };
 pub const ITERATIONS: Key = Key {
@@ -147,7 +204,7 @@ pub const COMPUTE: Key = Key {
     default: "0s",
     allowed: Allowed::Custom("≥ 0; a list has one per rank"),
     rule: Rule::None,
-    meaning: "Each rank's compute phase (forward and backward pass) before each iteration's collective: one duration for every rank, or one per rank in `hosts` order (a straggler is a rank with a longer one).",
+    meaning: "Each rank's compute phase (forward and backward pass) before each iteration's collective: one duration for every rank, or one per rank in `hosts` order (a straggler is a rank with a longer one). For a `pipeline`: each stage's forward pass of one microbatch.",
 };
 pub const JITTER: Key = Key {
     name: "jitter",
@@ -166,7 +223,10 @@ pub const STEP_OVERHEAD: Key = Key {
     unit: "duration",
     default: "0s",
     allowed: Allowed::Duration { min_ps: 0 },
-    rule: Rule::None,
+    rule: Rule::OnlyWith {
+        key: "op",
+        values: Op::BLOCKS,
+    },
     meaning: "Time from a step's data arriving to the next step being posted (the reduction kernel and the proxy thread's turn). rdmalab choice for the default: none, an ideal library. For scale: NCCL's tuning model (src/graph/tuning.cc, `hwLat`) charges 6.6 µs per ring step over the network for its Simple protocol (9.6 µs in older releases), the network's own latency included, which rdmalab simulates.",
 };
 pub const START: Key = Key {
@@ -202,6 +262,40 @@ pub const TENANT: Key = Key {
     meaning: "The tenant of every rank's QPs (`none`: each host's own, from `workload.tenants`).",
 };
 
+pub const MICROBATCHES: Key = Key {
+    name: "microbatches",
+    unit: "integer",
+    default: "1",
+    allowed: Allowed::Int { min: 1, max: 100_000 },
+    rule: Rule::OnlyWith {
+        key: "op",
+        values: &["pipeline"],
+    },
+    meaning: "Microbatches per iteration: each goes forward through every stage and back.",
+};
+pub const SCHEDULE: Key = Key {
+    name: "schedule",
+    unit: "string",
+    default: "1f1b",
+    allowed: Allowed::OneOf(&["1f1b", "gpipe"]),
+    rule: Rule::OnlyWith {
+        key: "op",
+        values: &["pipeline"],
+    },
+    meaning: "The order each stage runs its passes in; a stage runs one at a time. `gpipe`: every forward, then every backward (Huang et al., NeurIPS'19); `1f1b`: p − s − 1 forwards on stage s, then one forward and one backward in turn, then the remaining backwards (PipeDream-Flush, Megatron-LM's default: Narayanan et al., SC'21). Both flush: iteration i+1 starts on a stage after its last pass of iteration i.",
+};
+pub const BACKWARD: Key = Key {
+    name: "backward",
+    unit: "duration, or list of durations",
+    default: "none",
+    allowed: Allowed::Custom("≥ 0; a list has one per stage"),
+    rule: Rule::OnlyWith {
+        key: "op",
+        values: &["pipeline"],
+    },
+    meaning: "Each stage's backward pass of one microbatch. `none`: twice its forward (`compute`), the usual estimate (a backward pass computes the gradients of both the activations and the weights: Narayanan et al., SC'21 §3.3).",
+};
+
 /// The keys of a `workload.collective[]` entry, in the order the docs list them.
 pub const KEYS: &[Key] = &[
     NAME,
@@ -217,6 +311,9 @@ pub const KEYS: &[Key] = &[
     START,
     VERB,
     TENANT,
+    MICROBATCHES,
+    SCHEDULE,
+    BACKWARD,
 ];
 
 /// Read entry `o` (at `path`), whose hosts and owners the scenario has
@@ -258,45 +355,32 @@ pub(crate) fn read(
         _ => Verb::Write,
     });
     let n = ranks.len();
-    let compute = match o.get(COMPUTE.name) {
-        Some(Value::Array(list)) => {
-            if list.len() != n {
-                r.err(
-                    o.key(COMPUTE.name),
-                    format!("a list of {}", list.len()),
-                    format!("has one duration per rank: {n} for the {n} hosts, or give one duration for all"),
-                );
-                None
-            } else {
-                let mut out = Vec::with_capacity(n);
-                for (i, v) in list.iter().enumerate() {
-                    // Read as a key of its own, so a refusal names `compute[i]`.
-                    let k = format!("{}[{i}]", COMPUTE.name);
-                    let one = serde_json::Map::from_iter([(k.clone(), v.clone())]);
-                    let item = Obj {
-                        path: o.path.clone(),
-                        map: &one,
-                    };
-                    out.push(r.duration(&item, &k, None));
-                }
-                out.into_iter().collect::<Option<Vec<_>>>()
-            }
-        }
-        _ => r
-            .duration(o, COMPUTE.name, Some(Duration::ZERO))
-            .map(|d| vec![d; n]),
+    r.check_rules(o, KEYS);
+    let compute = durations(r, o, &COMPUTE, n, Some(Duration::ZERO));
+    let microbatches = r.key_int(o, &MICROBATCHES).map(|m| m as u32);
+    let schedule = r.key_choice(o, &SCHEDULE).map(|v| match v.as_str() {
+        "gpipe" => Schedule::GPipe,
+        _ => Schedule::OneFOneB,
+    });
+    // A backward pass twice the forward unless given.
+    let backward = match (o.get(BACKWARD.name), &compute) {
+        (None, Some(c)) => Some(c.iter().map(|d| Duration(2 * d.ps())).collect()),
+        (None, None) => None,
+        (Some(_), _) => durations(r, o, &BACKWARD, n, None),
     };
     if r.errs.len() != before {
         return None;
     }
     let (op, bytes, channels, chunk) = (op?, bytes?, channels?, chunk?);
-    // Every block's share on every channel is at least one byte, and every round's piece too.
-    let share = bytes / n as u64 / channels as u64;
+    // Every block's share on every channel is at least one byte, and every
+    // round's piece too (a pipeline sends `bytes` whole, over the channels).
+    let blocks = if op == Op::Pipeline { 1 } else { n as u64 };
+    let share = bytes / blocks / channels as u64;
     if share == 0 {
         r.err(
             o.key(BYTES.name),
             format!("`{bytes}B`"),
-            format!("must be at least ranks × channels = {} bytes, so every step of every channel moves a byte", n as u64 * channels as u64),
+            format!("must be at least {} bytes ({}channels), so every step of every channel moves a byte", blocks * channels as u64, if blocks > 1 { "ranks × " } else { "" }),
         );
         return None;
     }
@@ -326,7 +410,38 @@ pub(crate) fn read(
         step_overhead: step_overhead?,
         start: start?,
         verb: verb?,
+        microbatches: microbatches?,
+        schedule: schedule?,
+        backward: backward?,
     })
+}
+
+/// Key `k`: one duration for every rank, or a list of one per rank (a
+/// refusal names the item, `compute[3]`). `default` when not given.
+fn durations(r: &mut Reader, o: &Obj, k: &Key, n: usize, default: Option<Duration>) -> Option<Vec<Duration>> {
+    let Some(Value::Array(list)) = o.get(k.name) else {
+        return r.duration(o, k.name, default).map(|d| vec![d; n]);
+    };
+    if list.len() != n {
+        r.err(
+            o.key(k.name),
+            format!("a list of {}", list.len()),
+            format!("has one duration per rank: {n} for the {n} hosts, or give one duration for all"),
+        );
+        return None;
+    }
+    let mut out = Vec::with_capacity(n);
+    for (i, v) in list.iter().enumerate() {
+        // Read as a key of its own, so a refusal names `compute[i]`.
+        let item_key = format!("{}[{i}]", k.name);
+        let one = serde_json::Map::from_iter([(item_key.clone(), v.clone())]);
+        let item = Obj {
+            path: o.path.clone(),
+            map: &one,
+        };
+        out.push(r.duration(&item, &item_key, None));
+    }
+    out.into_iter().collect()
 }
 
 /// Rounds a channel's share of `most` bytes (its largest block) takes.
@@ -348,6 +463,9 @@ pub fn expand(
     flows: &mut Vec<FlowSpec>,
     g: &mut FlowGraph,
 ) {
+    if c.op == Op::Pipeline {
+        return expand_pipeline(c, index, seed, flows, g);
+    }
     let n = c.ranks.len();
     let ch_n = c.channels as u64;
     let mut rng = RngStream::new(seed, &format!("collective/{index}"));
@@ -372,6 +490,7 @@ pub fn expand(
             collective: index,
             iteration: it,
             flows: 0,
+            gates: 0,
         });
         let compute: Vec<Duration> = c
             .compute
@@ -463,6 +582,86 @@ pub fn expand(
     }
 }
 
+/// A pipeline: each stage's passes are gates run one after another in the
+/// schedule's order; a forward pass on stage s > 0 also waits for its
+/// microbatch's activations from s − 1, a backward pass on s < p − 1 for
+/// its gradients from s + 1; each pass then sends its output on, on a QP
+/// per direction and channel kept for the whole job.
+fn expand_pipeline(
+    c: &CollectiveSpec,
+    index: u32,
+    seed: u64,
+    flows: &mut Vec<FlowSpec>,
+    g: &mut FlowGraph,
+) {
+    let (p, m, ch_n) = (c.ranks.len(), c.microbatches as usize, c.channels as u64);
+    let mut rng = RngStream::new(seed, &format!("collective/{index}"));
+    let slot0 = g.slots;
+    g.slots += 2 * p as u32 * c.channels;
+    // Forward connections first (stage s to s + 1), then backward (s to s − 1).
+    let slot = |s: usize, back: bool, ch: u64| slot0 + ((back as u64 * p as u64 + s as u64) * ch_n + ch) as u32;
+    let orders: Vec<Vec<(bool, usize)>> = (0..p).map(|s| c.schedule.order(s, p, m)).collect();
+    // Each stage's last pass so far: the next one waits for it.
+    let mut last: Vec<Option<u32>> = vec![None; p];
+    for it in 0..c.iterations {
+        let inst = g.instances.len() as u32;
+        g.instances.push(Instance {
+            collective: index,
+            iteration: it,
+            flows: 0,
+            gates: 0,
+        });
+        // Every pass's gate first (its inputs are other stages' flows, made below).
+        let mut pass = vec![vec![[0u32; 2]; m]; p];
+        for s in 0..p {
+            for &(back, j) in &orders[s] {
+                let input = if back { s + 1 < p } else { s > 0 };
+                let waits = u32::from(last[s].is_some()) + if input { c.channels } else { 0 };
+                let length = if back { c.backward[s] } else { c.compute[s] };
+                let gate = g.owned_gate(waits, jittered(length, c.jitter, &mut rng), inst, s as u32);
+                match last[s] {
+                    Some(prev) => g.edge(prev, gate),
+                    None if waits == 0 => g.roots.push((gate, c.start)),
+                    None => {}
+                }
+                last[s] = Some(gate);
+                pass[s][j][back as usize] = gate;
+            }
+        }
+        // Each pass's output, to the stage that waits for it.
+        for s in 0..p {
+            for &(back, j) in &orders[s] {
+                let to = match back {
+                    false if s + 1 < p => s + 1,
+                    true if s > 0 => s - 1,
+                    _ => continue,
+                };
+                for ch in 0..ch_n {
+                    let f = flows.len() as u32;
+                    flows.push(FlowSpec {
+                        src: c.ranks[s],
+                        dst: c.ranks[to],
+                        verb: c.verb,
+                        bytes: part(c.bytes, ch_n, ch),
+                        start: c.start,
+                        dport: 100,
+                        owner: c.owners[s],
+                        piece: false,
+                        after: None,
+                    });
+                    let node = g.flow_node(f, 1, Duration::ZERO);
+                    g.flow_slot[f as usize] = slot(s, back, ch);
+                    g.flow_instance[f as usize] = inst;
+                    g.flow_ranks[f as usize] = (s as u32, to as u32);
+                    g.edge(pass[s][j][back as usize], node);
+                    g.edge(node, pass[to][j][back as usize]);
+                    g.instances[inst as usize].flows += 1;
+                }
+            }
+        }
+    }
+}
+
 /// The block rank `r` sends at ring step `k`: the reduce-scatter walk
 /// ((r − k) mod n), then the all-gather walk of the reduced blocks.
 fn block_sent(op: Op, n: usize, r: usize, k: usize) -> usize {
@@ -502,7 +701,45 @@ mod tests {
             step_overhead: Duration(3),
             start: Duration::ZERO,
             verb: Verb::Write,
+            microbatches: 4,
+            schedule: Schedule::OneFOneB,
+            backward: vec![Duration(14); n],
         }
+    }
+
+    #[test]
+    fn one_f_one_b_warms_up_by_stage_and_runs_every_pass_once() {
+        let (p, m) = (4, 6);
+        for s in 0..p {
+            let o = Schedule::OneFOneB.order(s, p, m);
+            assert_eq!(o.len(), 2 * m);
+            let warm = o.iter().take_while(|x| !x.0).count();
+            // Warm-up forwards, then the first backward right after one more forward.
+            assert_eq!(warm, (p - s - 1).min(m) + 1, "stage {s}");
+            for j in 0..m {
+                let f = o.iter().position(|&x| x == (false, j)).unwrap();
+                let b = o.iter().position(|&x| x == (true, j)).unwrap();
+                assert!(f < b, "stage {s}: F{j} before B{j}");
+            }
+        }
+        assert_eq!(Schedule::GPipe.order(0, 2, 2), vec![(false, 0), (false, 1), (true, 0), (true, 1)]);
+    }
+
+    #[test]
+    fn a_pipeline_sends_activations_forward_and_gradients_back() {
+        let (p, m) = (3, 4);
+        let mut s = spec(Op::Pipeline, p, 1000);
+        s.iterations = 1;
+        let mut flows = Vec::new();
+        let mut g = FlowGraph::default();
+        expand(&s, 0, 1, &mut flows, &mut g);
+        // (p − 1) links each way, m microbatches, 2 channels.
+        assert_eq!(flows.len(), 2 * (p - 1) * m * 2);
+        assert_eq!(flows.iter().map(|f| f.bytes).sum::<u64>(), 2 * (p as u64 - 1) * m as u64 * 1000);
+        assert!(flows.iter().all(|f| f.src.abs_diff(f.dst) == 1));
+        assert_eq!(g.instances[0].gates as usize, 2 * m * p);
+        assert_eq!(g.roots.len(), 1, "only stage 0's first forward waits for nothing");
+        assert_eq!(g.cycle(), None);
     }
 
     #[test]
@@ -564,8 +801,9 @@ mod tests {
 
     #[test]
     fn bus_bandwidth_factors_are_nccl_tests() {
-        assert_eq!(Op::AllReduce.bus_factor(8), 1.75);
-        assert_eq!(Op::AllGather.bus_factor(8), 0.875);
-        assert_eq!(Op::AllToAll.bus_factor(4), 0.75);
+        assert_eq!(Op::AllReduce.bus_factor(8), Some(1.75));
+        assert_eq!(Op::AllGather.bus_factor(8), Some(0.875));
+        assert_eq!(Op::AllToAll.bus_factor(4), Some(0.75));
+        assert_eq!(Op::Pipeline.bus_factor(4), None);
     }
 }

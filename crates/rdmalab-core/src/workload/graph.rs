@@ -38,6 +38,9 @@ pub struct Instance {
     pub iteration: u32,
     /// Its flows (every one must arrive for it to finish).
     pub flows: u32,
+    /// Its compute phases that are part of it (a pipeline's forward and
+    /// backward passes; a collective's compute comes before it and is not).
+    pub gates: u32,
 }
 
 /// The static graph: nodes, and per flow its node, its shared QP and its instance.
@@ -54,6 +57,9 @@ pub struct FlowGraph {
     /// Per flow: its [`Instance`] ([`NONE`]: none).
     pub flow_instance: Vec<u32>,
     pub instances: Vec<Instance>,
+    /// Per node: the instance and rank whose compute it is, for gates that
+    /// are part of an instance ([`NONE`]: not one).
+    pub node_owner: Vec<(u32, u32)>,
     /// Gates that wait for nothing, with the time they start counting their
     /// gap from (a first iteration's compute phases, from the job's start).
     pub roots: Vec<(u32, Duration)>,
@@ -84,6 +90,7 @@ impl FlowGraph {
             flow: f,
             then: Vec::new(),
         });
+        self.node_owner.push((NONE, NONE));
         self.cover(f as usize + 1);
         self.flow_node[f as usize] = n;
         n
@@ -97,7 +104,16 @@ impl FlowGraph {
             flow: NONE,
             then: Vec::new(),
         });
+        self.node_owner.push((NONE, NONE));
         self.nodes.len() as u32 - 1
+    }
+
+    /// A gate that is rank `rank`'s compute inside instance `inst`.
+    pub fn owned_gate(&mut self, waits: u32, gap: Duration, inst: u32, rank: u32) -> u32 {
+        let n = self.gate(waits, gap);
+        self.node_owner[n as usize] = (inst, rank);
+        self.instances[inst as usize].gates += 1;
+        n
     }
 
     /// `to` waits for `from` (a flow's arrival or a gate's firing).
@@ -171,9 +187,13 @@ impl FlowGraph {
 /// When an instance's flows were posted and arrived.
 #[derive(Clone, Debug, PartialEq)]
 pub struct InstanceRun {
+    /// Its first message posted, or its first compute phase started.
     pub first_post: Time,
+    /// Its last byte arrived, or its last compute phase ended.
     pub last_arrival: Time,
     pub arrived: u32,
+    /// Its compute phases ended.
+    pub fired: u32,
 }
 
 /// The graph's state during a run.
@@ -184,6 +204,11 @@ pub struct GraphRun {
     /// Per flow: when it was posted and when its last byte arrived (`NEVER`: not yet).
     pub posted: Vec<Time>,
     pub arrived: Vec<Time>,
+    /// Per node: when an instance's gate fired (`NEVER`: not yet, or not one).
+    pub fired: Vec<Time>,
+    /// Instances' gates not fired yet: the run is not over while a pass
+    /// that ends a pipeline still computes, though every flow is done.
+    pub gates_open: u64,
     pub instances: Vec<InstanceRun>,
 }
 
@@ -194,11 +219,14 @@ impl GraphRun {
             slot_qp: vec![NONE; g.slots as usize],
             posted: vec![Time::NEVER; g.flow_node.len()],
             arrived: vec![Time::NEVER; g.flow_node.len()],
+            fired: vec![Time::NEVER; g.nodes.len()],
+            gates_open: g.instances.iter().map(|i| i.gates as u64).sum(),
             instances: vec![
                 InstanceRun {
                     first_post: Time::NEVER,
-                    last_arrival: Time::NEVER,
+                    last_arrival: Time::ZERO,
                     arrived: 0,
+                    fired: 0,
                 };
                 g.instances.len()
             ],
@@ -231,6 +259,16 @@ impl GraphRun {
         }
     }
 
+    /// Gate `node` of instance `inst` fired at `now`, its compute `gap` long.
+    pub fn note_fire(&mut self, node: u32, inst: u32, gap: Duration, now: Time) {
+        self.fired[node as usize] = now;
+        self.gates_open -= 1;
+        let i = &mut self.instances[inst as usize];
+        i.fired += 1;
+        i.first_post = i.first_post.min(Time(now.ps() - gap.ps()));
+        i.last_arrival = i.last_arrival.max(now);
+    }
+
     /// Flow `f`'s last byte arrived at `now`; false if it had already.
     pub fn note_arrival(&mut self, f: u32, inst: u32, now: Time) -> bool {
         if self.arrived[f as usize] != Time::NEVER {
@@ -240,7 +278,7 @@ impl GraphRun {
         if inst != NONE {
             let i = &mut self.instances[inst as usize];
             i.arrived += 1;
-            i.last_arrival = now;
+            i.last_arrival = i.last_arrival.max(now);
         }
         true
     }

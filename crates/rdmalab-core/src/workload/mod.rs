@@ -517,6 +517,10 @@ impl World {
         }
         let now = self.now();
         let run = self.graph_run.as_deref_mut().expect("a graph node without a graph");
+        let (inst, _) = self.workload.graph.node_owner[node as usize];
+        if inst != graph::NONE {
+            run.note_fire(node, inst, n.gap, now);
+        }
         for &next in &n.then {
             if run.satisfy(next) {
                 let at = now + self.workload.graph.nodes[next as usize].gap;
