@@ -226,3 +226,21 @@ def test_pipeline_keys_are_refused_with_ring_ops_and_chunks_with_pipelines():
         rdmalab.validate(pipeline(4, chunk="64KB"))
     with pytest.raises(rdmalab.ScenarioError, match=r"backward\[1\]"):
         rdmalab.validate(pipeline(4, backward=["1us", "x", "1us", "1us"]))
+
+
+def test_groups_run_the_same_collective_side_by_side():
+    """Two tensor-parallel groups of 4 on one switch: each all-reduce takes
+    its own 4-rank textbook time, as if alone (the switch is non-blocking)."""
+    groups = [[f"h{i}" for i in range(4)], [f"h{i}" for i in range(4, 8)]]
+    sc = job(8, hosts=groups, chunk="128KiB")
+    got = {x["collective"]: x for x in rows(rdmalab.run(sc), "collectives")}
+    assert sorted(got) == ["job/0", "job/1"]
+    bound = textbook(2 * 3, 4, 16e6)
+    for row in got.values():
+        assert row["ranks"] == 4 and bound <= row["time_ps"] / 1e12 <= 1.02 * bound
+    ranks = rows(rdmalab.run(sc), "collective_ranks")
+    assert [x["host"] for x in ranks if x["collective"] == "job/1"] == groups[1]
+    with pytest.raises(rdmalab.ScenarioError, match=r"hosts\[1\]\[0\].*one group"):
+        rdmalab.validate(job(8, hosts=[["h0", "h1"], ["h0", "h2"]]))
+    with pytest.raises(rdmalab.ScenarioError, match="groups of 2, 3"):
+        rdmalab.validate(job(8, hosts=[["h0", "h1"], ["h2", "h3", "h4"]]))

@@ -3550,51 +3550,90 @@ impl Parser {
             let Some(f) = self.obj(v, &path, &names) else {
                 continue;
             };
-            let mut hosts = Vec::new();
+            // One group of ranks, or several that run the same collective side by side.
+            let mut groups: Vec<Vec<u32>> = Vec::new();
+            let mut seen: Vec<u32> = Vec::new();
+            let key = f.key("hosts");
             match f.get(collective::HOSTS.name) {
                 Some(Value::String(all)) if all == "all" && t.hosts().nth(1).is_some() => {
-                    hosts.extend(t.hosts());
+                    groups.push(t.hosts().collect());
                 }
-                Some(Value::Array(a)) if a.len() >= 2 => {
-                    for (i, h) in a.iter().enumerate() {
-                        let key = format!("{}[{i}]", f.key("hosts"));
-                        if let Some(n) = self.node_ref(t, key.clone(), Some(h), true) {
-                            if hosts.contains(&n) {
-                                self.err(key, show(h), "appears twice: each rank is one host");
+                Some(Value::Array(a)) if a.first().is_some_and(|g| g.is_array()) => {
+                    for (gi, g) in a.iter().enumerate() {
+                        let gkey = format!("{key}[{gi}]");
+                        match g.as_array() {
+                            Some(list) if list.len() >= 2 => {
+                                groups.push(self.ranks(t, &gkey, list, &mut seen))
                             }
-                            hosts.push(n);
+                            _ => self.err(gkey, show(g), "must be a list of at least two hosts: with groups, every item of hosts is a group"),
                         }
                     }
+                    if groups.iter().any(|g| g.len() != groups[0].len()) {
+                        let sizes: Vec<String> = groups.iter().map(|g| g.len().to_string()).collect();
+                        self.err(key, format!("groups of {}", sizes.join(", ")), "must all be the same size (per-rank lists such as compute apply to every group)");
+                        continue;
+                    }
                 }
+                Some(Value::Array(a)) if a.len() >= 2 => groups.push(self.ranks(t, &key, a, &mut seen)),
                 other => {
                     let what = if other.is_some() { "must be" } else { "is required:" };
                     self.err(
-                        f.key("hosts"),
+                        key,
                         other.map(show).unwrap_or_default(),
-                        format!("{what} a list of at least two hosts (a collective over one rank moves nothing)"),
+                        format!("{what} a list of at least two hosts (a collective over one rank moves nothing), a list of such groups, or `all`"),
                     );
                     continue;
                 }
             }
-            let owners: Option<Vec<QpOwner>> = hosts
-                .iter()
-                .map(|&h| {
-                    self.tenant_of(&f, wl, host_tenant, Some(h))
-                        .map(|tenant| QpOwner { tenant, address: 0 })
-                })
-                .collect();
-            let (Some(owners), false) = (owners, hosts.is_empty()) else {
+            let before = self.errs.len();
+            let mut owners: Vec<Vec<QpOwner>> = Vec::new();
+            for g in &groups {
+                let o: Option<Vec<QpOwner>> = g
+                    .iter()
+                    .map(|&h| {
+                        self.tenant_of(&f, wl, host_tenant, Some(h))
+                            .map(|tenant| QpOwner { tenant, address: 0 })
+                    })
+                    .collect();
+                owners.extend(o);
+            }
+            if self.errs.len() != before || groups.is_empty() || owners.len() != groups.len() {
+                continue;
+            }
+            let several = groups.len() > 1;
+            let first = (groups[0].clone(), owners[0].clone());
+            let Some(c) = collective::read(&mut self.r, &f, &path, first.0, first.1) else {
                 continue;
             };
-            if let Some(c) = collective::read(&mut self.r, &f, &path, hosts, owners) {
+            for (gi, (ranks, own)) in groups.into_iter().zip(owners).enumerate() {
+                // Groups are named NAME/0, NAME/1, ... in the tables.
+                let name = if several { format!("{}/{gi}", c.name) } else { c.name.clone() };
+                let one = collective::CollectiveSpec { name, ranks, owners: own, ..c.clone() };
                 let index = wl.collectives.len() as u32;
-                collective::expand(&c, index, seed, &mut wl.flows, &mut wl.graph);
-                wl.collectives.push(c);
+                collective::expand(&one, index, seed, &mut wl.flows, &mut wl.graph);
+                wl.collectives.push(one);
             }
         }
         if !wl.graph.is_empty() {
             wl.graph.cover(wl.flows.len());
         }
+    }
+
+    /// The hosts of one group of ranks, at `key`; each host once across
+    /// the entry's groups (`seen`).
+    fn ranks(&mut self, t: &Topology, key: &str, list: &[Value], seen: &mut Vec<u32>) -> Vec<u32> {
+        let mut hosts = Vec::new();
+        for (i, h) in list.iter().enumerate() {
+            let k = format!("{key}[{i}]");
+            if let Some(n) = self.node_ref(t, k.clone(), Some(h), true) {
+                if seen.contains(&n) {
+                    self.err(k, show(h), "appears twice: each rank is one host, in one group");
+                }
+                seen.push(n);
+                hosts.push(n);
+            }
+        }
+        hosts
     }
 
     /// `nic.cc_scope` other than `qp` runs on the direct control path, and

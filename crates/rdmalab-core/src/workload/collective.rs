@@ -159,9 +159,9 @@ pub const HOSTS: Key = Key {
     name: "hosts",
     unit: "list of hosts",
     default: REQUIRED,
-    allowed: Allowed::Custom("at least two hosts, each once; or `all`"),
+    allowed: Allowed::Custom("at least two hosts, each once; a list of such groups, all the same size; or `all`"),
     rule: Rule::None,
-    meaning: "The ranks, in ring order: rank i sends to rank i+1 (the last to the first). `all`: every host of the topology, in node order.",
+    meaning: "The ranks, in ring order: rank i sends to rank i+1 (the last to the first). A list of groups runs the same collective in each group side by side, named `NAME/0`, `NAME/1`, ... (tensor- or data-parallel groups: `[[h0, h1], [h2, h3]]`). `all`: every host of the topology, in node order.",
 };
 pub const BYTES: Key = Key {
     name: "bytes",
