@@ -244,3 +244,42 @@ def test_groups_run_the_same_collective_side_by_side():
         rdmalab.validate(job(8, hosts=[["h0", "h1"], ["h0", "h2"]]))
     with pytest.raises(rdmalab.ScenarioError, match="groups of 2, 3"):
         rdmalab.validate(job(8, hosts=[["h0", "h1"], ["h2", "h3", "h4"]]))
+
+
+def test_the_double_binary_tree_wins_on_small_buffers_and_loses_bandwidth_on_large_ones():
+    """NCCL picks the tree for small buffers: O(log n) steps of latency
+    against the ring's 2(n − 1). Large ones: each rank sends 2S either way,
+    but interior ranks take their two children's sums and their parent's
+    result at once (a 3:1 incast), so the tree gets less of the link."""
+    for n in (8, 16):
+        small = {a: rows(rdmalab.run(job(n, algorithm=a, bytes="8KB")), "collectives")[0]["time_ps"]
+                 for a in ("ring", "tree")}
+        assert small["tree"] < 0.7 * small["ring"], (n, small)
+    n, size = 8, 16e6
+    big = {a: rows(rdmalab.run(job(n, algorithm=a, chunk="128KiB")), "collectives")[0] for a in ("ring", "tree")}
+    bound = 2 * size * 8 / GOODPUT  # every rank sends 2S in either
+    assert bound <= big["tree"]["time_ps"] / 1e12 <= 1.2 * bound
+    assert big["tree"]["busbw_bps"] < 0.9 * big["ring"]["busbw_bps"]
+    # busbw is nccl-tests' all-reduce factor whatever the algorithm.
+    assert big["tree"]["busbw_bps"] == pytest.approx(big["tree"]["algbw_bps"] * 2 * (n - 1) / n, rel=1e-6)
+
+
+def test_every_rank_of_a_tree_all_reduce_waits_for_the_slowest():
+    """Each rank's result holds every rank's data: with one rank computing
+    1 ms longer, no rank finishes before that rank has launched, and all
+    finish soon after (a 64 KB buffer moves in tens of µs). With large
+    buffers the delay is partly hidden (the other ranks' transfers run in
+    the meantime): 0.7 ms of 1 ms with 128 KiB chunks, none without."""
+    n = 8
+    for chunk in ({}, {"chunk": "8KiB"}):
+        slow = job(n, algorithm="tree", bytes="64KB", compute=["300us"] * 5 + ["1300us"] + ["300us"] * 2, **chunk)
+        ranks = {x["rank"]: x for x in rows(rdmalab.run(slow), "collective_ranks")}
+        late = ranks[5]["launched_ps"]
+        assert late == 1_300_000_000
+        for r in range(n):
+            assert late < ranks[r]["done_ps"] < late + 100_000_000, (chunk, r)
+
+
+def test_a_tree_is_only_for_all_reduce():
+    with pytest.raises(rdmalab.ScenarioError, match=r"algorithm.*only applies with `workload.collective\[0\].op: all-reduce`"):
+        rdmalab.validate(job(4, op="all-gather", algorithm="tree"))

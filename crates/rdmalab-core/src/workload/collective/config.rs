@@ -1,7 +1,7 @@
 //! The keys of a `workload.collective[]` entry, declared once, and their
 //! reading: what `validate` checks and the reference docs show.
 
-use super::{CollectiveSpec, Op, Schedule};
+use super::{Algorithm, CollectiveSpec, Op, Schedule};
 use super::part;
 use crate::config::{Allowed, Key, Obj, Reader, Rule, REQUIRED};
 use crate::nic::qp::Verb;
@@ -29,7 +29,7 @@ pub const BYTES: Key = Key {
     name: "bytes",
     unit: "size",
     default: REQUIRED,
-    allowed: Allowed::Custom("≥ ranks × channels bytes"),
+    allowed: Allowed::Custom("≥ ranks × channels bytes (a tree: 2 × channels; a pipeline: channels)"),
     rule: Rule::None,
     meaning: "nccl-tests' size: the buffer of an all-reduce, the output of an all-gather, the input of a reduce-scatter, each rank's send buffer of an all-to-all. Split into n blocks (the first `bytes` mod n one byte larger), each block over the channels the same way.",
 };
@@ -158,10 +158,23 @@ pub const BACKWARD: Key = Key {
     meaning: "Each stage's backward pass of one microbatch. `none`: twice its forward (`compute`), the usual estimate (a backward pass computes the gradients of both the activations and the weights: Narayanan et al., SC'21 §3.3).",
 };
 
+pub const ALGORITHM: Key = Key {
+    name: "algorithm",
+    unit: "string",
+    default: "ring",
+    allowed: Allowed::OneOf(&["ring", "tree"]),
+    rule: Rule::OnlyWith {
+        key: "op",
+        values: &["all-reduce"],
+    },
+    meaning: "How the all-reduce moves its data, as NCCL_ALGO names it. `ring`: 2(n−1) steps round the ring. `tree`: NCCL's double binary tree (NCCL 2.4; Sanders et al., Parallel Computing 2009): two binary trees, the second mirrored (n even) or shifted by one (n odd), each reducing half of `bytes` up to its root and broadcasting it back down, in `chunk` rounds that pipeline; O(log n) steps of latency, each rank sending about 2 × `bytes`. rdmalab choice for the default: `ring`, NCCL's choice for large buffers.",
+};
+
 /// The keys of a `workload.collective[]` entry, in the order the docs list them.
 pub const KEYS: &[Key] = &[
     NAME,
     OP,
+    ALGORITHM,
     HOSTS,
     BYTES,
     CHANNELS,
@@ -225,6 +238,10 @@ pub(crate) fn read(
         _ => Schedule::OneFOneB,
     });
     // A backward pass twice the forward unless given.
+    let algorithm = r.key_choice(o, &ALGORITHM).map(|a| match a.as_str() {
+        "tree" => Algorithm::Tree,
+        _ => Algorithm::Ring,
+    });
     let backward = match (o.get(BACKWARD.name), &compute) {
         (None, Some(c)) => Some(c.iter().map(|d| Duration(2 * d.ps())).collect()),
         (None, None) => None,
@@ -236,18 +253,23 @@ pub(crate) fn read(
     let (op, bytes, channels, chunk) = (op?, bytes?, channels?, chunk?);
     // Every block's share on every channel is at least one byte, and every
     // round's piece too (a pipeline sends `bytes` whole, over the channels).
-    let blocks = if op == Op::Pipeline { 1 } else { n as u64 };
+    let blocks = match (op, algorithm) {
+        (Op::Pipeline, _) => 1,
+        // A tree moves two halves, each whole down its tree.
+        (Op::AllReduce, Some(Algorithm::Tree)) => 2,
+        _ => n as u64,
+    };
     let share = bytes / blocks / channels as u64;
     if share == 0 {
         r.err(
             o.key(BYTES.name),
             format!("`{bytes}B`"),
-            format!("must be at least {} bytes ({}channels), so every step of every channel moves a byte", blocks * channels as u64, if blocks > 1 { "ranks × " } else { "" }),
+            format!("must be at least {} bytes ({}channels), so every step of every channel moves a byte", blocks * channels as u64, match blocks { 1 => "", 2 => "2 halves × ", _ => "ranks × " }),
         );
         return None;
     }
     if let Some(c) = chunk {
-        let largest = part(part(bytes, n as u64, 0), channels as u64, 0);
+        let largest = part(part(bytes, blocks, 0), channels as u64, 0);
         let need = largest.div_ceil(share);
         if c < need {
             r.err(
@@ -275,6 +297,7 @@ pub(crate) fn read(
         microbatches: microbatches?,
         schedule: schedule?,
         backward: backward?,
+        algorithm: algorithm?,
     })
 }
 

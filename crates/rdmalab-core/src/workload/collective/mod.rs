@@ -1,6 +1,7 @@
 //! Collectives as flows with dependencies (`workload.collective[]`): ring
-//! all-reduce, reduce-scatter and all-gather, all-to-all ([`ring`]), and
-//! pipeline-parallel stages ([`pipeline`]), over a list of hosts (the
+//! all-reduce, reduce-scatter and all-gather, all-to-all ([`ring`]), the
+//! double binary tree all-reduce ([`tree`]), and pipeline-parallel stages
+//! ([`pipeline`]), over a list of hosts (the
 //! ranks), repeated for a number of iterations with compute phases.
 //! `config` declares and reads the keys.
 //!
@@ -25,6 +26,7 @@
 mod config;
 mod pipeline;
 mod ring;
+mod tree;
 
 pub use config::KEYS;
 pub(crate) use config::{read, HOSTS};
@@ -120,6 +122,16 @@ pub struct CollectiveSpec {
     pub microbatches: u32,
     pub schedule: Schedule,
     pub backward: Vec<Duration>,
+    /// How an all-reduce moves its data (NCCL_ALGO).
+    pub algorithm: Algorithm,
+}
+
+/// An all-reduce's algorithm, as NCCL_ALGO names them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Algorithm {
+    Ring,
+    /// The double binary tree ([`tree`]).
+    Tree,
 }
 
 /// Rounds a channel's share of `most` bytes (its largest block) takes.
@@ -141,8 +153,9 @@ pub fn expand(
     flows: &mut Vec<FlowSpec>,
     g: &mut FlowGraph,
 ) {
-    match c.op {
-        Op::Pipeline => pipeline::expand(c, index, seed, flows, g),
+    match (c.op, c.algorithm) {
+        (Op::Pipeline, _) => pipeline::expand(c, index, seed, flows, g),
+        (Op::AllReduce, Algorithm::Tree) => tree::expand(c, index, seed, flows, g),
         _ => ring::expand(c, index, seed, flows, g),
     }
 }
@@ -178,6 +191,7 @@ pub(super) mod test_spec {
             microbatches: 4,
             schedule: Schedule::OneFOneB,
             backward: vec![Duration(14); n],
+            algorithm: Algorithm::Ring,
         }
     }
 }
