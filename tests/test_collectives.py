@@ -283,3 +283,24 @@ def test_every_rank_of_a_tree_all_reduce_waits_for_the_slowest():
 def test_a_tree_is_only_for_all_reduce():
     with pytest.raises(rdmalab.ScenarioError, match=r"algorithm.*only applies with `workload.collective\[0\].op: all-reduce`"):
         rdmalab.validate(job(4, op="all-gather", algorithm="tree"))
+
+
+def test_rings_along_rails_stay_on_their_leaf_and_a_ring_across_rails_crosses_the_spine():
+    """A rail-optimised fabric (8 servers × 4 NICs, one leaf per rail, one
+    100 Gb/s uplink per leaf to one spine): data-parallel rings over the
+    same rail of every server run at line rate; one ring over every NIC in
+    server order crosses rails at 3 of every 4 hops, through uplinks each
+    shared by the leaf's 8 hosts."""
+    link = {"rate": "100Gbps", "delay": "1us"}
+    topo = {"kind": "rail_optimized", "servers": 8, "rails": 4, "spines": 1, "host_link": link, "fabric_link": link}
+    rails = [[f"h{s * 4 + r}" for s in range(8)] for r in range(4)]
+    along = job(32, hosts=rails, bytes="4MB", chunk="64KiB")
+    across = job(32, hosts="all", bytes="4MB", chunk="64KiB")
+    for sc in (along, across):
+        sc["topology"] = topo
+    a = rows(rdmalab.run(along), "collectives")
+    assert len(a) == 4 and all(x["busbw_bps"] > 0.95 * GOODPUT for x in a)
+    (b,) = rows(rdmalab.run(across), "collectives")
+    assert b["busbw_bps"] < 0.3 * min(x["busbw_bps"] for x in a)
+    with pytest.raises(rdmalab.ScenarioError, match="topology.rails"):
+        rdmalab.validate({**along, "topology": {**topo, "rails": 0}})

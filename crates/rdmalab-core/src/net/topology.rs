@@ -235,6 +235,50 @@ impl Topology {
         t
     }
 
+    /// A rail-optimised fabric, as AI clusters build them (NVIDIA DGX
+    /// SuperPOD): `servers` servers with `rails` NICs each (one per GPU),
+    /// named `h{server·rails + rail}`; NIC r of every server in a group of
+    /// `servers_per_leaf` connects to that group's rail-r leaf
+    /// `leaf{r}_{group}`; every leaf connects to every spine `uplinks`
+    /// times. Same-rail traffic within a group turns at its leaf; anything
+    /// else crosses a spine (no NVLink between a server's NICs here).
+    pub fn rail_optimized(
+        servers: u32,
+        rails: u32,
+        servers_per_leaf: u32,
+        spines: u32,
+        uplinks: u32,
+        host: LinkParams,
+        fabric: LinkParams,
+    ) -> Self {
+        let mut t = Topology::default();
+        let hosts: Vec<u32> = (0..servers * rails)
+            .map(|i| t.add_node(format!("h{i}"), NodeKind::Host))
+            .collect();
+        let groups = servers.div_ceil(servers_per_leaf);
+        let mut leaf = Vec::new();
+        for g in 0..groups {
+            for r in 0..rails {
+                leaf.push(t.add_node(format!("leaf{r}_{g}"), NodeKind::Switch));
+            }
+        }
+        let spine: Vec<u32> = (0..spines)
+            .map(|i| t.add_node(format!("spine{i}"), NodeKind::Switch))
+            .collect();
+        for (i, &h) in hosts.iter().enumerate() {
+            let (server, rail) = (i as u32 / rails, i as u32 % rails);
+            t.add_link(h, leaf[((server / servers_per_leaf) * rails + rail) as usize], host);
+        }
+        for &l in &leaf {
+            for &s in &spine {
+                for _ in 0..uplinks {
+                    t.add_link(l, s, fabric);
+                }
+            }
+        }
+        t
+    }
+
     /// The 3-tier fat-tree of Al-Fares et al. (SIGCOMM'08) for even `k`: k pods of
     /// k/2 edge and k/2 aggregation switches, (k/2)² core switches, k³/4 hosts.
     pub fn fat_tree(k: u32, host: LinkParams, fabric: LinkParams) -> Self {
@@ -531,6 +575,27 @@ mod tests {
             rate: Rate::gbps(g),
             delay: Duration::from_us(1),
         }
+    }
+
+    #[test]
+    fn a_rail_optimised_fabric_puts_each_nic_on_its_rail_leaf() {
+        let l = lp(100);
+        // 6 servers × 4 rails, 4 servers per leaf group: 2 groups, 8 leaves, 2 spines.
+        let t = Topology::rail_optimized(6, 4, 4, 2, 1, l, l);
+        assert_eq!(t.hosts().count(), 24);
+        assert_eq!(t.nodes.len(), 24 + 8 + 2);
+        assert_eq!(t.links.len(), 24 + 8 * 2);
+        let peer = |h: u32| {
+            let link = t.links.iter().find(|x| x.a == h || x.b == h).unwrap();
+            let other = if link.a == h { link.b } else { link.a };
+            t.nodes[other as usize].name.clone()
+        };
+        // Server 5's rail-3 NIC (h23) is in group 1; server 0's rail-0 NIC on leaf0_0.
+        assert_eq!(peer(23), "leaf3_1");
+        assert_eq!(peer(0), "leaf0_0");
+        assert_eq!(peer(6), "leaf2_0");
+        assert_eq!(t.tier(24), "leaf");
+        assert_eq!(t.tier(33), "spine");
     }
 
     #[test]

@@ -919,6 +919,7 @@ impl Parser {
             "dumbbell",
             "leaf_spine",
             "fat_tree",
+            "rail_optimized",
             "hpcc_file",
         ];
         // `topology: leaf_spine` has no `kind` to read: show what was written.
@@ -1039,6 +1040,42 @@ impl Parser {
                 let switches = pods * k + half * half;
                 self.topology_size(hosts, switches, pods * half, hosts + 2 * pods * half * half)?;
                 Topology::fat_tree_pods(k as u32, pods as u32, per_edge as u32, hl?, fl?)
+            }
+            "rail_optimized" => {
+                let o = self.obj(
+                    v,
+                    "topology",
+                    &[
+                        "kind",
+                        "servers",
+                        "rails",
+                        "servers_per_leaf",
+                        "spines",
+                        "uplinks_per_spine",
+                        "host_link",
+                        "fabric_link",
+                    ],
+                )?;
+                let servers = self.int(&o, "servers", None, 1, 100_000);
+                let rails = self.int(&o, "rails", None, 1, 64);
+                let per_leaf = self.int(&o, "servers_per_leaf", servers, 1, 100_000);
+                let spines = self.int(&o, "spines", None, 1, 10_000);
+                let u = self.int(&o, "uplinks_per_spine", Some(1), 1, 64);
+                let hl = self.link_params(&o, "host_link");
+                let fl = self.link_params(&o, "fabric_link");
+                let (servers, rails, per_leaf, spines, u) = (servers?, rails?, per_leaf?, spines?, u?);
+                let leaves = servers.div_ceil(per_leaf) * rails;
+                let hosts = servers * rails;
+                self.topology_size(hosts, leaves + spines, leaves, hosts + leaves * spines * u)?;
+                Topology::rail_optimized(
+                    servers as u32,
+                    rails as u32,
+                    per_leaf as u32,
+                    spines as u32,
+                    u as u32,
+                    hl?,
+                    fl?,
+                )
             }
             "hpcc_file" => {
                 let o = self.obj(v, "topology", &["kind", "builtin", "text"])?;
