@@ -304,3 +304,40 @@ def test_rings_along_rails_stay_on_their_leaf_and_a_ring_across_rails_crosses_th
     assert b["busbw_bps"] < 0.3 * min(x["busbw_bps"] for x in a)
     with pytest.raises(rdmalab.ScenarioError, match="topology.rails"):
         rdmalab.validate({**along, "topology": {**topo, "rails": 0}})
+
+
+def test_entries_take_turns_with_after_pipeline_then_data_parallel_all_reduce():
+    """Two pipeline replicas of 2 stages ([h0, h1] and [h2, h3]) and a
+    data-parallel all-reduce per stage ([h0, h2] and [h1, h3]) `after` the
+    pipeline: on every host, iteration i's all-reduce starts when its
+    pipeline iteration i is done there, and pipeline iteration i+1 when the
+    all-reduce is."""
+    sc = job(4, hosts=[["h0", "h1"], ["h2", "h3"]], op="pipeline", microbatches=4, bytes="1MB",
+             compute="50us", iterations=2)
+    sc["workload"]["collective"][0]["name"] = "pipe"
+    sc["workload"]["collective"].append({"name": "dp", "op": "all-reduce", "hosts": [["h0", "h2"], ["h1", "h3"]],
+                                         "bytes": "8MB", "iterations": 2, "after": "pipe"})
+    ranks = rows(rdmalab.run(sc), "collective_ranks")
+    at = {(x["collective"].split("/")[0], x["iteration"], x["host"]): x for x in ranks}
+    for h in ("h0", "h1", "h2", "h3"):
+        for i in range(2):
+            assert at["dp", i, h]["launched_ps"] >= at["pipe", i, h]["done_ps"], (h, i)
+        assert at["pipe", 1, h]["launched_ps"] >= at["dp", 0, h]["done_ps"], h
+    # Without `after` the all-reduce runs beside the pipeline from the start.
+    del sc["workload"]["collective"][1]["after"]
+    free = {(x["collective"].split("/")[0], x["iteration"], x["host"]): x for x in rows(rdmalab.run(sc), "collective_ranks")}
+    assert free["dp", 0, "h0"]["launched_ps"] < free["pipe", 0, "h0"]["done_ps"]
+
+
+def test_after_must_name_another_entry_and_not_close_a_circle():
+    sc = job(4, after="nobody")
+    with pytest.raises(rdmalab.ScenarioError, match=r"after: `nobody` — must name another entry"):
+        rdmalab.validate(sc)
+    sc = job(4, name="a", after="b")
+    sc["workload"]["collective"].append({"name": "b", "op": "all-gather", "hosts": ["h0", "h1"], "bytes": "1MB", "after": "a"})
+    with pytest.raises(rdmalab.ScenarioError, match="circle"):
+        rdmalab.validate(sc)
+    sc = job(4, name="a", after="b", iterations=2)
+    sc["workload"]["collective"].append({"name": "b", "op": "all-gather", "hosts": ["h0", "h1"], "bytes": "1MB"})
+    with pytest.raises(rdmalab.ScenarioError, match="has 1 iterations and this entry 2"):
+        rdmalab.validate(sc)

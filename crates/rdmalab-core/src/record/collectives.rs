@@ -131,15 +131,6 @@ impl World {
             let inst = &g.instances[i];
             let c = &self.workload.collectives[inst.collective as usize];
             for (rank, s) in row.iter().enumerate() {
-                // The compute phase ends at the launch: after the previous
-                // iteration's data (or the start) and its own length.
-                let before = match inst.iteration {
-                    0 => Some(Time::ZERO + c.start),
-                    _ => {
-                        let p = spans[i - 1][rank];
-                        (p.arrived == p.inbound).then_some(p.done)
-                    }
-                };
                 write!(
                     w,
                     "{},{},{},{},",
@@ -151,11 +142,12 @@ impl World {
                 }
                 let compute = if inst.gates > 0 {
                     // A pipeline's passes are inside it: their sum.
-                    Some(s.compute.to_string())
+                    s.compute
                 } else {
-                    before.map(|b| s.launched.ps().saturating_sub(b.ps()).to_string())
+                    // The compute phase before it: its launch gate's length.
+                    g.nodes[inst.launch[rank] as usize].gap.ps()
                 };
-                write!(w, "{},{},", compute.unwrap_or_default(), s.launched.ps())?;
+                write!(w, "{},{},", compute, s.launched.ps())?;
                 if s.arrived == s.inbound {
                     // An all-to-all rank's data can all be in before a late rank posts: 0.
                     let comm = s.done.ps().saturating_sub(s.launched.ps());

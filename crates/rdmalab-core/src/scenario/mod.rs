@@ -3583,6 +3583,8 @@ impl Parser {
     ) {
         use crate::workload::collective;
         let names: Vec<&str> = collective::KEYS.iter().map(|k| k.name).collect();
+        // Per expanded collective: its entry's name, key path and first instance.
+        let mut entries: Vec<(String, String, usize)> = Vec::new();
         for (path, v) in self.list(w, "collective") {
             let Some(f) = self.obj(v, &path, &names) else {
                 continue;
@@ -3647,12 +3649,79 @@ impl Parser {
                 let name = if several { format!("{}/{gi}", c.name) } else { c.name.clone() };
                 let one = collective::CollectiveSpec { name, ranks, owners: own, ..c.clone() };
                 let index = wl.collectives.len() as u32;
+                entries.push((c.name.clone(), path.clone(), wl.graph.instances.len()));
                 collective::expand(&one, index, seed, &mut wl.flows, &mut wl.graph);
                 wl.collectives.push(one);
             }
         }
+        self.interleave(wl, &entries);
         if !wl.graph.is_empty() {
             wl.graph.cover(wl.flows.len());
+        }
+    }
+
+    /// `after`: entries that take turns, iteration by iteration, on the
+    /// hosts they share (`entries`: per collective, its entry's name, key
+    /// path and first instance).
+    fn interleave(&mut self, wl: &mut Workload, entries: &[(String, String, usize)]) {
+        let key = crate::workload::collective::AFTER.name;
+        // Groups of one entry share its `after`: say a problem with it once.
+        let mut refused: Vec<&str> = Vec::new();
+        for (b, (b_entry, b_path, b_first)) in entries.iter().enumerate() {
+            let Some(a_entry) = wl.collectives[b].after.clone() else {
+                continue;
+            };
+            if refused.contains(&b_entry.as_str()) {
+                continue;
+            }
+            let at = format!("{b_path}.{key}");
+            let errs_before = self.errs.len();
+            let others: Vec<usize> = (0..entries.len()).filter(|&a| entries[a].0 == a_entry).collect();
+            if a_entry == *b_entry || others.is_empty() {
+                let mut names: Vec<&str> = entries.iter().map(|e| e.0.as_str()).filter(|n| n != b_entry).collect();
+                names.dedup();
+                let allowed = if names.is_empty() { "none: this is the only entry".to_string() } else { names.join(", ") };
+                self.err(at, format!("`{a_entry}`"), format!("must name another entry; allowed: {allowed}"));
+                refused.push(b_entry);
+                continue;
+            }
+            let iters = wl.collectives[b].iterations as usize;
+            for a in others {
+                let a_first = entries[a].2;
+                if wl.collectives[a].iterations as usize != iters {
+                    self.err(at.clone(), format!("`{a_entry}`"), format!("has {} iterations and this entry {iters}: entries that take turns run as many", wl.collectives[a].iterations));
+                    break;
+                }
+                let hosts_b = wl.collectives[b].ranks.clone();
+                for (rb, h) in hosts_b.iter().enumerate() {
+                    let Some(ra) = wl.collectives[a].ranks.iter().position(|x| x == h) else {
+                        continue;
+                    };
+                    let g = &mut wl.graph;
+                    for i in 0..iters {
+                        let (ia, ib) = (a_first + i, b_first + i);
+                        let done = g.instances[ia].done[ra].clone();
+                        let launch = g.instances[ib].launch[rb];
+                        g.wait_for(launch, &done);
+                        if i + 1 < iters {
+                            let done = g.instances[ib].done[rb].clone();
+                            let launch = g.instances[ia + 1].launch[ra];
+                            g.wait_for(launch, &done);
+                        }
+                    }
+                }
+            }
+            if self.errs.len() != errs_before {
+                refused.push(b_entry);
+            }
+        }
+        if wl.graph.cycle().is_some() {
+            let named: Vec<String> = entries
+                .iter()
+                .enumerate()
+                .filter_map(|(i, e)| wl.collectives[i].after.as_ref().map(|a| format!("{} after {a}", e.0)))
+                .collect();
+            self.err("workload.collective", "", format!("`after` makes entries wait for each other in a circle ({}); allowed: one entry of each pair names the other", named.join(", ")));
         }
     }
 

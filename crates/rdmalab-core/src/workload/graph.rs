@@ -41,6 +41,11 @@ pub struct Instance {
     /// Its compute phases that are part of it (a pipeline's forward and
     /// backward passes; a collective's compute comes before it and is not).
     pub gates: u32,
+    /// Per rank: the gate everything the rank does in it waits for, and the
+    /// nodes (arrivals, passes) that mark the rank done with it; what other
+    /// entries wait on and for (`after`).
+    pub launch: Vec<u32>,
+    pub done: Vec<Vec<u32>>,
 }
 
 /// The static graph: nodes, and per flow its node, its shared QP and its instance.
@@ -119,6 +124,18 @@ impl FlowGraph {
     /// `to` waits for `from` (a flow's arrival or a gate's firing).
     pub fn edge(&mut self, from: u32, to: u32) {
         self.nodes[from as usize].then.push(to);
+    }
+
+    /// Gate `gate` also waits for every node of `done` (it no longer
+    /// starts on its own, if it did).
+    pub fn wait_for(&mut self, gate: u32, done: &[u32]) {
+        for &d in done {
+            self.edge(d, gate);
+        }
+        self.nodes[gate as usize].waits += done.len() as u32;
+        if !done.is_empty() {
+            self.roots.retain(|&(n, _)| n != gate);
+        }
     }
 
     /// The flows were reordered: flow `old` is now `renumber[old]`.

@@ -170,6 +170,15 @@ pub const ALGORITHM: Key = Key {
     meaning: "How the all-reduce moves its data, as NCCL_ALGO names it. `ring`: 2(n−1) steps round the ring. `tree`: NCCL's double binary tree (NCCL 2.4; Sanders et al., Parallel Computing 2009): two binary trees, the second mirrored (n even) or shifted by one (n odd), each reducing half of `bytes` up to its root and broadcasting it back down, in `chunk` rounds that pipeline; O(log n) steps of latency, each rank sending about 2 × `bytes`. rdmalab choice for the default: `ring`, NCCL's choice for large buffers.",
 };
 
+pub const AFTER: Key = Key {
+    name: "after",
+    unit: "string",
+    default: "none",
+    allowed: Allowed::Custom("the `name` of another entry, with as many iterations"),
+    rule: Rule::None,
+    meaning: "Interleave with that entry, iteration by iteration, on the hosts both have: this entry's iteration i starts on a host when the other's iteration i is done there, and the other's iteration i+1 when this one's iteration i is (a data-parallel all-reduce after each pipeline flush, and the next pipeline iteration after it). With groups, every group of either entry. Circles are refused.",
+};
+
 /// The keys of a `workload.collective[]` entry, in the order the docs list them.
 pub const KEYS: &[Key] = &[
     NAME,
@@ -189,6 +198,7 @@ pub const KEYS: &[Key] = &[
     MICROBATCHES,
     SCHEDULE,
     BACKWARD,
+    AFTER,
 ];
 
 /// Read entry `o` (at `path`), whose hosts and owners the scenario has
@@ -238,6 +248,14 @@ pub(crate) fn read(
         _ => Schedule::OneFOneB,
     });
     // A backward pass twice the forward unless given.
+    let after = match o.get(AFTER.name) {
+        None => Some(None),
+        Some(Value::String(a)) => Some(Some(a.clone())),
+        Some(v) => {
+            r.err(o.key(AFTER.name), crate::config::show(v), "must be the `name` of another entry");
+            None
+        }
+    };
     let algorithm = r.key_choice(o, &ALGORITHM).map(|a| match a.as_str() {
         "tree" => Algorithm::Tree,
         _ => Algorithm::Ring,
@@ -298,6 +316,7 @@ pub(crate) fn read(
         schedule: schedule?,
         backward: backward?,
         algorithm: algorithm?,
+        after: after?,
     })
 }
 

@@ -29,7 +29,7 @@ mod ring;
 mod tree;
 
 pub use config::KEYS;
-pub(crate) use config::{read, HOSTS};
+pub(crate) use config::{read, AFTER, HOSTS};
 pub use pipeline::Schedule;
 
 use super::graph::FlowGraph;
@@ -124,6 +124,8 @@ pub struct CollectiveSpec {
     pub backward: Vec<Duration>,
     /// How an all-reduce moves its data (NCCL_ALGO).
     pub algorithm: Algorithm,
+    /// The entry it interleaves with, iteration by iteration (`after`).
+    pub after: Option<String>,
 }
 
 /// An all-reduce's algorithm, as NCCL_ALGO names them.
@@ -192,6 +194,7 @@ pub(super) mod test_spec {
             schedule: Schedule::OneFOneB,
             backward: vec![Duration(14); n],
             algorithm: Algorithm::Ring,
+            after: None,
         }
     }
 }

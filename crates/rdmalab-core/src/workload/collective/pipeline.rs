@@ -67,11 +67,14 @@ pub(super) fn expand(
             iteration: it,
             flows: 0,
             gates: 0,
+            launch: Vec::new(),
+            done: Vec::new(),
         });
         // Every pass's gate first (its inputs are other stages' flows, made below).
         let mut pass = vec![vec![[0u32; 2]; m]; p];
+        let mut launch = Vec::with_capacity(p);
         for s in 0..p {
-            for &(back, j) in &orders[s] {
+            for (k, &(back, j)) in orders[s].iter().enumerate() {
                 let input = if back { s + 1 < p } else { s > 0 };
                 let waits = u32::from(last[s].is_some()) + if input { c.channels } else { 0 };
                 let length = if back { c.backward[s] } else { c.compute[s] };
@@ -83,8 +86,15 @@ pub(super) fn expand(
                 }
                 last[s] = Some(gate);
                 pass[s][j][back as usize] = gate;
+                if k == 0 {
+                    launch.push(gate);
+                }
             }
         }
+        // A stage starts with its first pass and is done with its last.
+        let i = &mut g.instances[inst as usize];
+        i.launch = launch;
+        i.done = last.iter().map(|l| l.iter().copied().collect()).collect();
         // Each pass's output, to the stage that waits for it.
         for s in 0..p {
             for &(back, j) in &orders[s] {

@@ -41,6 +41,8 @@ pub(super) fn expand(
             iteration: it,
             flows: 0,
             gates: 0,
+            launch: Vec::new(),
+            done: Vec::new(),
         });
         let compute: Vec<Duration> = c
             .compute
@@ -128,6 +130,9 @@ pub(super) fn expand(
                 }
             }
         }
+        let i = &mut g.instances[inst as usize];
+        i.launch = gates;
+        i.done = this_in.iter().map(|fs| fs.iter().map(|&f| g.flow_node[f as usize]).collect()).collect();
         prev_in = this_in;
     }
 }

@@ -87,6 +87,8 @@ pub(super) fn expand(
             iteration: it,
             flows: 0,
             gates: 0,
+            launch: Vec::new(),
+            done: Vec::new(),
         });
         let gates: Vec<u32> = (0..n)
             .map(|r| {
@@ -178,6 +180,9 @@ pub(super) fn expand(
                 }
             }
         }
+        let i = &mut g.instances[inst as usize];
+        i.launch = gates;
+        i.done = this_in.iter().map(|fs| fs.iter().map(|&f| g.flow_node[f as usize]).collect()).collect();
         prev_in = this_in;
     }
 }
