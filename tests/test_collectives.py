@@ -177,7 +177,7 @@ def test_all_to_all_on_a_fat_tree_loses_to_ecmp_collisions():
 def test_hosts_all_takes_every_host_in_node_order():
     r = rdmalab.run(job(4, hosts="all", bytes="400KB"))
     ranks = rows(r, "collective_ranks")
-    assert [x["host"] for x in ranks] == ["h0", "h1", "h2", "h3"]
+    assert [x["host_name"] for x in ranks] == ["h0", "h1", "h2", "h3"]
     with pytest.raises(rdmalab.ScenarioError, match="workload.collective.0..hosts"):
         rdmalab.validate(job(4, hosts="some"))
 
@@ -239,7 +239,7 @@ def test_groups_run_the_same_collective_side_by_side():
     for row in got.values():
         assert row["ranks"] == 4 and bound <= row["time_ps"] / 1e12 <= 1.02 * bound
     ranks = rows(rdmalab.run(sc), "collective_ranks")
-    assert [x["host"] for x in ranks if x["collective"] == "job/1"] == groups[1]
+    assert [x["host_name"] for x in ranks if x["collective"] == "job/1"] == groups[1]
     with pytest.raises(rdmalab.ScenarioError, match=r"hosts\[1\]\[0\].*one group"):
         rdmalab.validate(job(8, hosts=[["h0", "h1"], ["h0", "h2"]]))
     with pytest.raises(rdmalab.ScenarioError, match="groups of 2, 3"):
@@ -318,14 +318,14 @@ def test_entries_take_turns_with_after_pipeline_then_data_parallel_all_reduce():
     sc["workload"]["collective"].append({"name": "dp", "op": "all-reduce", "hosts": [["h0", "h2"], ["h1", "h3"]],
                                          "bytes": "8MB", "iterations": 2, "after": "pipe"})
     ranks = rows(rdmalab.run(sc), "collective_ranks")
-    at = {(x["collective"].split("/")[0], x["iteration"], x["host"]): x for x in ranks}
+    at = {(x["collective"].split("/")[0], x["iteration"], x["host_name"]): x for x in ranks}
     for h in ("h0", "h1", "h2", "h3"):
         for i in range(2):
             assert at["dp", i, h]["launched_ps"] >= at["pipe", i, h]["done_ps"], (h, i)
         assert at["pipe", 1, h]["launched_ps"] >= at["dp", 0, h]["done_ps"], h
     # Without `after` the all-reduce runs beside the pipeline from the start.
     del sc["workload"]["collective"][1]["after"]
-    free = {(x["collective"].split("/")[0], x["iteration"], x["host"]): x for x in rows(rdmalab.run(sc), "collective_ranks")}
+    free = {(x["collective"].split("/")[0], x["iteration"], x["host_name"]): x for x in rows(rdmalab.run(sc), "collective_ranks")}
     assert free["dp", 0, "h0"]["launched_ps"] < free["pipe", 0, "h0"]["done_ps"]
 
 
@@ -341,3 +341,17 @@ def test_after_must_name_another_entry_and_not_close_a_circle():
     sc["workload"]["collective"].append({"name": "b", "op": "all-gather", "hosts": ["h0", "h1"], "bytes": "1MB"})
     with pytest.raises(rdmalab.ScenarioError, match="has 1 iterations and this entry 2"):
         rdmalab.validate(sc)
+
+
+def test_no_table_has_a_column_named_like_a_scenario_section():
+    """A sweep axis over a whole section (`host`, `nic`, `cc`, ...) is named
+    by the section; a table column of that name would rename the axis's
+    column to `param:host` in every table and break the figures that look
+    for `host` (the SwiftRDMA cache figure did, when collective_ranks had
+    a `host` column)."""
+    from rdmalab.outputs import COLUMNS
+
+    sections = {"host", "nic", "cc", "switch", "switches", "links", "topology", "records", "control", "workload",
+                "duration", "seed"}
+    for table, cols in COLUMNS.items():
+        assert not sections & {c for c, _ in cols}, table

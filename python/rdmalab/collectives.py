@@ -78,7 +78,7 @@ def timeline_figures(results: Results) -> list[Figure]:
                 a, b = r[start], r[end]
                 if a is None or b is None:
                     continue
-                name = f"{r['collective']} iteration {r['iteration']}, rank {r['rank']} ({r['host']}): {kind}"
+                name = f"{r['collective']} iteration {r['iteration']}, rank {r['rank']} ({r['host_name']}): {kind}"
                 x += [a / per, b / per, None]
                 y += [r["rank"], r["rank"], None]
                 text += [name, name, None]

@@ -181,7 +181,7 @@ COLUMNS: dict[str, list[tuple[str, str]]] = {
         ("collective", "string"),
         ("iteration", "uint32"),
         ("rank", "uint32"),
-        ("host", "string"),
+        ("host_name", "string"),
         ("compute_ps", "uint64"),
         ("launched_ps", "uint64"),
         ("done_ps", "uint64"),
