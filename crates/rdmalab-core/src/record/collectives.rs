@@ -124,7 +124,10 @@ impl World {
     /// (a pipeline stage: its passes' sum, its first pass's start, and the
     /// end of its last pass or data).
     pub fn write_collective_ranks_csv(&self, w: &mut dyn Write) -> io::Result<()> {
-        writeln!(w, "collective,iteration,rank,host_name,compute_ps,launched_ps,done_ps,comm_ps")?;
+        writeln!(
+            w,
+            "collective,iteration,rank,host_name,compute_ps,launched_ps,done_ps,comm_ps"
+        )?;
         let spans = self.rank_spans();
         let g = &self.workload.graph;
         for (i, row) in spans.iter().enumerate() {

@@ -94,10 +94,7 @@ pub const SECTIONS: &[(&str, &[crate::config::Key])] = &[
     ("host", crate::host::config::KEYS),
     ("host.uar", crate::host::config::UAR_KEYS),
     ("records", crate::record::config::KEYS),
-    (
-        "workload.collective[]",
-        crate::workload::collective::KEYS,
-    ),
+    ("workload.collective[]", crate::workload::collective::KEYS),
 ];
 
 /// A validated scenario, ready to build a [`World`].
@@ -1063,7 +1060,8 @@ impl Parser {
                 let u = self.int(&o, "uplinks_per_spine", Some(1), 1, 64);
                 let hl = self.link_params(&o, "host_link");
                 let fl = self.link_params(&o, "fabric_link");
-                let (servers, rails, per_leaf, spines, u) = (servers?, rails?, per_leaf?, spines?, u?);
+                let (servers, rails, per_leaf, spines, u) =
+                    (servers?, rails?, per_leaf?, spines?, u?);
                 let leaves = servers.div_ceil(per_leaf) * rails;
                 let hosts = servers * rails;
                 self.topology_size(hosts, leaves + spines, leaves, hosts + leaves * spines * u)?;
@@ -3608,14 +3606,21 @@ impl Parser {
                         }
                     }
                     if groups.iter().any(|g| g.len() != groups[0].len()) {
-                        let sizes: Vec<String> = groups.iter().map(|g| g.len().to_string()).collect();
+                        let sizes: Vec<String> =
+                            groups.iter().map(|g| g.len().to_string()).collect();
                         self.err(key, format!("groups of {}", sizes.join(", ")), "must all be the same size (per-rank lists such as compute apply to every group)");
                         continue;
                     }
                 }
-                Some(Value::Array(a)) if a.len() >= 2 => groups.push(self.ranks(t, &key, a, &mut seen)),
+                Some(Value::Array(a)) if a.len() >= 2 => {
+                    groups.push(self.ranks(t, &key, a, &mut seen))
+                }
                 other => {
-                    let what = if other.is_some() { "must be" } else { "is required:" };
+                    let what = if other.is_some() {
+                        "must be"
+                    } else {
+                        "is required:"
+                    };
                     self.err(
                         key,
                         other.map(show).unwrap_or_default(),
@@ -3646,8 +3651,17 @@ impl Parser {
             };
             for (gi, (ranks, own)) in groups.into_iter().zip(owners).enumerate() {
                 // Groups are named NAME/0, NAME/1, ... in the tables.
-                let name = if several { format!("{}/{gi}", c.name) } else { c.name.clone() };
-                let one = collective::CollectiveSpec { name, ranks, owners: own, ..c.clone() };
+                let name = if several {
+                    format!("{}/{gi}", c.name)
+                } else {
+                    c.name.clone()
+                };
+                let one = collective::CollectiveSpec {
+                    name,
+                    ranks,
+                    owners: own,
+                    ..c.clone()
+                };
                 let index = wl.collectives.len() as u32;
                 entries.push((c.name.clone(), path.clone(), wl.graph.instances.len()));
                 collective::expand(&one, index, seed, &mut wl.flows, &mut wl.graph);
@@ -3676,12 +3690,26 @@ impl Parser {
             }
             let at = format!("{b_path}.{key}");
             let errs_before = self.errs.len();
-            let others: Vec<usize> = (0..entries.len()).filter(|&a| entries[a].0 == a_entry).collect();
+            let others: Vec<usize> = (0..entries.len())
+                .filter(|&a| entries[a].0 == a_entry)
+                .collect();
             if a_entry == *b_entry || others.is_empty() {
-                let mut names: Vec<&str> = entries.iter().map(|e| e.0.as_str()).filter(|n| n != b_entry).collect();
+                let mut names: Vec<&str> = entries
+                    .iter()
+                    .map(|e| e.0.as_str())
+                    .filter(|n| n != b_entry)
+                    .collect();
                 names.dedup();
-                let allowed = if names.is_empty() { "none: this is the only entry".to_string() } else { names.join(", ") };
-                self.err(at, format!("`{a_entry}`"), format!("must name another entry; allowed: {allowed}"));
+                let allowed = if names.is_empty() {
+                    "none: this is the only entry".to_string()
+                } else {
+                    names.join(", ")
+                };
+                self.err(
+                    at,
+                    format!("`{a_entry}`"),
+                    format!("must name another entry; allowed: {allowed}"),
+                );
                 refused.push(b_entry);
                 continue;
             }
@@ -3719,7 +3747,12 @@ impl Parser {
             let named: Vec<String> = entries
                 .iter()
                 .enumerate()
-                .filter_map(|(i, e)| wl.collectives[i].after.as_ref().map(|a| format!("{} after {a}", e.0)))
+                .filter_map(|(i, e)| {
+                    wl.collectives[i]
+                        .after
+                        .as_ref()
+                        .map(|a| format!("{} after {a}", e.0))
+                })
                 .collect();
             self.err("workload.collective", "", format!("`after` makes entries wait for each other in a circle ({}); allowed: one entry of each pair names the other", named.join(", ")));
         }
@@ -3733,7 +3766,11 @@ impl Parser {
             let k = format!("{key}[{i}]");
             if let Some(n) = self.node_ref(t, k.clone(), Some(h), true) {
                 if seen.contains(&n) {
-                    self.err(k, show(h), "appears twice: each rank is one host, in one group");
+                    self.err(
+                        k,
+                        show(h),
+                        "appears twice: each rank is one host, in one group",
+                    );
                 }
                 seen.push(n);
                 hosts.push(n);

@@ -159,8 +159,12 @@ impl FlowGraph {
                 n.flow = renumber[n.flow as usize];
             }
         }
-        (self.flow_node, self.flow_slot, self.flow_instance, self.flow_ranks) =
-            (node, slot, inst, rank);
+        (
+            self.flow_node,
+            self.flow_slot,
+            self.flow_instance,
+            self.flow_ranks,
+        ) = (node, slot, inst, rank);
     }
 
     /// Whether flow `f` starts at its own `start` (it waits for nothing).
@@ -260,7 +264,10 @@ impl GraphRun {
 
     /// The QP of connection `slot`, if a flow has created it.
     pub fn slot_qp(&self, slot: u32) -> Option<u32> {
-        self.slot_qp.get(slot as usize).copied().filter(|&q| q != NONE)
+        self.slot_qp
+            .get(slot as usize)
+            .copied()
+            .filter(|&q| q != NONE)
     }
 
     pub fn set_slot_qp(&mut self, slot: u32, qp: u32) {

@@ -1,8 +1,8 @@
 //! The keys of a `workload.collective[]` entry, declared once, and their
 //! reading: what `validate` checks and the reference docs show.
 
-use super::{Algorithm, CollectiveSpec, Op, Schedule};
 use super::part;
+use super::{Algorithm, CollectiveSpec, Op, Schedule};
 use crate::config::{Allowed, Key, Obj, Reader, Rule, REQUIRED};
 use crate::nic::qp::Verb;
 use crate::time::Duration;
@@ -128,7 +128,10 @@ pub const MICROBATCHES: Key = Key {
     name: "microbatches",
     unit: "integer",
     default: "1",
-    allowed: Allowed::Int { min: 1, max: 100_000 },
+    allowed: Allowed::Int {
+        min: 1,
+        max: 100_000,
+    },
     rule: Rule::OnlyWith {
         key: "op",
         values: &["pipeline"],
@@ -211,13 +214,9 @@ pub(crate) fn read(
     owners: Vec<QpOwner>,
 ) -> Option<CollectiveSpec> {
     let before = r.errs.len();
-    let name = r.string(o, NAME.name, Some("")).map(|n| {
-        if n.is_empty() {
-            path.to_string()
-        } else {
-            n
-        }
-    });
+    let name =
+        r.string(o, NAME.name, Some(""))
+            .map(|n| if n.is_empty() { path.to_string() } else { n });
     if let Some(n) = &name {
         r.table_name(o.key(NAME.name), n);
     }
@@ -252,7 +251,11 @@ pub(crate) fn read(
         None => Some(None),
         Some(Value::String(a)) => Some(Some(a.clone())),
         Some(v) => {
-            r.err(o.key(AFTER.name), crate::config::show(v), "must be the `name` of another entry");
+            r.err(
+                o.key(AFTER.name),
+                crate::config::show(v),
+                "must be the `name` of another entry",
+            );
             None
         }
     };
@@ -322,7 +325,13 @@ pub(crate) fn read(
 
 /// Key `k`: one duration for every rank, or a list of one per rank (a
 /// refusal names the item, `compute[3]`). `default` when not given.
-fn durations(r: &mut Reader, o: &Obj, k: &Key, n: usize, default: Option<Duration>) -> Option<Vec<Duration>> {
+fn durations(
+    r: &mut Reader,
+    o: &Obj,
+    k: &Key,
+    n: usize,
+    default: Option<Duration>,
+) -> Option<Vec<Duration>> {
     let Some(Value::Array(list)) = o.get(k.name) else {
         return r.duration(o, k.name, default).map(|d| vec![d; n]);
     };
@@ -330,7 +339,9 @@ fn durations(r: &mut Reader, o: &Obj, k: &Key, n: usize, default: Option<Duratio
         r.err(
             o.key(k.name),
             format!("a list of {}", list.len()),
-            format!("has one duration per rank: {n} for the {n} hosts, or give one duration for all"),
+            format!(
+                "has one duration per rank: {n} for the {n} hosts, or give one duration for all"
+            ),
         );
         return None;
     }

@@ -73,7 +73,7 @@ impl Op {
             Op::Pipeline,
         ]
         .into_iter()
-            .find(|o| o.name() == s)
+        .find(|o| o.name() == s)
     }
 
     /// Ring steps over `n` ranks (an all-to-all is one step to every peer).

@@ -56,7 +56,9 @@ pub(super) fn expand(
     let slot0 = g.slots;
     g.slots += 2 * p as u32 * c.channels;
     // Forward connections first (stage s to s + 1), then backward (s to s − 1).
-    let slot = |s: usize, back: bool, ch: u64| slot0 + ((back as u64 * p as u64 + s as u64) * ch_n + ch) as u32;
+    let slot = |s: usize, back: bool, ch: u64| {
+        slot0 + ((back as u64 * p as u64 + s as u64) * ch_n + ch) as u32
+    };
     let orders: Vec<Vec<(bool, usize)>> = (0..p).map(|s| c.schedule.order(s, p, m)).collect();
     // Each stage's last pass so far: the next one waits for it.
     let mut last: Vec<Option<u32>> = vec![None; p];
@@ -78,7 +80,8 @@ pub(super) fn expand(
                 let input = if back { s + 1 < p } else { s > 0 };
                 let waits = u32::from(last[s].is_some()) + if input { c.channels } else { 0 };
                 let length = if back { c.backward[s] } else { c.compute[s] };
-                let gate = g.owned_gate(waits, jittered(length, c.jitter, &mut rng), inst, s as u32);
+                let gate =
+                    g.owned_gate(waits, jittered(length, c.jitter, &mut rng), inst, s as u32);
                 match last[s] {
                     Some(prev) => g.edge(prev, gate),
                     None if waits == 0 => g.roots.push((gate, c.start)),
@@ -150,7 +153,10 @@ mod tests {
                 assert!(f < b, "stage {s}: F{j} before B{j}");
             }
         }
-        assert_eq!(Schedule::GPipe.order(0, 2, 2), vec![(false, 0), (false, 1), (true, 0), (true, 1)]);
+        assert_eq!(
+            Schedule::GPipe.order(0, 2, 2),
+            vec![(false, 0), (false, 1), (true, 0), (true, 1)]
+        );
     }
 
     #[test]
@@ -163,10 +169,17 @@ mod tests {
         expand(&s, 0, 1, &mut flows, &mut g);
         // (p − 1) links each way, m microbatches, 2 channels.
         assert_eq!(flows.len(), 2 * (p - 1) * m * 2);
-        assert_eq!(flows.iter().map(|f| f.bytes).sum::<u64>(), 2 * (p as u64 - 1) * m as u64 * 1000);
+        assert_eq!(
+            flows.iter().map(|f| f.bytes).sum::<u64>(),
+            2 * (p as u64 - 1) * m as u64 * 1000
+        );
         assert!(flows.iter().all(|f| f.src.abs_diff(f.dst) == 1));
         assert_eq!(g.instances[0].gates as usize, 2 * m * p);
-        assert_eq!(g.roots.len(), 1, "only stage 0's first forward waits for nothing");
+        assert_eq!(
+            g.roots.len(),
+            1,
+            "only stage 0's first forward waits for nothing"
+        );
         assert_eq!(g.cycle(), None);
     }
 }

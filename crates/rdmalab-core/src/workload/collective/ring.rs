@@ -123,7 +123,16 @@ pub(super) fn expand(
                     for r in 0..n {
                         let to = (r + 1) % n;
                         let pred = last.get((r + n - 1) % n).copied();
-                        let f = add(flows, g, r, to, piece(block_sent(c.op, n, r, k)), k, slot(r, to, ch), pred);
+                        let f = add(
+                            flows,
+                            g,
+                            r,
+                            to,
+                            piece(block_sent(c.op, n, r, k)),
+                            k,
+                            slot(r, to, ch),
+                            pred,
+                        );
                         sent.push(f);
                     }
                     last = sent;
@@ -132,7 +141,10 @@ pub(super) fn expand(
         }
         let i = &mut g.instances[inst as usize];
         i.launch = gates;
-        i.done = this_in.iter().map(|fs| fs.iter().map(|&f| g.flow_node[f as usize]).collect()).collect();
+        i.done = this_in
+            .iter()
+            .map(|fs| fs.iter().map(|&f| g.flow_node[f as usize]).collect())
+            .collect();
         prev_in = this_in;
     }
 }
@@ -163,12 +175,18 @@ mod tests {
         let per_iter: u64 = flows.iter().map(|f| f.bytes).sum::<u64>() / 2;
         // Each block crosses n−1 links reduced and n−1 gathered.
         assert_eq!(per_iter, 2 * (n as u64 - 1) * bytes);
-        assert!(flows.iter().all(|f| f.bytes > 0 && (f.dst + n as u32 - f.src) % n as u32 == 1));
+        assert!(flows
+            .iter()
+            .all(|f| f.bytes > 0 && (f.dst + n as u32 - f.src) % n as u32 == 1));
         assert_eq!(g.cycle(), None);
         // Each rank sends every block once in each phase.
         for r in 0..n {
-            let mut rs: Vec<usize> = (0..n - 1).map(|k| block_sent(Op::AllReduce, n, r, k)).collect();
-            let mut ag: Vec<usize> = (n - 1..2 * n - 2).map(|k| block_sent(Op::AllReduce, n, r, k)).collect();
+            let mut rs: Vec<usize> = (0..n - 1)
+                .map(|k| block_sent(Op::AllReduce, n, r, k))
+                .collect();
+            let mut ag: Vec<usize> = (n - 1..2 * n - 2)
+                .map(|k| block_sent(Op::AllReduce, n, r, k))
+                .collect();
             rs.sort();
             ag.sort();
             assert_eq!(rs.len(), n - 1);
@@ -183,17 +201,35 @@ mod tests {
         let n = 4;
         let mut flows = Vec::new();
         let mut g = FlowGraph::default();
-        expand(&spec(Op::ReduceScatter, n, 80_000), 0, 1, &mut flows, &mut g);
+        expand(
+            &spec(Op::ReduceScatter, n, 80_000),
+            0,
+            1,
+            &mut flows,
+            &mut g,
+        );
         // Every flow waits: for its rank's compute, and after step 0 for data.
         assert!((0..flows.len() as u32).all(|f| !g.starts_free(f)));
-        let waits: Vec<u32> = g.nodes.iter().filter(|x| x.flow != NONE).map(|x| x.waits).collect();
+        let waits: Vec<u32> = g
+            .nodes
+            .iter()
+            .filter(|x| x.flow != NONE)
+            .map(|x| x.waits)
+            .collect();
         let rounds = 80_000 / 4 / 2 / 1000;
-        assert_eq!(waits.iter().filter(|&&w| w == 1).count(), 2 * n * 2 * rounds);
+        assert_eq!(
+            waits.iter().filter(|&&w| w == 1).count(),
+            2 * n * 2 * rounds
+        );
         assert!(waits.iter().all(|&w| w == 1 || w == 2));
         let gates = g.nodes.iter().filter(|x| x.flow == NONE).count();
         assert_eq!(gates, 2 * n, "one compute gate per rank and iteration");
         assert_eq!(g.roots.len(), n);
-        assert!(g.nodes.iter().filter(|x| x.flow == NONE).all(|x| x.gap == Duration(7)));
+        assert!(g
+            .nodes
+            .iter()
+            .filter(|x| x.flow == NONE)
+            .all(|x| x.gap == Duration(7)));
     }
 
     #[test]

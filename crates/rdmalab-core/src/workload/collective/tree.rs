@@ -53,7 +53,10 @@ pub(super) fn dtree(n: usize, r: usize, t: usize) -> (Option<usize>, Vec<usize>)
     let (to, from): (Box<dyn Fn(usize) -> usize>, Box<dyn Fn(usize) -> usize>) = if n % 2 == 0 {
         (Box::new(move |x| n - 1 - x), Box::new(move |x| n - 1 - x))
     } else {
-        (Box::new(move |x| (x + n - 1) % n), Box::new(move |x| (x + 1) % n))
+        (
+            Box::new(move |x| (x + n - 1) % n),
+            Box::new(move |x| (x + 1) % n),
+        )
     };
     let (up, down) = btree(n, to(r));
     (up.map(&from), down.into_iter().map(&from).collect())
@@ -77,7 +80,9 @@ pub(super) fn expand(
     // Connections per tree and rank: up to the parent, down to each of two children.
     let slot0 = g.slots;
     g.slots += (2 * n * 3) as u32 * c.channels;
-    let slot = |t: usize, r: usize, role: usize, ch: u64| slot0 + (((t * n + r) * 3 + role) as u64 * ch_n + ch) as u32;
+    let slot = |t: usize, r: usize, role: usize, ch: u64| {
+        slot0 + (((t * n + r) * 3 + role) as u64 * ch_n + ch) as u32
+    };
     let rounds = rounds(part(part(c.bytes, 2, 0), ch_n, 0), c.chunk);
     let mut prev_in: Vec<Vec<u32>> = vec![Vec::new(); n];
     for it in 0..c.iterations {
@@ -105,7 +110,13 @@ pub(super) fn expand(
             })
             .collect();
         let mut this_in: Vec<Vec<u32>> = vec![Vec::new(); n];
-        let send = |flows: &mut Vec<FlowSpec>, g: &mut FlowGraph, r: usize, to: usize, bytes: u64, conn: u32, waits: u32| {
+        let send = |flows: &mut Vec<FlowSpec>,
+                    g: &mut FlowGraph,
+                    r: usize,
+                    to: usize,
+                    bytes: u64,
+                    conn: u32,
+                    waits: u32| {
             let f = flows.len() as u32;
             flows.push(FlowSpec {
                 src: c.ranks[r],
@@ -119,7 +130,11 @@ pub(super) fn expand(
                 after: None,
             });
             // Waiting for data (more than its rank's compute): the step overhead.
-            let gap = if waits > 1 { c.step_overhead } else { Duration::ZERO };
+            let gap = if waits > 1 {
+                c.step_overhead
+            } else {
+                Duration::ZERO
+            };
             let node = g.flow_node(f, waits, gap);
             g.flow_slot[f as usize] = conn;
             g.flow_instance[f as usize] = inst;
@@ -145,8 +160,13 @@ pub(super) fn expand(
                     let mut down = Vec::new();
                     for (r, (parent, children)) in tree.iter().enumerate() {
                         for (k, &child) in children.iter().enumerate() {
-                            let waits = if parent.is_none() { 1 + children.len() as u32 } else { 1 };
-                            let (f, node) = send(flows, g, r, child, bytes, slot(t, r, 1 + k, ch), waits);
+                            let waits = if parent.is_none() {
+                                1 + children.len() as u32
+                            } else {
+                                1
+                            };
+                            let (f, node) =
+                                send(flows, g, r, child, bytes, slot(t, r, 1 + k, ch), waits);
                             down_in[child] = Some((f, node));
                             down.push((r, node));
                         }
@@ -163,7 +183,11 @@ pub(super) fn expand(
                             // A rank is done with this piece when the result arrives.
                             (Some(_), Some((f, _))) => this_in[r].push(f),
                             // The root, when its children's sums are in.
-                            _ => this_in[r].extend(children.iter().map(|&ch| up[ch].expect("a child sends up").0)),
+                            _ => this_in[r].extend(
+                                children
+                                    .iter()
+                                    .map(|&ch| up[ch].expect("a child sends up").0),
+                            ),
                         }
                     }
                     for &(r, node) in &down {
@@ -182,7 +206,10 @@ pub(super) fn expand(
         }
         let i = &mut g.instances[inst as usize];
         i.launch = gates;
-        i.done = this_in.iter().map(|fs| fs.iter().map(|&f| g.flow_node[f as usize]).collect()).collect();
+        i.done = this_in
+            .iter()
+            .map(|fs| fs.iter().map(|&f| g.flow_node[f as usize]).collect())
+            .collect();
         prev_in = this_in;
     }
 }
@@ -200,11 +227,18 @@ mod tests {
         for n in 2..70 {
             for t in 0..2 {
                 let nodes: Vec<_> = (0..n).map(|r| dtree(n, r, t)).collect();
-                assert_eq!(nodes.iter().filter(|x| x.0.is_none()).count(), 1, "n {n} tree {t}");
+                assert_eq!(
+                    nodes.iter().filter(|x| x.0.is_none()).count(),
+                    1,
+                    "n {n} tree {t}"
+                );
                 for (r, (parent, children)) in nodes.iter().enumerate() {
                     assert!(children.len() <= 2);
                     if let Some(p) = parent {
-                        assert!(nodes[*p].1.contains(&r), "n {n} tree {t}: {p} does not list {r}");
+                        assert!(
+                            nodes[*p].1.contains(&r),
+                            "n {n} tree {t}: {p} does not list {r}"
+                        );
                     }
                     for &c in children {
                         assert_eq!(nodes[c].0, Some(r), "n {n} tree {t}: {c}'s parent");
@@ -223,7 +257,10 @@ mod tests {
                     })
                     .max()
                     .unwrap();
-                assert!(depth <= 2 + (n as f64).log2().ceil() as usize, "n {n}: depth {depth}");
+                assert!(
+                    depth <= 2 + (n as f64).log2().ceil() as usize,
+                    "n {n}: depth {depth}"
+                );
             }
         }
     }
@@ -248,7 +285,10 @@ mod tests {
         let mut g = FlowGraph::default();
         expand(&s, 0, 1, &mut flows, &mut g);
         // Each tree has n − 1 edges; each carries its half once up and once down.
-        assert_eq!(flows.iter().map(|f| f.bytes).sum::<u64>(), 2 * (n as u64 - 1) * 60_001);
+        assert_eq!(
+            flows.iter().map(|f| f.bytes).sum::<u64>(),
+            2 * (n as u64 - 1) * 60_001
+        );
         assert_eq!(g.cycle(), None);
         assert!((0..flows.len() as u32).all(|f| !g.starts_free(f)));
     }
