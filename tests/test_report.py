@@ -381,3 +381,16 @@ def test_a_pipeline_report_draws_its_iteration_times_and_no_bus_bandwidth(tmp_pa
     ranks = next(f for f in standard_figures(Results(out)) if f.key == "collective-ranks-0")
     # A stage's passes are inside its span: no separate compute bars.
     assert [t.name for t in ranks.traces] == ["in the collective"]
+
+
+def test_plot_writes_a_file_per_collective_group(tmp_path):
+    """Groups are named `dp/0`, `dp/1`, ...: their plots are files named
+    `dp-0`, not a directory `collective-time-dp`."""
+    out = tmp_path / "rail"
+    r = rdmalab_cli("run", ROOT / "examples" / "collectives" / "rail-optimized-dp.yaml", "--out", out, "--quiet")
+    assert r.returncode == 0, r.stderr
+    r = rdmalab_cli("plot", out, "--out", tmp_path / "plots")
+    assert r.returncode == 0, r.stderr
+    names = sorted(p.name for p in (tmp_path / "plots").iterdir() if p.name.startswith("collective-"))
+    want = [f"collective-{kind}-dp-{g}.png" for kind in ("busbw", "time") for g in range(4)]
+    assert names == sorted(want + ["collective-ranks-0.png"])

@@ -4,6 +4,8 @@ for the report and `rdmalab plot`, and a table of iterations."""
 
 from __future__ import annotations
 
+import re
+
 import polars as pl
 
 from rdmalab.plots import Figure, Trace, _color, _first_runs, _groups, group_columns, in_sweep_order
@@ -22,6 +24,19 @@ def iterations(results: Results) -> pl.DataFrame:
     return in_sweep_order(c, results, cols, ["collective", "iteration"])
 
 
+def _slugs(names: list[str]) -> dict[str, str]:
+    """A file name and HTML id for each collective: a group's `dp/0` is
+    `dp-0` (a slash would be a directory to `rdmalab plot`); two names that
+    read alike get the second a number."""
+    out: dict[str, str] = {}
+    for name in names:
+        slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-.") or "collective"
+        while slug in out.values():
+            slug += f"-{len(out)}"
+        out[name] = slug
+    return out
+
+
 def collective_figures(results: Results) -> list[Figure]:
     """Per collective: its iterations' times and busbw (not for a pipeline),
     one bar per setting (mean over seeds); and the first run's per-rank timeline."""
@@ -34,11 +49,13 @@ def collective_figures(results: Results) -> list[Figure]:
         pl.col("time_ps").mean(), pl.col("busbw_bps").mean())
     unit, per = time_unit(float(mean["time_ps"].max()))
     seeds = " (mean over seeds)" if "seed" in results.param_names else ""
-    for name in mean["collective"].unique(maintain_order=True):
+    names = mean["collective"].unique(maintain_order=True).to_list()
+    slug = _slugs(names)
+    for name in names:
         one = mean.filter(pl.col("collective") == name)
-        t = Figure(f"collective-time-{name}", f"{name}: time per iteration{seeds}", "iteration",
+        t = Figure(f"collective-time-{slug[name]}", f"{name}: time per iteration{seeds}", "iteration",
                    f"time ({unit})", section="collectives", half=True)
-        b = Figure(f"collective-busbw-{name}", f"{name}: bus bandwidth (nccl-tests){seeds}", "iteration",
+        b = Figure(f"collective-busbw-{slug[name]}", f"{name}: bus bandwidth (nccl-tests){seeds}", "iteration",
                    "busbw (Gb/s)", section="collectives", half=True)
         for i, (label, g) in enumerate(_groups(one, cols, results)):
             x = [str(v) for v in g["iteration"]]
@@ -63,11 +80,11 @@ def timeline_figures(results: Results) -> list[Figure]:
         return []
     unit, per = time_unit(float(ranks["done_ps"].max() or ranks["launched_ps"].max()))
     figs = []
+    # A pipeline's passes are inside its span (collective_ranks has their sum, not their times).
+    ops = dict(results.table("collectives").select("collective", "op").unique().iter_rows())
     for i, (label, g) in enumerate(_groups(ranks, cols, results)):
         fig = Figure(f"collective-ranks-{i}", f"Ranks over time — {label}", f"time ({unit})", "rank",
                      section="collectives")
-        # A pipeline's passes are inside its span (collective_ranks has their sum, not their times).
-        ops = dict(results.table("collectives").select("collective", "op").unique().iter_rows())
         for kind, start, end, color in (("compute", "compute_start", "launched_ps", "#999999"),
                                         ("in the collective", "launched_ps", "done_ps", _color(i))):
             x, y, text = [], [], []
